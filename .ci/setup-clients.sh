@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs the real review clients the end-to-end tests run, idempotently, into
+# ${CG_TOOLS:-$PWD/.tools}/clients:
+#   - @mariozechner/pi-coding-agent 0.73.1  (pi, run through `coverage-gate run`)
+#   - @anthropic-ai/claude-code     2.1.328 (Claude Code; its native binary ships in the
+#                                             platform package @anthropic-ai/claude-code-linux-x64)
+#   - @openai/codex                 0.169.0 (Codex CLI; native binary in a platform package too)
+# Re-running is cheap: nothing is installed when every package is already at its pinned version.
+# Needs node >= 20 with npm. Network: the npm registry only.
+set -euo pipefail
+
+CG_TOOLS="${CG_TOOLS:-$PWD/.tools}"
+PREFIX="$CG_TOOLS/clients"
+PI_VERSION="0.73.1"
+CLAUDE_VERSION="2.1.328"
+CODEX_VERSION="0.169.0"
+
+log() { printf 'setup-clients: %s\n' "$*" >&2; }
+
+installed_version() {  # $1 = package name; prints its installed version or nothing
+    local manifest="$PREFIX/node_modules/$1/package.json"
+    [[ -f "$manifest" ]] || return 0
+    node -e 'process.stdout.write(require(process.argv[1]).version || "")' "$manifest"
+}
+
+claude_binary() {
+    # The claude-code package's own launcher is installed by a postinstall step; the platform
+    # package carries the native executable itself, which is what the tests run.
+    local platform
+    case "$(uname -m)" in
+        x86_64) platform="linux-x64" ;;
+        aarch64 | arm64) platform="linux-arm64" ;;
+        *) log "unsupported machine $(uname -m)"; exit 1 ;;
+    esac
+    printf '%s\n' "$PREFIX/node_modules/@anthropic-ai/claude-code-$platform/claude"
+}
+
+up_to_date() {
+    [[ "$(installed_version @mariozechner/pi-coding-agent)" == "$PI_VERSION" ]] &&
+        [[ "$(installed_version @anthropic-ai/claude-code)" == "$CLAUDE_VERSION" ]] &&
+        [[ "$(installed_version @openai/codex)" == "$CODEX_VERSION" ]] &&
+        [[ -x "$(claude_binary)" ]] &&
+        [[ -x "$PREFIX/node_modules/.bin/pi" ]] &&
+        [[ -x "$PREFIX/node_modules/.bin/codex" ]]
+}
+
+check() {
+    local claude
+    claude="$(claude_binary)"
+    [[ -x "$claude" ]] || { log "missing $claude"; exit 1; }
+    log "pi $("$PREFIX/node_modules/.bin/pi" --version 2>&1 | tail -n1)"
+    log "claude $("$claude" --version 2>&1 | head -n1)"
+    log "codex $("$PREFIX/node_modules/.bin/codex" --version 2>&1 | head -n1)"
+}
+
+command -v npm >/dev/null || { log "npm is required (node >= 20)"; exit 1; }
+mkdir -p "$PREFIX"
+if up_to_date; then
+    log "pi $PI_VERSION, claude-code $CLAUDE_VERSION, codex $CODEX_VERSION already in $PREFIX"
+else
+    log "installing the review clients into $PREFIX"
+    [[ -f "$PREFIX/package.json" ]] || printf '{"name": "coverage-gate-clients", "private": true}\n' >"$PREFIX/package.json"
+    npm install --prefix "$PREFIX" --no-audit --no-fund --loglevel=error \
+        "@mariozechner/pi-coding-agent@$PI_VERSION" \
+        "@anthropic-ai/claude-code@$CLAUDE_VERSION" \
+        "@openai/codex@$CODEX_VERSION" >&2
+fi
+check
