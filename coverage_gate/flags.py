@@ -1,0 +1,597 @@
+"""Which mode a repository runs in, decided through Unleash (DESIGN §8).
+
+Sources are asked in a fixed order and the first one that knows the flag answers:
+
+1. an explicit override (``--mode`` or ``COVERAGE_GATE_MODE``): no flag source is consulted and
+   UnleashClient is not even imported;
+2. a flags snapshot file (the Unleash ``/api/client/features`` JSON): offline, no network;
+3. a live Unleash server; a good answer is kept as a plain-JSON disk copy, and that copy answers
+   when the server does not (refused, timed out, 5xx, malformed body);
+4. the configured fallback, ``shadow`` by default and never ``enforce``.
+
+A source that answers but does not define the flag passes the question on to the next source, and
+the resolution's ``detail`` says so. Every evaluation, offline or live, is UnleashClient's (and its
+yggdrasil engine's): this module maps the variant it returns to a mode and nothing more.
+
+* flag disabled for the repository → ``off``
+* enabled with variant ``enforce`` → ``enforce``
+* enabled with any other variant, or none → ``shadow`` (an unknown variant never escalates)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from coverage_gate.model import Mode, ModeSource
+
+if TYPE_CHECKING:
+    from UnleashClient.clients.unleash_client import UnleashClient
+
+DEFAULT_FLAG_NAME = "review.coverage-reconciler"
+DEFAULT_APP_NAME = "coverage-gate"
+DEFAULT_DISK_COPY = "~/.cache/coverage-gate/flags.json"
+ENFORCE_VARIANT = "enforce"
+
+OnError = Literal["fail", "fallback"]
+ON_ERROR_CHOICES: tuple[str, ...] = get_args(OnError)
+
+# UnleashClient reports fetch failures through these loggers instead of raising. They are captured
+# while we talk to it, so the reason lands in ``detail`` rather than as a traceback on stderr.
+_CLIENT_LOGGERS = ("UnleashClient", "yggdrasil_engine")
+# Offline clients are never started; the URL is required by the constructor and never contacted.
+_OFFLINE_URL = "http://offline.invalid"
+# Live clients live for one resolution: nothing may be scheduled inside that window.
+_NEVER_SECONDS = 24 * 3600
+
+_NO_PROPERTIES: Mapping[str, str] = MappingProxyType({})
+
+_log = logging.getLogger(__name__)
+
+
+class FlagConfigError(Exception):
+    """The flag configuration cannot be used (corrupt snapshot, bad setting). Exit code 4."""
+
+
+class FlagFetchError(Exception):
+    """A live Unleash server gave no usable features document (``flags pull``)."""
+
+
+@dataclass(frozen=True)
+class FlagSettings:
+    """Where the mode comes from. Built by the CLI from options and the environment."""
+
+    flag_name: str = DEFAULT_FLAG_NAME
+    snapshot: Path | None = None
+    unleash_url: str | None = None
+    unleash_token: str | None = None
+    app_name: str = DEFAULT_APP_NAME
+    environment: str = "default"
+    disk_copy: Path | None = None
+    fallback: Mode = Mode.SHADOW
+    on_error: OnError = "fail"
+    timeout_s: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.fallback is Mode.ENFORCE:
+            raise FlagConfigError(
+                "the fallback mode may not be 'enforce': a missing or broken flag must never "
+                "enforce (use 'off' or 'shadow')"
+            )
+        if self.on_error not in ON_ERROR_CHOICES:
+            raise FlagConfigError(
+                f"on_error must be one of {', '.join(ON_ERROR_CHOICES)}, not {self.on_error!r}"
+            )
+        if not self.timeout_s > 0:
+            raise FlagConfigError(f"the Unleash timeout must be positive, not {self.timeout_s}")
+        if not self.flag_name:
+            raise FlagConfigError("the flag name may not be empty")
+
+
+@dataclass(frozen=True)
+class ModeResolution:
+    """The answer and where it came from.
+
+    ``flag_found`` is true only when a flag source (snapshot, live, disk copy) defined the flag;
+    an override or a fallback leaves it false. ``variant`` is the variant name the engine returned
+    (``"disabled"`` when the flag was off for the repository), ``None`` when no flag answered.
+    """
+
+    mode: Mode
+    source: ModeSource
+    variant: str | None
+    flag_found: bool
+    detail: str
+
+
+# --- the mapping rule --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What one flag source said about the flag for one repository."""
+
+    found: bool
+    variant: str | None = None
+    mode: Mode | None = None
+
+
+def mode_for_variant(variant: Mapping[str, Any]) -> Mode:
+    """Map an UnleashClient variant dict to a mode.
+
+    Disabled → off; enabled with variant ``enforce`` → enforce; any other enabled variant → shadow.
+    """
+    if variant.get("feature_enabled") is not True:
+        return Mode.OFF
+    if variant.get("name") == ENFORCE_VARIANT and variant.get("enabled") is True:
+        return Mode.ENFORCE
+    return Mode.SHADOW
+
+
+def evaluation_context(repo: str, properties: Mapping[str, str] = _NO_PROPERTIES) -> dict[str, Any]:
+    """The Unleash context: ``userId`` and ``properties.repo`` are the repository, so gradual
+    rollouts are sticky per repository; extra properties (agent, format) can be targeted too."""
+    return {"userId": repo, "properties": {**properties, "repo": repo}}
+
+
+# --- settings from the environment -------------------------------------------------------------
+
+
+def parse_mode(value: str | None, *, what: str) -> Mode | None:
+    """``off``/``shadow``/``enforce`` → that mode; empty or ``auto`` → ``None`` (no override)."""
+    if value is None or value.strip().lower() in ("", "auto"):
+        return None
+    try:
+        return Mode(value.strip().lower())
+    except ValueError:
+        choices = ", ".join(["auto", *(m.value for m in Mode)])
+        raise FlagConfigError(f"{what}: {value!r} is not a mode ({choices})") from None
+
+
+def override_from_env(environ: Mapping[str, str]) -> Mode | None:
+    """The explicit override from ``COVERAGE_GATE_MODE`` (``auto`` or unset: none)."""
+    return parse_mode(environ.get("COVERAGE_GATE_MODE"), what="COVERAGE_GATE_MODE")
+
+
+def settings_from_env(
+    environ: Mapping[str, str],
+    *,
+    flag_name: str | None = None,
+    snapshot: Path | None = None,
+    unleash_url: str | None = None,
+    unleash_token: str | None = None,
+    app_name: str | None = None,
+    environment: str | None = None,
+    disk_copy: Path | None = None,
+    fallback: Mode | None = None,
+    on_error: str | None = None,
+    timeout_s: float | None = None,
+) -> FlagSettings:
+    """Build settings from the environment; a keyword given (not ``None``) wins over its variable.
+
+    ``COVERAGE_GATE_FLAGS_DISK_COPY`` set to the empty string disables the disk copy.
+    """
+    env = {key: value for key, value in environ.items() if value != ""}
+    fallback_mode = fallback or parse_mode(
+        env.get("COVERAGE_GATE_FALLBACK_MODE"), what="COVERAGE_GATE_FALLBACK_MODE"
+    )
+    chosen_on_error = on_error or env.get("COVERAGE_GATE_FLAGS_ON_ERROR", "fail")
+    if chosen_on_error not in ON_ERROR_CHOICES:
+        raise FlagConfigError(
+            f"flags on-error must be one of {', '.join(ON_ERROR_CHOICES)}, not {chosen_on_error!r}"
+        )
+    snapshot_env = env.get("COVERAGE_GATE_FLAGS")
+    return FlagSettings(
+        flag_name=flag_name or env.get("COVERAGE_GATE_FLAG_NAME", DEFAULT_FLAG_NAME),
+        snapshot=snapshot or (Path(snapshot_env) if snapshot_env else None),
+        unleash_url=unleash_url or env.get("UNLEASH_URL"),
+        unleash_token=unleash_token or env.get("UNLEASH_API_TOKEN"),
+        app_name=app_name or env.get("UNLEASH_APP_NAME", DEFAULT_APP_NAME),
+        environment=environment or env.get("UNLEASH_ENVIRONMENT", "default"),
+        disk_copy=disk_copy or _disk_copy_from_env(environ),
+        fallback=fallback_mode or Mode.SHADOW,
+        on_error="fallback" if chosen_on_error == "fallback" else "fail",
+        timeout_s=timeout_s if timeout_s is not None else 2.0,
+    )
+
+
+def _disk_copy_from_env(environ: Mapping[str, str]) -> Path | None:
+    raw = environ.get("COVERAGE_GATE_FLAGS_DISK_COPY", DEFAULT_DISK_COPY)
+    if raw == "":
+        return None
+    if raw.startswith("~") and environ.get("HOME"):
+        return Path(environ["HOME"]) / raw[1:].lstrip("/")
+    return Path(raw).expanduser()
+
+
+# --- features documents ------------------------------------------------------------------------
+
+
+def check_features_document(text: str, origin: str) -> dict[str, Any]:
+    """Parse an Unleash client features document, or raise FlagConfigError naming ``origin``.
+
+    Only the envelope is checked here (a JSON object with a ``features`` list of named objects);
+    whether the engine accepts the definitions is checked when it loads them.
+    """
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise FlagConfigError(f"{origin}: not JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise FlagConfigError(f"{origin}: expected a JSON object with a 'features' list")
+    features = document.get("features")
+    if not isinstance(features, list):
+        raise FlagConfigError(f"{origin}: no 'features' list (not an Unleash features document)")
+    for index, feature in enumerate(features):
+        if not isinstance(feature, dict) or not isinstance(feature.get("name"), str):
+            raise FlagConfigError(f"{origin}: features[{index}] is not an object with a 'name'")
+    return document
+
+
+def _read_document(path: Path, what: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FlagConfigError(f"{what} {path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise FlagConfigError(f"{what} {path}: cannot be read ({error})") from None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+# --- talking to UnleashClient ------------------------------------------------------------------
+
+
+class _CapturedLogs(logging.Handler):
+    """Keeps UnleashClient's own log records so failures can be reported in ``detail``."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def problems(self) -> list[str]:
+        return [r.getMessage() for r in self.records if r.levelno >= logging.WARNING]
+
+
+@contextmanager
+def _client_logs() -> Iterator[_CapturedLogs]:
+    handler = _CapturedLogs()
+    loggers = [logging.getLogger(name) for name in _CLIENT_LOGGERS]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+        for message in handler.problems():
+            _log.debug("UnleashClient: %s", message)
+
+
+def _memory_cache(features_text: str | None) -> Any:
+    """An in-memory UnleashClient cache, bootstrapped with ``features_text`` when given.
+
+    Replaces the client's default FileCache, which pickles into the home folder.
+    """
+    from UnleashClient.cache import BaseCache  # noqa: PLC0415 - UnleashClient is imported lazily
+    from UnleashClient.constants import FEATURES_URL  # noqa: PLC0415
+
+    class MemoryCache(BaseCache):
+        def __init__(self) -> None:
+            self.values: dict[str, Any] = {}
+            if features_text is not None:
+                self.values[FEATURES_URL] = features_text
+                self.bootstrapped = True
+
+        def set(self, key: str, value: Any) -> None:
+            self.values[key] = value
+
+        def mset(self, data: dict[str, Any]) -> None:
+            self.values.update(data)
+
+        def get(self, key: str, default: Any = None) -> Any:
+            return self.values.get(key, default)
+
+        def exists(self, key: str) -> bool:
+            return key in self.values
+
+        def destroy(self) -> None:
+            self.values.clear()
+
+        def features(self) -> str | None:
+            found = self.values.get(FEATURES_URL)
+            return found if isinstance(found, str) else None
+
+    return MemoryCache()
+
+
+def _client(settings: FlagSettings, cache: Any, *, url: str) -> UnleashClient:
+    # Imported here, not at the top: an explicit override must never load the client.
+    from UnleashClient.clients.unleash_client import UnleashClient  # noqa: PLC0415
+    from UnleashClient.utils import InstanceAllowType  # noqa: PLC0415
+
+    headers = {"Authorization": settings.unleash_token} if settings.unleash_token else {}
+    return UnleashClient(
+        url=url,
+        app_name=settings.app_name,
+        environment=settings.environment,
+        disable_registration=True,
+        # Offline clients never send anything; a live client sends its usage once, on destroy().
+        disable_metrics=url == _OFFLINE_URL,
+        request_timeout=settings.timeout_s,  # type: ignore[arg-type]  # requests takes float seconds
+        request_retries=0,
+        refresh_interval=_NEVER_SECONDS,
+        metrics_interval=_NEVER_SECONDS,
+        custom_headers=headers,
+        cache=cache,
+        verbose_log_level=logging.DEBUG,
+        multiple_instance_mode=InstanceAllowType.SILENTLY_ALLOW,
+    )
+
+
+def _ask(client: UnleashClient, flag_name: str, context: dict[str, Any]) -> _Answer:
+    """Ask the client for the flag's variant; a flag it does not know is reported as not found."""
+    if flag_name not in client.feature_definitions():
+        return _Answer(found=False)
+    variant = client.get_variant(flag_name, context)
+    name = variant.get("name")
+    return _Answer(
+        found=True,
+        variant=name if isinstance(name, str) else None,
+        mode=mode_for_variant(variant),
+    )
+
+
+def _check_engine_accepted(client: UnleashClient, document: Mapping[str, Any], origin: str) -> None:
+    """The engine drops a whole state it cannot parse, silently: every name must have arrived."""
+    known = client.feature_definitions()
+    rejected = sorted({f["name"] for f in document["features"] if isinstance(f, dict)} - set(known))
+    if rejected:
+        shown = ", ".join(rejected[:5]) + (", ..." if len(rejected) > 5 else "")
+        raise FlagConfigError(
+            f"{origin}: the Unleash engine rejected the feature definitions ({shown})"
+        )
+
+
+def _evaluate_document(
+    text: str, settings: FlagSettings, context: dict[str, Any], *, origin: str
+) -> _Answer:
+    """Evaluate the flag offline, from a features document, with a never-started UnleashClient."""
+    document = check_features_document(text, origin)
+    with _client_logs():
+        client = _client(settings, _memory_cache(text), url=_OFFLINE_URL)
+        _check_engine_accepted(client, document, origin)
+        return _ask(client, settings.flag_name, context)
+
+
+@dataclass(frozen=True)
+class _LiveOutcome:
+    """One conversation with a live server: the document it served, or why it served none."""
+
+    text: str | None
+    error: str | None
+    answer: _Answer | None = None
+
+
+# How UnleashClient's logged fetch failures read, and the short reason we report for each.
+_FAILURE_REASONS: tuple[tuple[str, str], ...] = (
+    ("connection refused", "connection refused"),
+    ("read timed out", "no answer within {timeout} s"),
+    ("timed out", "no connection within {timeout} s"),
+    ("too many 500 error responses", "HTTP 500"),
+    ("too many 502 error responses", "HTTP 502"),
+    ("too many 504 error responses", "HTTP 504"),
+    ("name or service not known", "host not found"),
+)
+
+
+def _describe_failure(problems: list[str], timeout_s: float) -> str:
+    """A short reason from UnleashClient's logged fetch failure (it logs instead of raising)."""
+    failures = [m for m in problems if "fetch failed" in m] or problems
+    if not failures:
+        return "no features document received"
+    message = failures[-1]
+    lowered = message.lower()
+    for needle, reason in _FAILURE_REASONS:
+        if needle in lowered:
+            return reason.format(timeout=f"{timeout_s:g}")
+    if "status code:" in lowered:
+        return f"HTTP {message.rsplit(':', 1)[1].strip()}"
+    return message[:200]
+
+
+def _talk_to_server(
+    url: str, settings: FlagSettings, flag_name: str | None, context: dict[str, Any]
+) -> _LiveOutcome:
+    """Fetch once from the server (no registration, no retries, short timeout); when a flag name is
+    given, evaluate it on the fetched state. The client is destroyed before returning: its
+    scheduler thread is joined and its usage metrics are sent once, bounded by the timeout."""
+    cache = _memory_cache(None)
+    with _client_logs() as logs:
+        client = _client(settings, cache, url=url)
+        try:
+            client.initialize_client()
+            text = cache.features()
+            if text is None:
+                return _LiveOutcome(None, _describe_failure(logs.problems(), settings.timeout_s))
+            try:
+                document = check_features_document(text, "response")
+                _check_engine_accepted(client, document, "response")
+            except FlagConfigError as error:
+                return _LiveOutcome(None, f"malformed features document ({error})")
+            answer = _ask(client, flag_name, context) if flag_name else None
+            return _LiveOutcome(text, None, answer)
+        # A network boundary around a third-party client: whatever it raises means "the server did
+        # not answer", and the caller must go on to the disk copy rather than fail the review.
+        except Exception as error:  # noqa: BLE001
+            return _LiveOutcome(None, f"Unleash client failed ({type(error).__name__}: {error})")
+        finally:
+            client.destroy()
+
+
+def fetch_features(settings: FlagSettings) -> str:
+    """One request to the live server for a snapshot (``flags pull``); raise FlagFetchError if it
+    gives no usable features document."""
+    if not settings.unleash_url:
+        raise FlagConfigError("no Unleash server configured (set UNLEASH_URL)")
+    outcome = _talk_to_server(settings.unleash_url, settings, None, {})
+    if outcome.text is None:
+        raise FlagFetchError(f"Unleash server {settings.unleash_url}: {outcome.error}")
+    return outcome.text
+
+
+# --- resolution --------------------------------------------------------------------------------
+
+
+def resolve_mode(
+    repo: str,
+    settings: FlagSettings,
+    *,
+    override: Mode | None = None,
+    properties: Mapping[str, str] = _NO_PROPERTIES,
+) -> ModeResolution:
+    """Decide the mode for ``repo``: override → snapshot → live (or its disk copy) → fallback."""
+    if override is not None:
+        return ModeResolution(
+            override, ModeSource.OVERRIDE, None, False, "explicit override; no flag consulted"
+        )
+    context = evaluation_context(repo, properties)
+    flag = settings.flag_name
+    notes: list[str] = []
+
+    if settings.snapshot is not None:
+        try:
+            resolution = _from_snapshot(settings.snapshot, settings, context)
+        except FlagConfigError as error:
+            if settings.on_error == "fail":
+                raise
+            return _fallback(settings, [f"snapshot unusable: {error}"])
+        if resolution is not None:
+            return resolution
+        notes.append(f"flag {flag!r} not defined in snapshot {settings.snapshot}")
+
+    if settings.unleash_url:
+        resolution = _from_live(settings, context, notes)
+        if resolution is not None:
+            return resolution
+
+    if settings.snapshot is None and not settings.unleash_url:
+        notes.append("no flag source configured (no snapshot, no Unleash server)")
+    return _fallback(settings, notes)
+
+
+def _from_snapshot(
+    path: Path, settings: FlagSettings, context: dict[str, Any]
+) -> ModeResolution | None:
+    text = _read_document(path, "flags snapshot")
+    answer = _evaluate_document(text, settings, context, origin=f"flags snapshot {path}")
+    if not answer.found or answer.mode is None:
+        return None
+    return ModeResolution(
+        answer.mode,
+        ModeSource.SNAPSHOT,
+        answer.variant,
+        True,
+        f"flag {settings.flag_name!r} in snapshot {path}: variant {answer.variant!r}",
+    )
+
+
+def _from_live(
+    settings: FlagSettings, context: dict[str, Any], notes: list[str]
+) -> ModeResolution | None:
+    """Ask the server; on success keep the disk copy, on failure answer from the disk copy."""
+    url = settings.unleash_url
+    assert url is not None  # noqa: S101 - only called with a server configured
+    outcome = _talk_to_server(url, settings, settings.flag_name, context)
+    if outcome.text is not None:
+        saved = _save_disk_copy(settings.disk_copy, outcome.text)
+        answer = outcome.answer
+        if answer is None or not answer.found or answer.mode is None:
+            notes.append(f"flag {settings.flag_name!r} not defined on Unleash server {url}{saved}")
+            return None
+        return ModeResolution(
+            answer.mode,
+            ModeSource.LIVE,
+            answer.variant,
+            True,
+            f"flag {settings.flag_name!r} from Unleash server {url} "
+            f"(environment {settings.environment!r}): variant {answer.variant!r}{saved}",
+        )
+    failure = f"Unleash server {url} failed: {outcome.error}"
+    return _from_disk_copy(settings, context, failure, notes)
+
+
+def _save_disk_copy(path: Path | None, text: str) -> str:
+    """Keep the last good document; a copy that cannot be written never fails the run."""
+    if path is None:
+        return ""
+    try:
+        write_atomically(path, text)
+    except OSError as error:
+        return f"; disk copy not saved to {path} ({error})"
+    return ""
+
+
+def _from_disk_copy(
+    settings: FlagSettings, context: dict[str, Any], failure: str, notes: list[str]
+) -> ModeResolution | None:
+    path = settings.disk_copy
+    if path is None:
+        notes.append(f"{failure}; no disk copy configured")
+        return None
+    if not path.exists():
+        notes.append(f"{failure}; no disk copy at {path}")
+        return None
+    try:
+        text = _read_document(path, "disk copy")
+        answer = _evaluate_document(text, settings, context, origin=f"disk copy {path}")
+        saved_at = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
+    except (FlagConfigError, OSError) as error:
+        notes.append(f"{failure}; disk copy unusable: {error}")
+        return None
+    if not answer.found or answer.mode is None:
+        notes.append(f"{failure}; flag {settings.flag_name!r} not defined in disk copy {path}")
+        return None
+    return ModeResolution(
+        answer.mode,
+        ModeSource.DISK_COPY,
+        answer.variant,
+        True,
+        f"{failure}; answered from disk copy {path} saved {saved_at}: "
+        f"flag {settings.flag_name!r} variant {answer.variant!r}",
+    )
+
+
+def _fallback(settings: FlagSettings, notes: list[str]) -> ModeResolution:
+    return ModeResolution(
+        settings.fallback,
+        ModeSource.FALLBACK,
+        None,
+        False,
+        f"fallback {settings.fallback.value}: " + "; ".join(notes),
+    )
