@@ -1,0 +1,15 @@
+"""Source formats. The registry is a plain mapping from format name to adapter.
+
+Installed as ``coverage_gate.adapters`` (see ``package-dir`` in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+from coverage_gate.events import Adapter
+
+from . import pi_rpc, placeholder
+
+ADAPTERS: dict[str, Adapter] = {
+    pi_rpc.NAME: pi_rpc.ADAPTER,
+    placeholder.NAME: placeholder.ADAPTER,
+}

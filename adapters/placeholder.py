@@ -1,0 +1,50 @@
+"""Placeholder for a reviewer run as a plain subprocess: no per-file reads are observable.
+
+It declares capability ``none``: evidence unavailable, never evidence of absence. Its lines are
+counted and nothing else; the stream counts as complete when it ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from coverage_gate.events import Event, LineClass, StreamComplete
+from coverage_gate.model import Capability
+
+NAME = "subprocess"
+
+
+class SubprocessDecoder:
+    def __init__(self) -> None:
+        self._last = 0
+
+    def classify(self, head: bytes) -> LineClass:
+        del head
+        return LineClass.SKIP
+
+    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        del line, lineno
+        return []
+
+    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
+        del head, lineno, intact
+        return []
+
+    def finish(self) -> Sequence[Event]:
+        return [StreamComplete(0)]
+
+
+class SubprocessAdapter:
+    name = NAME
+    capability = Capability.NONE
+    description = "any command's output; evidence unavailable (capability none)"
+
+    def decoder(self) -> SubprocessDecoder:
+        return SubprocessDecoder()
+
+    def sniff(self, head_lines: Sequence[bytes]) -> bool:
+        del head_lines
+        return False
+
+
+ADAPTER = SubprocessAdapter()

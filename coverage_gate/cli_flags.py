@@ -1,0 +1,232 @@
+"""``coverage-gate flags``: the effective mode of a repository, and snapshots from a live server.
+
+Mounted into the main CLI with ``app.add_typer(flags_app, name="flags")``; also runnable alone as
+``python -m coverage_gate.cli_flags``.
+
+    coverage-gate flags --repo acme/api [--flags FILE] [--format json]
+    coverage-gate flags pull -o flags.snapshot.json
+
+Exit codes: 0 answered (whatever the mode), 4 bad configuration (corrupt snapshot, bad setting, or
+no usable answer from the server ``pull`` was pointed at).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coverage_gate.flags import (
+    FlagConfigError,
+    FlagFetchError,
+    FlagSettings,
+    ModeResolution,
+    check_features_document,
+    fetch_features,
+    override_from_env,
+    parse_mode,
+    resolve_mode,
+    settings_from_env,
+    write_atomically,
+)
+
+EXIT_OK = 0
+EXIT_BAD_CONFIG = 4
+
+
+class OutputFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+class ModeChoice(StrEnum):
+    AUTO = "auto"
+    OFF = "off"
+    SHADOW = "shadow"
+    ENFORCE = "enforce"
+
+
+class FallbackChoice(StrEnum):
+    OFF = "off"
+    SHADOW = "shadow"
+
+
+class OnErrorChoice(StrEnum):
+    FAIL = "fail"
+    FALLBACK = "fallback"
+
+
+flags_app = typer.Typer(
+    help="Show the mode a repository resolves to, and pull flag snapshots from Unleash.",
+    no_args_is_help=False,
+    add_completion=False,
+)
+
+FlagsFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--flags",
+        help="Unleash client features JSON to evaluate offline (env COVERAGE_GATE_FLAGS).",
+        dir_okay=False,
+    ),
+]
+UrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--unleash-url", help="Unleash API URL, e.g. https://unleash/api (env UNLEASH_URL)."
+    ),
+]
+FlagNameOption = Annotated[
+    str | None,
+    typer.Option("--flag-name", help="Flag name (env COVERAGE_GATE_FLAG_NAME)."),
+]
+EnvironmentOption = Annotated[
+    str | None,
+    typer.Option("--environment", help="Unleash environment (env UNLEASH_ENVIRONMENT)."),
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"coverage-gate flags: {message}", err=True)
+    return typer.Exit(EXIT_BAD_CONFIG)
+
+
+def resolution_document(repo: str, flag_name: str, resolution: ModeResolution) -> dict[str, object]:
+    """The JSON the command prints with ``--format json``."""
+    return {
+        "repo": repo,
+        "flag": flag_name,
+        "mode": resolution.mode.value,
+        "source": resolution.source.value,
+        "variant": resolution.variant,
+        "flag_found": resolution.flag_found,
+        "detail": resolution.detail,
+    }
+
+
+@flags_app.callback(invoke_without_command=True)
+def flags(
+    ctx: typer.Context,
+    *,
+    repo: Annotated[
+        str | None, typer.Option("--repo", "-r", help="Repository, e.g. owner/name.")
+    ] = None,
+    mode: Annotated[
+        ModeChoice | None,
+        typer.Option(
+            "--mode",
+            help="Explicit override: auto, off, shadow, enforce (env COVERAGE_GATE_MODE).",
+        ),
+    ] = None,
+    flags_file: FlagsFileOption = None,
+    flags_on_error: Annotated[
+        OnErrorChoice | None,
+        typer.Option(
+            "--flags-on-error",
+            help="On a corrupt snapshot: fail (exit 4) or use the fallback mode "
+            "[env: COVERAGE_GATE_FLAGS_ON_ERROR].",
+        ),
+    ] = None,
+    fallback_mode: Annotated[
+        FallbackChoice | None,
+        typer.Option(
+            "--fallback-mode",
+            help="Mode when no flag answers: off or shadow, never enforce "
+            "[env: COVERAGE_GATE_FALLBACK_MODE].",
+        ),
+    ] = None,
+    unleash_url: UrlOption = None,
+    flag_name: FlagNameOption = None,
+    environment: EnvironmentOption = None,
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="Reviewer agent, as a targetable property.")
+    ] = None,
+    stream_format: Annotated[
+        str | None,
+        typer.Option("--stream-format", help="Stream format, as a targetable property."),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", help="Output: text or json.")
+    ] = OutputFormat.TEXT,
+) -> None:
+    """Print the effective mode of --repo, its variant and the source that answered."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not repo:
+        raise _fail("--repo is required (or use a subcommand: pull)")
+    properties = {
+        key: value
+        for key, value in (("agent", agent), ("format", stream_format))
+        if value is not None
+    }
+    try:
+        override = (
+            parse_mode(mode.value, what="--mode")
+            if mode is not None
+            else override_from_env(os.environ)
+        )
+        settings = settings_from_env(
+            os.environ,
+            snapshot=flags_file,
+            unleash_url=unleash_url,
+            flag_name=flag_name,
+            environment=environment,
+            fallback=parse_mode(fallback_mode.value if fallback_mode else None, what="fallback"),
+            on_error=flags_on_error.value if flags_on_error else None,
+        )
+        resolution = resolve_mode(repo, settings, override=override, properties=properties)
+    except FlagConfigError as error:
+        raise _fail(str(error)) from None
+    _print_resolution(repo, settings, resolution, output_format)
+
+
+def _print_resolution(
+    repo: str, settings: FlagSettings, resolution: ModeResolution, output_format: OutputFormat
+) -> None:
+    if output_format is OutputFormat.JSON:
+        document = resolution_document(repo, settings.flag_name, resolution)
+        typer.echo(json.dumps(document, indent=2, sort_keys=True))
+        return
+    variant = resolution.variant if resolution.variant is not None else "-"
+    typer.echo(
+        f"{repo}: {resolution.mode.value} (source {resolution.source.value}, variant {variant})"
+    )
+    typer.echo(f"  {resolution.detail}")
+
+
+@flags_app.command("pull")
+def pull(
+    *,
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="Where to save the snapshot.", dir_okay=False),
+    ],
+    unleash_url: UrlOption = None,
+    flag_name: FlagNameOption = None,
+    environment: EnvironmentOption = None,
+) -> None:
+    """Save the live server's features (one request) as a snapshot for `--flags FILE`."""
+    try:
+        settings = settings_from_env(
+            os.environ, unleash_url=unleash_url, flag_name=flag_name, environment=environment
+        )
+        text = fetch_features(settings)
+        document = check_features_document(text, "response")
+        write_atomically(output, text)
+    except (FlagConfigError, FlagFetchError, OSError) as error:
+        raise _fail(str(error)) from None
+    names = {feature["name"] for feature in document["features"]}
+    present = "present" if settings.flag_name in names else "ABSENT"
+    typer.echo(
+        f"saved {len(names)} flag(s) from {settings.unleash_url} to {output} "
+        f"(flag {settings.flag_name!r} {present})",
+        err=True,
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m coverage_gate.cli_flags`
+    flags_app()

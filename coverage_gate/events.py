@@ -1,0 +1,162 @@
+"""What adapters decode stream lines into, and the protocol they satisfy.
+
+Adapters only decode: no I/O, clock or environment. They say what a tool call *is* (a read of a
+path, a page of the pinned diff, something ignored) and how its execution ended. Pairing starts
+with ends, normalising paths, bounding and truncation all happen once, in the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from coverage_gate.model import Capability
+
+
+@dataclass(frozen=True, slots=True)
+class ReadAction:
+    """A read of one file. ``cwd`` is the directory a relative ``path`` is relative to, when the
+    stream says so (Claude Code, Codex); ``None`` means the repository root."""
+
+    path: str
+    offset: int | None = None
+    limit: int | None = None
+    cwd: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DiffPageAction:
+    """A page of the whole pinned diff (pi's ``cr_diff``)."""
+
+    offset: int | None = None
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoredAction:
+    """A tool that does not count as evidence for this format."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableArguments:
+    """A counted tool whose arguments could not be read (missing or of the wrong type)."""
+
+    detail: str
+
+
+Action = ReadAction | DiffPageAction | IgnoredAction | UnreadableArguments
+
+
+@dataclass(frozen=True, slots=True)
+class ByteSpan:
+    """The ``[cr-range offset=.. end=.. total=..]`` a tool result reports about itself."""
+
+    offset: int
+    end: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart:
+    call_id: str
+    tool: str
+    action: Action
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd:
+    call_id: str
+    tool: str | None
+    succeeded: bool
+    line: int
+    error_type: str | None = None
+    result_range: ByteSpan | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamComplete:
+    """The format's completion marker was seen."""
+
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class StreamReopened:
+    """Work resumed after a completion marker (pi's auto-retry): completion is judged again."""
+
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    line: int
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class TooLarge:
+    """A line that had to be decoded whole but exceeded the line size limit."""
+
+    line: int
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unrecognised:
+    """A well-formed line of an event kind this adapter does not use."""
+
+    line: int
+
+
+Event = (
+    ToolStart | ToolEnd | StreamComplete | StreamReopened | Malformed | TooLarge | Unrecognised
+)
+
+
+class LineClass(Enum):
+    """What an adapter needs of a line, judged from its first bytes."""
+
+    PARSE = "parse"  # the whole line is decoded
+    HEAD_ONLY = "head_only"  # only the head is needed (a marker); the rest is passed over
+    SKIP = "skip"  # known not to carry tool events; counted, never held or parsed
+
+
+class Decoder(Protocol):
+    """Per-stream decoding state of one adapter. Plain classes satisfy it."""
+
+    def classify(self, head: bytes) -> LineClass:
+        """Decide from the first bytes of a line (at most ``HEAD_BYTES``) what is needed."""
+        ...
+
+    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        """Decode one whole line classified ``PARSE``."""
+        ...
+
+    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
+        """Decode a line classified ``HEAD_ONLY`` from its head; ``intact`` says the line ended
+        with a closing brace (it was not cut off)."""
+        ...
+
+    def finish(self) -> Sequence[Event]:
+        """Events only known when the stream has ended."""
+        ...
+
+
+class Adapter(Protocol):
+    """One source format: a name, what it can see, and a decoder factory."""
+
+    name: str
+    capability: Capability
+    description: str
+
+    def decoder(self) -> Decoder: ...
+
+    def sniff(self, head_lines: Sequence[bytes]) -> bool:
+        """Whether the first lines of a stream look like this format."""
+        ...
+
+
+HEAD_BYTES = 256

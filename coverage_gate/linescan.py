@@ -1,0 +1,134 @@
+"""Push-based line scanner: splits a byte stream into lines without holding lines it does not need.
+
+Real agent streams repeat themselves, and one line can be hundreds of MB (pi's final
+``agent_end`` carries the whole conversation). The adapter judges each line from its first
+``HEAD_BYTES`` bytes; only lines it must decode whole are held, and only up to
+``max_line_bytes``. Everything else is counted and passed over as it flows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from enum import Enum
+
+from coverage_gate.events import HEAD_BYTES, Decoder, Event, LineClass, TooLarge
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+class _State(Enum):
+    LINE_START = 0
+    HOLDING = 1  # bytes of the current line are kept (not yet classified, or PARSE)
+    PASSING = 2  # the current line is SKIP/HEAD_ONLY/too large: only its head is kept
+
+
+Sink = Callable[[Sequence[Event]], None]
+
+
+class LineScanner:
+    """Feed it chunks; it calls ``sink`` with the events its decoder produces, line by line."""
+
+    def __init__(
+        self, decoder: Decoder, sink: Sink, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    ) -> None:
+        self._decoder = decoder
+        self._sink = sink
+        self._max = max_line_bytes
+        self._state = _State.LINE_START
+        self._held = bytearray()
+        self._head = b""
+        self._class = LineClass.SKIP
+        self._last = b""
+        self._too_large = False
+        self.lines = 0
+        self.bytes = 0
+
+    def feed(self, chunk: bytes) -> None:
+        self.bytes += len(chunk)
+        pos, size = 0, len(chunk)
+        while pos < size:
+            nl = chunk.find(b"\n", pos)
+            if self._state is _State.PASSING:
+                if nl < 0:
+                    self._remember_tail(chunk, pos, size)
+                    return
+                self._remember_tail(chunk, pos, nl)
+                self._end_passed_line()
+            elif self._state is _State.HOLDING:
+                if nl < 0:
+                    self._held += chunk[pos:]
+                    self._check_held()
+                    return
+                self._held += chunk[pos:nl]
+                line = bytes(self._held)
+                self._held.clear()
+                self._state = _State.LINE_START
+                self._whole_line(line, line[:HEAD_BYTES])
+            elif nl < 0:
+                self._held += chunk[pos:]
+                self._state = _State.HOLDING
+                self._check_held()
+                return
+            else:
+                head = chunk[pos : min(nl, pos + HEAD_BYTES)]
+                self.lines += 1
+                cls = self._decoder.classify(head)
+                if cls is LineClass.PARSE:
+                    self._sink(self._decoder.decode(chunk[pos:nl], self.lines))
+                elif cls is LineClass.HEAD_ONLY:
+                    tail = chunk[max(nl - 16, pos) : nl]
+                    self._sink(self._decoder.decode_head(head, self.lines, _intact(tail)))
+            pos = nl + 1
+
+    def close(self) -> None:
+        """The stream ended: a last line without a newline still counts."""
+        if self._state is _State.PASSING:
+            self._end_passed_line()
+        elif self._state is _State.HOLDING:
+            line = bytes(self._held)
+            self._held.clear()
+            self._state = _State.LINE_START
+            self._whole_line(line, line[:HEAD_BYTES])
+
+    # --- internals -----------------------------------------------------------------------------
+
+    def _whole_line(self, line: bytes, head: bytes) -> None:
+        self.lines += 1
+        cls = self._decoder.classify(head)
+        if cls is LineClass.PARSE:
+            self._sink(self._decoder.decode(line, self.lines))
+        elif cls is LineClass.HEAD_ONLY:
+            self._sink(self._decoder.decode_head(head, self.lines, _intact(line[-16:])))
+
+    def _check_held(self) -> None:
+        if len(self._held) < HEAD_BYTES:
+            return
+        head = bytes(self._held[:HEAD_BYTES])
+        cls = self._decoder.classify(head)
+        if cls is LineClass.PARSE and len(self._held) <= self._max:
+            return
+        self._head = head
+        self._class = cls
+        self._too_large = cls is LineClass.PARSE
+        self._last = bytes(self._held[-16:])
+        self._held.clear()
+        self._state = _State.PASSING
+
+    def _remember_tail(self, chunk: bytes, start: int, end: int) -> None:
+        if end > start:
+            self._last = (self._last + chunk[max(start, end - 16) : end])[-16:]
+
+    def _end_passed_line(self) -> None:
+        self.lines += 1
+        self._state = _State.LINE_START
+        if self._too_large:
+            self._sink([TooLarge(self.lines, self._max)])
+        elif self._class is LineClass.HEAD_ONLY:
+            self._sink(self._decoder.decode_head(self._head, self.lines, _intact(self._last)))
+        self._too_large = False
+        self._last = b""
+
+
+def _intact(tail: bytes) -> bool:
+    """A JSON object line that was not cut off ends with a closing brace."""
+    return tail.rstrip().endswith(b"}")

@@ -1,0 +1,449 @@
+"""Live capture: run a reviewer command, pass its stdin and stdout through, record as it flows.
+
+``coverage-gate run`` starts the reviewer in a process group of its own. Our stdin is copied to
+its stdin (pi RPC takes its commands there) and its stdout is copied to our stdout byte for byte,
+chunk by chunk as it arrives, while every chunk is also handed to a recorder. Its stderr is
+inherited untouched. When the reviewer ends, the evidence document is written atomically and the
+exit code is the reviewer's.
+
+On a timeout, or when we receive SIGINT/SIGTERM, the whole process group is ended: SIGTERM, then
+SIGKILL after a grace period. What the stream already carried is kept (the remaining output is
+drained and recorded), and the evidence is marked incomplete: a stream that was cut off proves
+nothing by what it lacks (DESIGN §6 rule 9).
+
+This module is an edge: it touches processes, file descriptors and signals, and nothing of the
+pure core beyond handing bytes to a recorder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import IO, Protocol
+
+from coverage_gate.model import EvidenceDocument
+
+CHUNK = 64 * 1024
+DEFAULT_GRACE_SECONDS = 5.0
+EXIT_TIMEOUT = 124  # what GNU timeout(1) returns; documented in the README
+_SIGNAL_EXIT_BASE = 128  # the shell's convention: 128 + signal number
+
+
+class LiveError(Exception):
+    """The reviewer command could not be started."""
+
+
+class Ending(enum.StrEnum):
+    EXITED = "exited"
+    TIMED_OUT = "timed_out"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How the reviewer's run ended.
+
+    ``exit_code`` is what ``coverage-gate run`` exits with: the reviewer's own code when it
+    exited; 128 + N when it was killed by signal N; 124 on our timeout; 128 + N when we were
+    interrupted by signal N.
+    """
+
+    ending: Ending
+    exit_code: int
+    returncode: int | None
+    signal: int | None = None
+    bytes_out: int = 0
+    group_ended: bool = False
+
+    @property
+    def cut_off(self) -> bool:
+        """The stream was cut off by us, so its evidence is incomplete whatever it says."""
+        return self.ending is not Ending.EXITED
+
+
+class ChunkRecorder(Protocol):
+    """Takes the reviewer's stdout as it flows; ``finish`` builds the evidence document."""
+
+    def feed(self, chunk: bytes) -> None: ...
+
+    def finish(self) -> EvidenceDocument: ...
+
+
+class Interrupter:
+    """Wakes a running capture from any thread or from a signal handler.
+
+    ``interrupt`` only writes one byte to a pipe, which is safe inside a signal handler.
+    """
+
+    def __init__(self) -> None:
+        self._read_fd, self._write_fd = os.pipe()
+        os.set_blocking(self._read_fd, False)
+        os.set_blocking(self._write_fd, False)
+        self.signum: int | None = None
+
+    @property
+    def fileno(self) -> int:
+        return self._read_fd
+
+    def interrupt(self, signum: int = signal.SIGINT) -> None:
+        if self.signum is None:
+            self.signum = signum
+        with contextlib.suppress(BlockingIOError, OSError):
+            os.write(self._write_fd, b"!")
+
+    def close(self) -> None:
+        for fd in (self._read_fd, self._write_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+@contextlib.contextmanager
+def forwarding_signals(interrupter: Interrupter) -> Iterator[None]:
+    """Route SIGINT and SIGTERM to ``interrupter`` while the block runs (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        interrupter.interrupt(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _stdin_fd(stream: IO[bytes] | None) -> int | None:
+    if stream is None:
+        return None
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):  # in-memory streams have no descriptor
+        return None
+
+
+class _StdinPump:
+    """Copies our stdin to the reviewer's stdin in a thread; closes it on end of input.
+
+    With a real descriptor the thread waits on it together with a stop pipe, so it never stays
+    blocked in a read after the reviewer has gone.
+    """
+
+    def __init__(self, source: IO[bytes] | None, target: IO[bytes]) -> None:
+        self._source = source
+        self._fd = _stdin_fd(source)
+        self._target = target
+        self._stop_r, self._stop_w = os.pipe()
+        self._thread = threading.Thread(target=self._run, name="coverage-gate-stdin", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._stop_w, b"!")
+        self._thread.join(timeout=5)
+        for fd in (self._stop_r, self._stop_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _read(self) -> bytes | None:
+        """The next chunk; ``b""`` at end of input; ``None`` when asked to stop."""
+        if self._fd is None:
+            assert self._source is not None  # noqa: S101 - a pump without a source is not started
+            return self._source.read(CHUNK)
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._fd, selectors.EVENT_READ)
+            sel.register(self._stop_r, selectors.EVENT_READ)
+            while True:
+                ready = {key.fd for key, _ in sel.select()}
+                if self._stop_r in ready:
+                    return None
+                if self._fd in ready:
+                    return os.read(self._fd, CHUNK)
+
+    def _run(self) -> None:
+        try:
+            while True:
+                chunk = self._read()
+                if chunk is None:
+                    return
+                if not chunk:
+                    break
+                self._target.write(chunk)
+                self._target.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            # The reviewer closed its stdin or exited; its stdout still decides how the run ends.
+            return
+        finally:
+            with contextlib.suppress(BrokenPipeError, ValueError, OSError):
+                self._target.close()
+
+
+def _exit_code_of(returncode: int) -> int:
+    return _SIGNAL_EXIT_BASE - returncode if returncode < 0 else returncode
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def end_process_group(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM the reviewer's whole process group; SIGKILL whatever is left after ``grace``."""
+    pgid = proc.pid
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        proc.poll()
+        if proc.returncode is not None and not _group_alive(pgid):
+            return
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    proc.wait()
+
+
+class _Tee:
+    """Writes each chunk to our stdout as it arrives and hands it to the recorder."""
+
+    def __init__(self, out: IO[bytes], sink: Callable[[bytes], None]) -> None:
+        self._out: IO[bytes] | None = out
+        self._sink = sink
+        self.bytes = 0
+
+    def __call__(self, chunk: bytes) -> None:
+        self.bytes += len(chunk)
+        if self._out is not None:
+            try:
+                self._out.write(chunk)
+                self._out.flush()
+            except (BrokenPipeError, ValueError):
+                # Whoever read our stdout went away; the evidence is still recorded in full.
+                self._out = None
+        self._sink(chunk)
+
+
+def run_and_tee(
+    command: Sequence[str],
+    *,
+    sink: Callable[[bytes], None],
+    stdin: IO[bytes] | None,
+    stdout: IO[bytes],
+    timeout: float | None = None,
+    grace: float = DEFAULT_GRACE_SECONDS,
+    interrupter: Interrupter | None = None,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+) -> RunOutcome:
+    """Run ``command`` in its own process group, copying stdin in and stdout out through ``sink``.
+
+    ``stdin=None`` gives the reviewer an empty stdin. Returns when the reviewer has ended and
+    its stdout is drained, or when the timeout or an interrupt ended its process group.
+    """
+    if not command:
+        raise LiveError("no command to run: give it after '--'")
+    try:
+        proc = subprocess.Popen(
+            list(command),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            process_group=0,
+        )
+    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+        raise LiveError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
+    assert proc.stdout is not None  # noqa: S101 - requested with stdout=PIPE above
+    pump = _StdinPump(stdin, proc.stdin) if proc.stdin is not None else None
+    tee = _Tee(stdout, sink)
+    own_interrupter = interrupter is None
+    wake = Interrupter() if interrupter is None else interrupter
+    deadline = None if timeout is None else time.monotonic() + timeout
+    ending = Ending.EXITED
+    group_ended = False
+    try:
+        if pump is not None:
+            pump.start()
+        ending, group_ended = _copy_out(proc, tee, wake, deadline, grace)
+        if ending is not Ending.EXITED:
+            end_process_group(proc, grace)
+            group_ended = True
+            _drain(proc.stdout, tee)
+        elif proc.poll() is None and _wait_leader(proc, wake, deadline) is not Ending.EXITED:
+            # stdout closed but the reviewer lingers past the deadline or an interrupt
+            ending = Ending.TIMED_OUT if wake.signum is None else Ending.INTERRUPTED
+            end_process_group(proc, grace)
+            group_ended = True
+    finally:
+        if proc.poll() is None:  # an error on our side: never leave the reviewer running
+            end_process_group(proc, grace)
+            group_ended = True
+        if pump is not None:
+            pump.stop()
+        proc.stdout.close()
+        if own_interrupter:
+            wake.close()
+    returncode = proc.wait()
+    if ending is Ending.TIMED_OUT:
+        code, sig = EXIT_TIMEOUT, None
+    elif ending is Ending.INTERRUPTED:
+        sig = wake.signum or signal.SIGINT
+        code = _SIGNAL_EXIT_BASE + sig
+    else:
+        code, sig = _exit_code_of(returncode), None
+    return RunOutcome(
+        ending=ending,
+        exit_code=code,
+        returncode=returncode,
+        signal=sig,
+        bytes_out=tee.bytes,
+        group_ended=group_ended,
+    )
+
+
+def _remaining(deadline: float | None) -> float | None:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _copy_out(
+    proc: subprocess.Popen[bytes],
+    tee: _Tee,
+    wake: Interrupter,
+    deadline: float | None,
+    grace: float,
+) -> tuple[Ending, bool]:
+    """Copy stdout until end of file, a timeout or an interrupt.
+
+    When the reviewer itself has exited but something it started still holds stdout open, we
+    wait ``grace`` seconds for end of file and then end the group (there is nobody left to
+    finish the stream). The flag says whether the group was ended here.
+    """
+    assert proc.stdout is not None  # noqa: S101 - requested with stdout=PIPE
+    fd = proc.stdout.fileno()
+    leader_gone_at: float | None = None
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        sel.register(wake.fileno, selectors.EVENT_READ)
+        while True:
+            if wake.signum is not None:
+                return Ending.INTERRUPTED, False
+            left = _remaining(deadline)
+            if left == 0.0:
+                return Ending.TIMED_OUT, False
+            wait = 0.2 if left is None else min(left, 0.2)
+            ready = {key.fd for key, _ in sel.select(wait)}
+            if fd in ready:
+                chunk = os.read(fd, CHUNK)
+                if not chunk:
+                    return Ending.EXITED, False
+                tee(chunk)
+            if proc.poll() is not None:
+                now = time.monotonic()
+                leader_gone_at = leader_gone_at or now
+                if now - leader_gone_at > grace:
+                    end_process_group(proc, grace)
+                    _drain(proc.stdout, tee)
+                    return Ending.EXITED, True
+
+
+def _wait_leader(proc: subprocess.Popen[bytes], wake: Interrupter, deadline: float | None) -> Ending:
+    """stdout is closed; wait for the reviewer to exit, within the deadline."""
+    while proc.poll() is None:
+        if wake.signum is not None:
+            return Ending.INTERRUPTED
+        left = _remaining(deadline)
+        if left == 0.0:
+            return Ending.TIMED_OUT
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=0.1 if left is None else min(left, 0.1))
+    return Ending.EXITED
+
+
+def _drain(stream: IO[bytes], tee: _Tee) -> None:
+    """After the group was ended: keep whatever it had already written."""
+    fd = stream.fileno()
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while sel.select(1.0):
+            chunk = os.read(fd, CHUNK)
+            if not chunk:
+                return
+            tee(chunk)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveResult:
+    outcome: RunOutcome
+    evidence: EvidenceDocument
+
+
+def run_recorded(
+    command: Sequence[str],
+    *,
+    recorder: ChunkRecorder,
+    output: str | os.PathLike[str] | None,
+    stdin: IO[bytes] | None,
+    stdout: IO[bytes],
+    timeout: float | None = None,
+    grace: float = DEFAULT_GRACE_SECONDS,
+    interrupter: Interrupter | None = None,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+) -> LiveResult:
+    """Run the reviewer, record its stdout, and write the evidence document when it has ended.
+
+    A run we cut short (timeout, interrupt) yields evidence marked incomplete that still holds
+    every call already seen. The document is written atomically even then.
+    """
+    outcome = run_and_tee(
+        command,
+        sink=recorder.feed,
+        stdin=stdin,
+        stdout=stdout,
+        timeout=timeout,
+        grace=grace,
+        interrupter=interrupter,
+        cwd=cwd,
+        env=env,
+    )
+    evidence = recorder.finish()
+    if outcome.cut_off and evidence.stream_complete:
+        evidence = evidence.model_copy(update={"stream_complete": False})
+    if output is not None:
+        write_atomically(os.fspath(output), evidence_json(evidence))
+    return LiveResult(outcome=outcome, evidence=evidence)
+
+
+def evidence_json(evidence: EvidenceDocument) -> bytes:
+    return (evidence.model_dump_json(by_alias=True, indent=2) + "\n").encode()
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)

@@ -1,0 +1,487 @@
+"""What coverage-gate measures about each decision: the instruments, as data, and their recorders.
+
+``INSTRUMENTS`` is the single list of metric names, kinds, units and attribute keys. The README's
+metric table, the dashboard tests and the report read it; nothing else names a metric.
+
+Metric attributes are low-cardinality only: owner, repository, mode, mode source, outcome,
+agent, stream format and a few closed enums. Paths, revisions and call ids never go on a metric;
+they go on the ``reconcile {repo}`` span (bounded), which the report reads for per-review detail.
+
+Telemetry providers are passed in (a ``Meter``, a ``Tracer``); nothing here touches globals, the
+environment or the clock, except that a span ends now (wall clock) when no end time is given.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from opentelemetry.metrics import Counter, Histogram, Meter
+from opentelemetry.trace import SpanKind, Tracer
+from opentelemetry.util.types import AttributeValue
+
+from coverage_gate.model import (
+    Capability,
+    Claim,
+    Coverage,
+    DecisionDocument,
+    FileStatus,
+    Reason,
+    ReviewerDecision,
+    UnknownReason,
+    Verdict,
+)
+
+METER_NAME = "coverage_gate"
+TRACER_NAME = "coverage_gate"
+
+#: Unsupported paths put on one reconcile span, across its reviewers; the rest are counted.
+MAX_SPAN_FILES = 50
+
+#: Bucket bounds for the reconcile duration, in seconds (the SDK default suits milliseconds).
+DURATION_BUCKETS_S: tuple[float, ...] = (
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+)
+
+#: Reasons the legacy gate downgrades for, in every mode; the new check adds the others.
+LEGACY_REASONS = frozenset({Reason.REVIEWER_FAILED, Reason.FILES_SKIPPED, Reason.FILES_MISSING})
+
+
+class Kind(StrEnum):
+    COUNTER = "counter"
+    HISTOGRAM = "histogram"
+
+
+class Outcome(StrEnum):
+    """What happened to one review's verdict, as far as the coverage check is concerned."""
+
+    KEPT = "kept"  # an approve, fully verified, left as it was
+    DOWNGRADED = "downgraded"  # enforce: the new check turned the approve into a comment
+    WOULD_DOWNGRADE = "would_downgrade"  # shadow (or off): it would have, but did not
+    UNVERIFIABLE = "unverifiable"  # an approve kept although some claims could not be checked
+    NOT_APPLICABLE = "not_applicable"  # the verdict was not an approve: nothing to downgrade
+    LEGACY_DOWNGRADED = "legacy_downgraded"  # the legacy gate downgraded it, whatever the mode
+
+
+class ErrorKind(StrEnum):
+    """Why a reconcile run produced no decision (the exit-code classes of the CLI)."""
+
+    BAD_INPUT = "bad_input"
+    BAD_CONFIGURATION = "bad_configuration"
+    INTERNAL = "internal"
+
+
+@dataclass(frozen=True, slots=True)
+class InstrumentSpec:
+    name: str
+    kind: Kind
+    unit: str
+    description: str
+    attributes: tuple[str, ...]
+
+    @property
+    def prometheus_name(self) -> str:
+        """The name Prometheus holds after the OTLP translation (Collector ``prometheus``
+        exporter, ``prometheusremotewrite``, the SDK's Prometheus reader): dots become
+        underscores, the unit becomes a suffix (``{...}`` annotations are dropped, ``s`` is
+        ``seconds``), counters end in ``_total``. Histograms add ``_bucket``/``_sum``/``_count``."""
+        name = self.name.replace(".", "_")
+        suffix = _PROMETHEUS_UNITS.get(self.unit, "" if self.unit.startswith("{") else self.unit)
+        if suffix and not name.endswith(f"_{suffix}"):
+            name = f"{name}_{suffix}"
+        if self.kind is Kind.COUNTER:
+            name = f"{name}_total"
+        return name
+
+    @property
+    def prometheus_series(self) -> tuple[str, ...]:
+        """Every series name this instrument produces in Prometheus."""
+        if self.kind is Kind.HISTOGRAM:
+            base = self.prometheus_name
+            return (f"{base}_bucket", f"{base}_sum", f"{base}_count")
+        return (self.prometheus_name,)
+
+
+_PROMETHEUS_UNITS = {"s": "seconds", "ms": "milliseconds", "By": "bytes", "1": ""}
+
+_REVIEW = ("owner", "repository", "mode", "mode_source", "outcome")
+_FILES = ("owner", "repository", "mode", "agent")
+
+REVIEWS = InstrumentSpec(
+    "coverage_gate.reviews",
+    Kind.COUNTER,
+    "{review}",
+    "Reviews reconciled, by what happened to their verdict.",
+    _REVIEW,
+)
+CLAIMED_FILES = InstrumentSpec(
+    "coverage_gate.claimed_files",
+    Kind.COUNTER,
+    "{file}",
+    "In-scope files reviewers claimed to have inspected.",
+    _FILES,
+)
+UNSUPPORTED_FILES = InstrumentSpec(
+    "coverage_gate.unsupported_files",
+    Kind.COUNTER,
+    "{file}",
+    "Claimed files with complete evidence and no successful read or covering diff page.",
+    _FILES,
+)
+UNKNOWN_FILES = InstrumentSpec(
+    "coverage_gate.unknown_files",
+    Kind.COUNTER,
+    "{file}",
+    "Claimed files the evidence cannot speak for (unavailable, incomplete, truncated, stale).",
+    (*_FILES, "unknown_reason"),
+)
+EVIDENCE_RECORDS = InstrumentSpec(
+    "coverage_gate.evidence.records",
+    Kind.COUNTER,
+    "{record}",
+    "Evidence records reconciled, one per reviewer, by capability, completeness, truncation.",
+    ("owner", "repository", "agent", "format", "capability", "complete", "truncated"),
+)
+RECONCILE_DURATION = InstrumentSpec(
+    "coverage_gate.reconcile.duration",
+    Kind.HISTOGRAM,
+    "s",
+    "Time taken to reconcile one review.",
+    ("owner", "repository", "mode"),
+)
+MODE_FALLBACKS = InstrumentSpec(
+    "coverage_gate.mode.fallbacks",
+    Kind.COUNTER,
+    "{fallback}",
+    "Runs whose mode came from the configured fallback because no flag source answered.",
+    ("owner", "repository", "mode"),
+)
+ERRORS = InstrumentSpec(
+    "coverage_gate.errors",
+    Kind.COUNTER,
+    "{error}",
+    "Reconcile runs that ended without a decision, by error kind.",
+    ("owner", "repository", "kind"),
+)
+
+INSTRUMENTS: tuple[InstrumentSpec, ...] = (
+    REVIEWS,
+    CLAIMED_FILES,
+    UNSUPPORTED_FILES,
+    UNKNOWN_FILES,
+    EVIDENCE_RECORDS,
+    RECONCILE_DURATION,
+    MODE_FALLBACKS,
+    ERRORS,
+)
+
+#: Evidence capability label when a reviewer had no evidence document at all.
+CAPABILITY_ABSENT = "absent"
+#: Format label when neither the caller nor the decision names the stream format.
+FORMAT_UNKNOWN = "unknown"
+
+
+# --- derived facts ----------------------------------------------------------------------------
+
+
+def split_repo(repo: str) -> tuple[str, str]:
+    """``owner/name`` → (owner, repository); the repository label keeps the full ``owner/name``
+    so two owners' ``api`` repositories never share a series."""
+    owner, sep, _ = repo.partition("/")
+    return (owner if sep else "", repo)
+
+
+def review_outcome(decision: DecisionDocument) -> Outcome:
+    """Classify a decision. The legacy gate wins: a review it downgraded is ``legacy_downgraded``
+    in every mode, since flipping the new check on or off changes nothing for it."""
+    if decision.verdict_in is not Verdict.APPROVE:
+        return Outcome.NOT_APPLICABLE
+    if decision.verdict_out is not Verdict.APPROVE:
+        if LEGACY_REASONS.intersection(decision.reasons):
+            return Outcome.LEGACY_DOWNGRADED
+        return Outcome.DOWNGRADED
+    if decision.would_downgrade:
+        return Outcome.WOULD_DOWNGRADE
+    if any(f.status is FileStatus.UNKNOWN for r in decision.reviewers for f in r.files):
+        return Outcome.UNVERIFIABLE
+    return Outcome.KEPT
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewerFacts:
+    """The per-reviewer numbers both the metrics and the span carry."""
+
+    agent: str
+    format: str
+    capability: str
+    complete: bool
+    truncated: bool
+    failed: bool
+    claimed: int
+    unsupported: tuple[str, ...]
+    unknown: Mapping[UnknownReason, int]
+
+    @property
+    def unknown_total(self) -> int:
+        return sum(self.unknown.values())
+
+
+def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts:
+    """Completeness and truncation are read from the decision: a reviewer's evidence is
+    incomplete (or truncated) when some claimed file is unknown for that reason."""
+    unknown: dict[UnknownReason, int] = {}
+    for entry in reviewer.files:
+        if entry.status is FileStatus.UNKNOWN:
+            why = entry.unknown_reason or UnknownReason.NO_EVIDENCE_DOCUMENT
+            unknown[why] = unknown.get(why, 0) + 1
+    capability = reviewer.evidence_capability
+    return ReviewerFacts(
+        agent=reviewer.agent_id,
+        format=fmt or reviewer.evidence_source or FORMAT_UNKNOWN,
+        capability=capability.value if capability is not None else CAPABILITY_ABSENT,
+        complete=UnknownReason.STREAM_INCOMPLETE not in unknown,
+        truncated=UnknownReason.TRUNCATED in unknown,
+        failed=reviewer.coverage is Coverage.INCOMPLETE_FAILED,
+        claimed=sum(1 for f in reviewer.files if f.claim is Claim.INSPECTED),
+        unsupported=tuple(f.path for f in reviewer.files if f.status is FileStatus.UNSUPPORTED),
+        unknown=unknown,
+    )
+
+
+def evidence_available(facts: ReviewerFacts) -> bool:
+    """Evidence that can speak for every claim: per-file capability, complete, not truncated."""
+    return facts.capability == Capability.PER_FILE.value and facts.complete and not facts.truncated
+
+
+def _bool(value: bool) -> str:
+    # Label values are strings in Prometheus; spelling them here keeps every exporter alike.
+    return "true" if value else "false"
+
+
+# --- metrics ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Instruments:
+    reviews: Counter
+    claimed_files: Counter
+    unsupported_files: Counter
+    unknown_files: Counter
+    evidence_records: Counter
+    reconcile_duration: Histogram
+    mode_fallbacks: Counter
+    errors: Counter
+
+
+def instruments(meter: Meter) -> Instruments:
+    """Create (or fetch: the SDK returns the same instrument for the same name) every
+    instrument on ``meter``."""
+
+    def counter(spec: InstrumentSpec) -> Counter:
+        return meter.create_counter(spec.name, unit=spec.unit, description=spec.description)
+
+    spec = RECONCILE_DURATION
+    return Instruments(
+        reviews=counter(REVIEWS),
+        claimed_files=counter(CLAIMED_FILES),
+        unsupported_files=counter(UNSUPPORTED_FILES),
+        unknown_files=counter(UNKNOWN_FILES),
+        evidence_records=counter(EVIDENCE_RECORDS),
+        reconcile_duration=meter.create_histogram(
+            spec.name,
+            unit=spec.unit,
+            description=spec.description,
+            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS_S),
+        ),
+        mode_fallbacks=counter(MODE_FALLBACKS),
+        errors=counter(ERRORS),
+    )
+
+
+def record_decision(
+    meter: Meter,
+    decision: DecisionDocument,
+    *,
+    duration_s: float,
+    formats: Mapping[str, str] | None = None,
+) -> Outcome:
+    """Record one decision on every instrument; returns the outcome it was counted under.
+
+    ``formats`` maps an agent id to the stream format its evidence came from; without it the
+    decision's ``evidence_source`` is used. Failed reviewers claim nothing and bring no
+    evidence record.
+    """
+    inst = instruments(meter)
+    owner, repository = split_repo(decision.repo)
+    outcome = review_outcome(decision)
+    mode = decision.mode.value
+    inst.reviews.add(
+        1,
+        {
+            "owner": owner,
+            "repository": repository,
+            "mode": mode,
+            "mode_source": decision.mode_source.value,
+            "outcome": outcome.value,
+        },
+    )
+    inst.reconcile_duration.record(
+        max(duration_s, 0.0), {"owner": owner, "repository": repository, "mode": mode}
+    )
+    if decision.mode_source.value == "fallback":
+        inst.mode_fallbacks.add(1, {"owner": owner, "repository": repository, "mode": mode})
+    for reviewer in decision.reviewers:
+        facts = reviewer_facts(reviewer, (formats or {}).get(reviewer.agent_id))
+        if facts.failed:
+            continue
+        files = {"owner": owner, "repository": repository, "mode": mode, "agent": facts.agent}
+        inst.claimed_files.add(facts.claimed, files)
+        inst.unsupported_files.add(len(facts.unsupported), files)
+        for why, count in sorted(facts.unknown.items()):
+            inst.unknown_files.add(count, {**files, "unknown_reason": why.value})
+        inst.evidence_records.add(
+            1,
+            {
+                "owner": owner,
+                "repository": repository,
+                "agent": facts.agent,
+                "format": facts.format,
+                "capability": facts.capability,
+                "complete": _bool(facts.complete),
+                "truncated": _bool(facts.truncated),
+            },
+        )
+    return outcome
+
+
+def record_error(meter: Meter, *, repo: str, kind: ErrorKind) -> None:
+    """Count a reconcile run that ended without a decision."""
+    owner, repository = split_repo(repo)
+    instruments(meter).errors.add(1, {"owner": owner, "repository": repository, "kind": kind.value})
+
+
+# --- spans ------------------------------------------------------------------------------------
+
+#: Span and event attribute keys; the report reads them back.
+A_REPOSITORY = "coverage_gate.repository"
+A_OWNER = "coverage_gate.owner"
+A_REVISION = "coverage_gate.revision"
+A_MODE = "coverage_gate.mode"
+A_MODE_SOURCE = "coverage_gate.mode_source"
+A_UNKNOWN_POLICY = "coverage_gate.unknown_policy"
+A_VERDICT_IN = "coverage_gate.verdict_in"
+A_VERDICT_OUT = "coverage_gate.verdict_out"
+A_OUTCOME = "coverage_gate.outcome"
+A_REASONS = "coverage_gate.reasons"
+A_DOWNGRADED = "coverage_gate.downgraded"
+A_WOULD_DOWNGRADE = "coverage_gate.would_downgrade"
+A_REVIEWERS = "coverage_gate.reviewers"
+A_CLAIMED = "coverage_gate.files.claimed"
+A_UNSUPPORTED = "coverage_gate.files.unsupported"
+A_UNKNOWN = "coverage_gate.files.unknown"
+A_UNSUPPORTED_PATHS = "coverage_gate.unsupported_files"
+A_UNSUPPORTED_DROPPED = "coverage_gate.unsupported_files.dropped"
+A_DURATION = "coverage_gate.reconcile.duration"
+A_AGENT = "gen_ai.agent.name"
+A_FORMAT = "coverage_gate.evidence.format"
+A_CAPABILITY = "coverage_gate.evidence.capability"
+A_COMPLETE = "coverage_gate.evidence.complete"
+A_TRUNCATED = "coverage_gate.evidence.truncated"
+A_COVERAGE = "coverage_gate.coverage"
+A_FAILED = "coverage_gate.reviewer.failed"
+
+SPAN_PREFIX = "reconcile "
+REVIEWER_EVENT = "coverage_gate.reviewer"
+
+
+def _bounded(paths: Sequence[str], budget: int) -> tuple[list[str], int]:
+    kept = list(paths[: max(budget, 0)])
+    return kept, len(paths) - len(kept)
+
+
+def record_reconcile_span(
+    tracer: Tracer,
+    decision: DecisionDocument,
+    *,
+    duration_s: float,
+    formats: Mapping[str, str] | None = None,
+    end_time_ns: int | None = None,
+    max_files: int = MAX_SPAN_FILES,
+) -> None:
+    """Emit one ``reconcile {repo}`` span for a decision already made.
+
+    The span ends at ``end_time_ns`` (now, by the tracer's clock, when omitted) and starts
+    ``duration_s`` earlier. It carries the outcome, counts, and at most ``max_files``
+    unsupported paths (the rest counted in ``…unsupported_files.dropped``); each reviewer is a
+    ``coverage_gate.reviewer`` event with its own share of that budget.
+    """
+    owner, repository = split_repo(decision.repo)
+    facts = [reviewer_facts(r, (formats or {}).get(r.agent_id)) for r in decision.reviewers]
+    unsupported = [path for f in facts for path in f.unsupported]
+    kept, dropped = _bounded(unsupported, max_files)
+    attributes: dict[str, AttributeValue] = {
+        A_REPOSITORY: repository,
+        A_OWNER: owner,
+        A_REVISION: decision.revision,
+        A_MODE: decision.mode.value,
+        A_MODE_SOURCE: decision.mode_source.value,
+        A_UNKNOWN_POLICY: decision.unknown_policy.value,
+        A_VERDICT_IN: decision.verdict_in.value,
+        A_VERDICT_OUT: decision.verdict_out.value,
+        A_OUTCOME: review_outcome(decision).value,
+        A_REASONS: [r.value for r in decision.reasons],
+        A_DOWNGRADED: decision.downgraded,
+        A_WOULD_DOWNGRADE: decision.would_downgrade,
+        A_REVIEWERS: len(decision.reviewers),
+        A_CLAIMED: sum(f.claimed for f in facts),
+        A_UNSUPPORTED: len(unsupported),
+        A_UNKNOWN: sum(f.unknown_total for f in facts),
+        A_UNSUPPORTED_PATHS: kept,
+        A_UNSUPPORTED_DROPPED: dropped,
+        A_DURATION: max(duration_s, 0.0),
+    }
+    end = end_time_ns if end_time_ns is not None else time.time_ns()
+    span = tracer.start_span(
+        f"{SPAN_PREFIX}{decision.repo}",
+        kind=SpanKind.INTERNAL,
+        attributes=attributes,
+        start_time=end - int(max(duration_s, 0.0) * 1e9),
+    )
+    budget = max_files
+    for reviewer, fact in zip(decision.reviewers, facts, strict=True):
+        paths, rest = _bounded(fact.unsupported, budget)
+        budget -= len(paths)
+        span.add_event(
+            REVIEWER_EVENT,
+            {
+                A_AGENT: fact.agent,
+                A_FORMAT: fact.format,
+                A_CAPABILITY: fact.capability,
+                A_COMPLETE: fact.complete,
+                A_TRUNCATED: fact.truncated,
+                A_FAILED: fact.failed,
+                A_COVERAGE: reviewer.coverage.value,
+                A_WOULD_DOWNGRADE: reviewer.would_downgrade,
+                A_CLAIMED: fact.claimed,
+                A_UNSUPPORTED: len(fact.unsupported),
+                A_UNKNOWN: fact.unknown_total,
+                A_UNSUPPORTED_PATHS: paths,
+                A_UNSUPPORTED_DROPPED: rest,
+            },
+            timestamp=end,
+        )
+    span.end(end_time=end)

@@ -1,0 +1,287 @@
+"""Boundary contracts and the enums every layer shares.
+
+Everything that crosses a boundary (reviewer output, evidence document, review bundle, decision
+document) is a strict, frozen pydantic model that rejects unknown fields. Their JSON Schemas are
+published by ``coverage-gate schema``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
+
+EVIDENCE_SCHEMA = "coverage-gate/evidence"
+EVIDENCE_VERSION = "1.0"
+DECISION_SCHEMA = "coverage-gate/decision"
+DECISION_VERSION = "1.0"
+
+
+class Verdict(StrEnum):
+    APPROVE = "approve"
+    COMMENT = "comment"
+    REQUEST_CHANGES = "request_changes"
+
+
+class Mode(StrEnum):
+    OFF = "off"
+    SHADOW = "shadow"
+    ENFORCE = "enforce"
+
+
+class ModeSource(StrEnum):
+    """Which source answered the question "which mode is this repository in"."""
+
+    OVERRIDE = "override"
+    SNAPSHOT = "snapshot"
+    LIVE = "live"
+    DISK_COPY = "disk_copy"
+    FALLBACK = "fallback"
+
+
+class Capability(StrEnum):
+    PER_FILE = "per_file"
+    NONE = "none"
+
+
+class DiffStatus(StrEnum):
+    """The legacy, whole-diff view of ``cr_diff`` paging."""
+
+    NOT_REQUESTED = "not_requested"
+    FAILED = "failed"
+    PARTIAL = "partial"
+    COMPLETE = "complete"
+
+
+class CallKind(StrEnum):
+    READ = "read"
+    DIFF_PAGE = "diff_page"
+    IGNORED = "ignored"
+
+
+class IssueKind(StrEnum):
+    MISSING_END = "missing_end"
+    MISSING_START = "missing_start"
+    AMBIGUOUS_CALL_ID = "ambiguous_call_id"
+    PATH_REJECTED = "path_rejected"
+    ARGUMENTS_UNAVAILABLE = "arguments_unavailable"
+    MALFORMED_LINE = "malformed_line"
+    LINE_TOO_LARGE = "line_too_large"
+    DIFF_MISMATCH = "diff_mismatch"
+
+
+class Claim(StrEnum):
+    INSPECTED = "inspected"
+    SKIPPED = "skipped"
+    NONE = "none"
+
+
+class FileStatus(StrEnum):
+    VERIFIED = "verified"
+    UNSUPPORTED = "unsupported"
+    UNKNOWN = "unknown"
+    SKIPPED = "skipped"
+    MISSING = "missing"
+
+
+class Coverage(StrEnum):
+    COMPLETE = "complete"
+    INCOMPLETE_FAILED = "incomplete_failed"
+    INCOMPLETE_SKIPPED = "incomplete_skipped"
+    INCOMPLETE_MISSING = "incomplete_missing"
+    INCOMPLETE_UNSUPPORTED = "incomplete_unsupported"
+    INCOMPLETE_UNVERIFIABLE = "incomplete_unverifiable"
+
+
+class Reason(StrEnum):
+    REVIEWER_FAILED = "reviewer_failed"
+    FILES_SKIPPED = "files_skipped"
+    FILES_MISSING = "files_missing"
+    CLAIMS_UNSUPPORTED = "claims_unsupported"
+    CLAIMS_UNVERIFIABLE = "claims_unverifiable"
+
+
+class UnknownReason(StrEnum):
+    """Why evidence cannot speak for a claimed file."""
+
+    NO_EVIDENCE_DOCUMENT = "no_evidence_document"
+    CAPABILITY_NONE = "capability_none"
+    STREAM_INCOMPLETE = "stream_incomplete"
+    TRUNCATED = "truncated"
+    STALE = "stale"
+
+
+class UnknownPolicy(StrEnum):
+    ACCEPT = "accept"
+    DOWNGRADE = "downgrade"
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+# --- reviewer output (claims) ------------------------------------------------------------------
+
+
+class ReviewerOutput(_Contract):
+    """What a reviewer says about itself. Claims, never evidence."""
+
+    schema_version: Literal[1]
+    agent_id: Annotated[str, Field(min_length=1)]
+    inspected_files: list[str] = Field(default_factory=list)
+    skipped_files: list[str] = Field(default_factory=list)
+    constraints: list[str | dict[str, object]] = Field(default_factory=list)
+    findings: list[dict[str, object] | str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _inspected_and_skipped_are_disjoint(self) -> ReviewerOutput:
+        both = sorted(set(self.inspected_files) & set(self.skipped_files))
+        if both:
+            raise ValueError(f"files both inspected and skipped: {', '.join(both)}")
+        return self
+
+
+# --- evidence ----------------------------------------------------------------------------------
+
+
+class ByteRange(_Contract):
+    offset: NonNegativeInt
+    end: NonNegativeInt | None = None
+    total: NonNegativeInt | None = None
+
+
+class FileEvidence(_Contract):
+    path: str
+    reads_succeeded: NonNegativeInt = 0
+    reads_failed: NonNegativeInt = 0
+    diff_pages_succeeded: NonNegativeInt = 0
+    ranges: list[ByteRange] = Field(default_factory=list)
+    partial: bool = False
+
+
+class Counters(_Contract):
+    lines: NonNegativeInt = 0
+    calls: NonNegativeInt = 0
+    succeeded: NonNegativeInt = 0
+    failed: NonNegativeInt = 0
+    incomplete: NonNegativeInt = 0
+    ignored: NonNegativeInt = 0
+    rejected: NonNegativeInt = 0
+    malformed_lines: NonNegativeInt = 0
+    unrecognised_events: NonNegativeInt = 0
+
+
+class DiffSummary(_Contract):
+    pages_succeeded: NonNegativeInt = 0
+    pages_failed: NonNegativeInt = 0
+    bytes_seen: NonNegativeInt = 0
+    total_bytes: NonNegativeInt | None = None
+    pinned: bool = False
+
+
+class CallIssue(_Contract):
+    kind: IssueKind
+    line: NonNegativeInt | None = None
+    call_id: str | None = None
+    tool: str | None = None
+    detail: str = ""
+
+
+class Bounds(_Contract):
+    max_files: Annotated[int, Field(ge=1)] = 2000
+    max_issues: Annotated[int, Field(ge=0)] = 256
+
+
+class EvidenceDocument(_Contract):
+    schema_: Literal["coverage-gate/evidence"] = Field(alias="schema", default=EVIDENCE_SCHEMA)
+    version: str = EVIDENCE_VERSION
+    source: str
+    agent: str | None = None
+    revision: str
+    stream_complete: bool
+    capability: Capability
+    truncated: bool = False
+    dropped_calls: NonNegativeInt = 0
+    counters: Counters = Field(default_factory=Counters)
+    diff_status: DiffStatus = DiffStatus.NOT_REQUESTED
+    diff: DiffSummary = Field(default_factory=DiffSummary)
+    files: list[FileEvidence] = Field(default_factory=list)
+    issues: list[CallIssue] = Field(default_factory=list)
+    issues_dropped: NonNegativeInt = 0
+    bounds: Bounds = Field(default_factory=Bounds)
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    def file(self, path: str) -> FileEvidence | None:
+        for entry in self.files:
+            if entry.path == path:
+                return entry
+        return None
+
+
+# --- review bundle (several reviewers) ---------------------------------------------------------
+
+
+class BundleReviewer(_Contract):
+    """One reviewer of a review. Paths are relative to the bundle file."""
+
+    agent_id: str | None = None
+    claims: str | None = None
+    evidence: str | None = None
+    failed: bool = False
+
+    @model_validator(mode="after")
+    def _claims_unless_failed(self) -> BundleReviewer:
+        if self.claims is None and not self.failed:
+            raise ValueError("a reviewer needs 'claims' unless it is marked 'failed'")
+        if self.claims is None and self.agent_id is None:
+            raise ValueError("a failed reviewer without claims needs an 'agent_id'")
+        return self
+
+
+class ReviewBundle(_Contract):
+    schema_version: Literal[1]
+    reviewers: Annotated[list[BundleReviewer], Field(min_length=1)]
+
+
+# --- decision ----------------------------------------------------------------------------------
+
+
+class FileDecision(_Contract):
+    path: str
+    claim: Claim
+    evidence: str
+    status: FileStatus
+    unknown_reason: UnknownReason | None = None
+
+
+class ReviewerDecision(_Contract):
+    agent_id: str
+    coverage: Coverage
+    reasons: list[Reason]
+    would_downgrade: bool
+    evidence_source: str | None = None
+    evidence_capability: Capability | None = None
+    claims_outside_scope: list[str] = Field(default_factory=list)
+    files: list[FileDecision]
+
+
+class DecisionDocument(_Contract):
+    schema_: Literal["coverage-gate/decision"] = Field(alias="schema", default=DECISION_SCHEMA)
+    version: str = DECISION_VERSION
+    repo: str
+    revision: str
+    verdict_in: Verdict
+    verdict_out: Verdict
+    mode: Mode
+    mode_source: ModeSource
+    unknown_policy: UnknownPolicy
+    downgraded: bool
+    would_downgrade: bool
+    reasons: list[Reason]
+    note: str
+    scope: list[str]
+    reviewers: list[ReviewerDecision]
+
+    model_config = ConfigDict(populate_by_name=True)

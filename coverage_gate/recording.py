@@ -1,0 +1,102 @@
+"""Stream → evidence: scan lines, decode, pair, emit spans, fold the spans into the document.
+
+``Recorder`` is push-based (``feed`` bytes as they flow, then ``finish``) so that a live run can
+record while it passes the reviewer's output through; ``record_stream`` reads a whole stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from opentelemetry.sdk.trace import TracerProvider
+
+from coverage_gate.diffmap import DiffIndex
+from coverage_gate.events import Adapter, Event
+from coverage_gate.evidence import EvidenceFolder, Pairer, StreamSummary
+from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
+from coverage_gate.model import Bounds, EvidenceDocument
+from coverage_gate.telemetry import EvidenceSpanProcessor, emit_spans
+
+CHUNK_BYTES = 1 << 22
+TRACER_NAME = "coverage_gate.record"
+
+
+@dataclass(frozen=True)
+class RecordSettings:
+    revision: str
+    repo_root: str | None
+    bounds: Bounds = field(default_factory=Bounds)
+    diff: DiffIndex | None = None
+    agent: str | None = None
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+
+
+class Recorder:
+    """Records one stream. ``feed`` bytes, then ``finish`` once (``interrupted`` marks a stream
+    that was cut short: whatever was seen is kept, and the stream counts as incomplete)."""
+
+    def __init__(
+        self,
+        adapter: Adapter,
+        settings: RecordSettings,
+        tracer_provider: TracerProvider | None = None,
+    ) -> None:
+        self._adapter = adapter
+        self._settings = settings
+        self._provider = tracer_provider or TracerProvider()
+        self._decoder = adapter.decoder()
+        self._pairer = Pairer(settings.repo_root)
+        self._scanner = LineScanner(self._decoder, self._sink, settings.max_line_bytes)
+
+    def _sink(self, events: Sequence[Event]) -> None:
+        if events:
+            self._pairer.feed(events)
+
+    def feed(self, chunk: bytes) -> None:
+        self._scanner.feed(chunk)
+
+    @property
+    def lines(self) -> int:
+        return self._scanner.lines
+
+    def finish(self, interrupted: bool = False) -> EvidenceDocument:
+        self._scanner.close()
+        self._pairer.feed(self._decoder.finish())
+        pairer, settings = self._pairer, self._settings
+        summary = StreamSummary(
+            source=self._adapter.name,
+            revision=settings.revision,
+            capability=self._adapter.capability,
+            stream_complete=pairer.complete and not interrupted,
+            lines=self._scanner.lines,
+            malformed_lines=pairer.malformed,
+            unrecognised_events=pairer.unrecognised,
+            agent=settings.agent,
+            line_issues=tuple(pairer.lines_with_issues),
+            line_issue_total=len(pairer.lines_with_issues),
+        )
+        processor = EvidenceSpanProcessor(EvidenceFolder(settings.bounds, settings.diff))
+        self._provider.add_span_processor(processor)
+        emit_spans(
+            self._provider.get_tracer(TRACER_NAME),
+            summary,
+            pairer.records(),
+            settings.bounds.max_issues,
+        )
+        if processor.document is None:
+            raise RuntimeError("the invoke_agent span ended without producing evidence")
+        return processor.document
+
+
+def record_stream(
+    stream: BinaryIO,
+    adapter: Adapter,
+    settings: RecordSettings,
+    tracer_provider: TracerProvider | None = None,
+) -> EvidenceDocument:
+    recorder = Recorder(adapter, settings, tracer_provider)
+    while chunk := stream.read(CHUNK_BYTES):
+        recorder.feed(chunk)
+    return recorder.finish()

@@ -1,0 +1,224 @@
+"""Evidence as OpenTelemetry spans, and the span processor that folds them back into evidence.
+
+Each tool call becomes an ``execute_tool {tool}`` span (GenAI semantic conventions) under one
+``invoke_agent {reviewer}`` span. ``EvidenceSpanProcessor`` folds the ended spans of its own trace
+into the bounded evidence document, so the document is exactly what the spans say, and a reader
+of exported spans (the ``otlp-json`` adapter) can rebuild it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
+
+from coverage_gate.events import ByteSpan
+from coverage_gate.evidence import CallRecord, EvidenceFolder, Outcome, StreamSummary
+from coverage_gate.model import CallIssue, CallKind, Capability, EvidenceDocument, IssueKind
+
+# GenAI semantic conventions
+OPERATION = "gen_ai.operation.name"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+AGENT_NAME = "gen_ai.agent.name"
+ERROR_TYPE = "error.type"
+
+# coverage-gate's own attributes
+PREFIX = "coverage_gate."
+CALL_KIND = "coverage_gate.call.kind"
+CALL_OUTCOME = "coverage_gate.call.outcome"
+CALL_LINE = "coverage_gate.call.line"
+CALL_ISSUE = "coverage_gate.call.issue"
+CALL_DETAIL = "coverage_gate.call.detail"
+PATH = "coverage_gate.path"
+REQ_OFFSET = "coverage_gate.request.offset"
+REQ_LIMIT = "coverage_gate.request.limit"
+RANGE_OFFSET = "coverage_gate.range.offset"
+RANGE_END = "coverage_gate.range.end"
+RANGE_TOTAL = "coverage_gate.range.total"
+
+SOURCE = "coverage_gate.source"
+REVISION = "coverage_gate.revision"
+CAPABILITY = "coverage_gate.capability"
+STREAM_COMPLETE = "coverage_gate.stream.complete"
+STREAM_LINES = "coverage_gate.stream.lines"
+STREAM_MALFORMED = "coverage_gate.stream.malformed_lines"
+STREAM_UNRECOGNISED = "coverage_gate.stream.unrecognised_events"
+STREAM_LINE_ISSUES = "coverage_gate.stream.line_issues"
+LINE_ISSUE_EVENT = "coverage_gate.line_issue"
+
+INVOKE_AGENT = "invoke_agent"
+EXECUTE_TOOL = "execute_tool"
+
+
+def call_attributes(record: CallRecord) -> dict[str, str | int | bool]:
+    attrs: dict[str, str | int | bool] = {
+        OPERATION: EXECUTE_TOOL,
+        TOOL_NAME: record.tool,
+        TOOL_CALL_ID: record.call_id,
+        CALL_KIND: record.kind.value,
+        CALL_OUTCOME: record.outcome.value,
+        CALL_LINE: record.line,
+    }
+    optional: dict[str, str | int | None] = {
+        PATH: record.path,
+        REQ_OFFSET: record.offset,
+        REQ_LIMIT: record.limit,
+        CALL_ISSUE: record.issue.value if record.issue else None,
+        CALL_DETAIL: record.detail or None,
+    }
+    if record.result_range is not None:
+        optional |= {
+            RANGE_OFFSET: record.result_range.offset,
+            RANGE_END: record.result_range.end,
+            RANGE_TOTAL: record.result_range.total,
+        }
+    if record.outcome is not Outcome.SUCCEEDED:
+        optional[ERROR_TYPE] = record.issue.value if record.issue else record.error_type or "error"
+    attrs.update({key: value for key, value in optional.items() if value is not None})
+    return attrs
+
+
+def _int(attrs: Mapping[str, Any], key: str) -> int | None:
+    value = attrs.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def record_from_attributes(attrs: Mapping[str, Any]) -> CallRecord | None:
+    """The call an ``execute_tool`` span describes, or ``None`` if it is not one of ours."""
+    try:
+        kind = CallKind(attrs[CALL_KIND])
+        outcome = Outcome(attrs[CALL_OUTCOME])
+        issue = IssueKind(attrs[CALL_ISSUE]) if CALL_ISSUE in attrs else None
+    except (KeyError, ValueError):
+        return None
+    offset, end, total = (_int(attrs, key) for key in (RANGE_OFFSET, RANGE_END, RANGE_TOTAL))
+    path = attrs.get(PATH)
+    return CallRecord(
+        call_id=str(attrs.get(TOOL_CALL_ID, "")),
+        tool=str(attrs.get(TOOL_NAME, "")),
+        kind=kind,
+        outcome=outcome,
+        line=_int(attrs, CALL_LINE) or 0,
+        path=path if isinstance(path, str) else None,
+        offset=_int(attrs, REQ_OFFSET),
+        limit=_int(attrs, REQ_LIMIT),
+        error_type=str(attrs[ERROR_TYPE]) if ERROR_TYPE in attrs else None,
+        result_range=(
+            ByteSpan(offset, end, total)
+            if offset is not None and end is not None and total is not None
+            else None
+        ),
+        issue=issue,
+        detail=str(attrs.get(CALL_DETAIL, "")),
+    )
+
+
+def summary_attributes(summary: StreamSummary) -> dict[str, str | int | bool]:
+    attrs: dict[str, str | int | bool] = {
+        OPERATION: INVOKE_AGENT,
+        SOURCE: summary.source,
+        REVISION: summary.revision,
+        CAPABILITY: summary.capability.value,
+        STREAM_COMPLETE: summary.stream_complete,
+        STREAM_LINES: summary.lines,
+        STREAM_MALFORMED: summary.malformed_lines,
+        STREAM_UNRECOGNISED: summary.unrecognised_events,
+        STREAM_LINE_ISSUES: summary.line_issue_total,
+    }
+    if summary.agent:
+        attrs[AGENT_NAME] = summary.agent
+    return attrs
+
+
+def summary_from_attributes(
+    attrs: Mapping[str, Any], line_issues: tuple[CallIssue, ...]
+) -> StreamSummary:
+    agent = attrs.get(AGENT_NAME)
+    return StreamSummary(
+        source=str(attrs.get(SOURCE, "")),
+        revision=str(attrs.get(REVISION, "")),
+        capability=Capability(attrs.get(CAPABILITY, Capability.NONE.value)),
+        stream_complete=bool(attrs.get(STREAM_COMPLETE, False)),
+        lines=_int(attrs, STREAM_LINES) or 0,
+        malformed_lines=_int(attrs, STREAM_MALFORMED) or 0,
+        unrecognised_events=_int(attrs, STREAM_UNRECOGNISED) or 0,
+        agent=agent if isinstance(agent, str) else None,
+        line_issues=line_issues,
+        line_issue_total=_int(attrs, STREAM_LINE_ISSUES) or len(line_issues),
+    )
+
+
+def issue_from_event(attrs: Mapping[str, Any]) -> CallIssue | None:
+    try:
+        kind = IssueKind(attrs["kind"])
+    except (KeyError, ValueError):
+        return None
+    return CallIssue(kind=kind, line=_int(attrs, "line"), detail=str(attrs.get("detail", "")))
+
+
+class EvidenceSpanProcessor(SpanProcessor):
+    """Folds the ended spans of one ``invoke_agent`` trace into an evidence document."""
+
+    def __init__(self, folder: EvidenceFolder) -> None:
+        self._folder = folder
+        self._trace_id: int | None = None
+        self.document: EvidenceDocument | None = None
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        del parent_context
+        if self._trace_id is None and span.name.startswith(INVOKE_AGENT):
+            self._trace_id = span.context.trace_id
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if span.context is None or span.context.trace_id != self._trace_id:
+            return
+        attrs = span.attributes or {}
+        if attrs.get(OPERATION) == EXECUTE_TOOL:
+            record = record_from_attributes(attrs)
+            if record is not None:
+                self._folder.add(record)
+        elif attrs.get(OPERATION) == INVOKE_AGENT:
+            issues = tuple(
+                issue
+                for event in span.events
+                if event.name == LINE_ISSUE_EVENT
+                for issue in [issue_from_event(event.attributes or {})]
+                if issue is not None
+            )
+            self.document = self._folder.document(summary_from_attributes(attrs, issues))
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        del timeout_millis
+        return True
+
+
+def emit_spans(
+    tracer: Tracer,
+    summary: StreamSummary,
+    records: list[CallRecord],
+    max_line_issues: int,
+) -> None:
+    """One ``invoke_agent`` span with an ``execute_tool`` child per call."""
+    name = f"{INVOKE_AGENT} {summary.agent or summary.source}"
+    with tracer.start_as_current_span(name, kind=SpanKind.INTERNAL) as agent_span:
+        for record in records:
+            with tracer.start_as_current_span(
+                f"{EXECUTE_TOOL} {record.tool}",
+                kind=SpanKind.INTERNAL,
+                attributes=call_attributes(record),
+            ) as tool_span:
+                if record.outcome is not Outcome.SUCCEEDED:
+                    tool_span.set_status(Status(StatusCode.ERROR))
+        for issue in summary.line_issues[:max_line_issues]:
+            agent_span.add_event(
+                LINE_ISSUE_EVENT,
+                {"kind": issue.kind.value, "line": issue.line or 0, "detail": issue.detail},
+            )
+        agent_span.set_attributes(summary_attributes(summary))
