@@ -127,16 +127,16 @@ def flags(
         OnErrorChoice | None,
         typer.Option(
             "--flags-on-error",
-            help="On a corrupt snapshot: fail (exit 4) or use the fallback mode "
-            "[env: COVERAGE_GATE_FLAGS_ON_ERROR].",
+            help="On a corrupt snapshot: fail (exit 4) or use the fallback mode"
+            " (env COVERAGE_GATE_FLAGS_ON_ERROR).",
         ),
     ] = None,
     fallback_mode: Annotated[
         FallbackChoice | None,
         typer.Option(
             "--fallback-mode",
-            help="Mode when no flag answers: off or shadow, never enforce "
-            "[env: COVERAGE_GATE_FALLBACK_MODE].",
+            help="Mode when no flag answers: off or shadow, never enforce"
+            " (env COVERAGE_GATE_FALLBACK_MODE).",
         ),
     ] = None,
     unleash_url: UrlOption = None,
