@@ -1,0 +1,447 @@
+"""Telemetry providers for one CLI run, built from the environment it is handed.
+
+Where the data goes, per signal (traces, metrics):
+
+1. ``OTEL_SDK_DISABLED=true``, or ``OTEL_TRACES_EXPORTER``/``OTEL_METRICS_EXPORTER`` set to
+   ``none``: no-op providers, nothing recorded.
+2. ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``/``..._METRICS_ENDPOINT`` (used as given) or
+   ``OTEL_EXPORTER_OTLP_ENDPOINT`` (``/v1/traces``, ``/v1/metrics`` appended): OTLP/HTTP
+   protobuf, headers from ``OTEL_EXPORTER_OTLP[_SIGNAL]_HEADERS``, compression from
+   ``OTEL_EXPORTER_OTLP[_SIGNAL]_COMPRESSION``.
+3. Otherwise (the embedded default): OTLP JSON lines in a local folder,
+   ``COVERAGE_GATE_TELEMETRY_DIR`` or ``$XDG_STATE_HOME/coverage-gate/telemetry`` or
+   ``~/.local/state/coverage-gate/telemetry``. Each run writes its own files,
+   ``<signal>-<utc time>-<pid>-<random>.jsonl``, created exclusively and appended to a whole
+   line per ``write``, so concurrent runs never share or interleave a file. Each line is one
+   ``ExportTraceServiceRequest``/``ExportMetricsServiceRequest`` in OTLP JSON (ids in hex,
+   enums as integers, 64-bit integers as strings): the shape the Collector's file exporter
+   writes, which ``coverage-gate report`` reads.
+
+Counters and histograms use DELTA temporality on both sinks: a short-lived CLI keeps no
+cumulative state, each run's points add up across runs, and the Collector's
+``deltatocumulative`` processor rebuilds the cumulative series Prometheus wants
+(``dashboards/otelcol.yaml``).
+
+Resource: ``service.name`` (``OTEL_SERVICE_NAME``, default ``coverage-gate``) and
+``OTEL_RESOURCE_ATTRIBUTES``. No per-run ``service.instance.id`` is added: with delta
+temporality every run of the same service adds to the same series, where a per-run id would make
+one series per run.
+
+Exit: ``Telemetry.shutdown(budget_s)`` flushes and shuts both providers down in daemon threads
+and waits at most ``budget_s``; each OTLP export is bounded by ``EXPORT_TIMEOUT_S``; providers
+register no exit hook. A dead or hanging collector therefore holds the process about
+``budget_s`` at most, and an export failure never raises into the caller.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from google.protobuf.json_format import (  # type: ignore[import-untyped, unused-ignore]
+    MessageToDict,
+)
+from opentelemetry import metrics as metrics_api
+from opentelemetry import trace as trace_api
+from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.metrics import (
+    Counter,
+    Histogram,
+    MeterProvider,
+    ObservableCounter,
+    ObservableGauge,
+    ObservableUpDownCounter,
+    UpDownCounter,
+)
+from opentelemetry.sdk.metrics.export import (
+    AggregationTemporality,
+    MetricExporter,
+    MetricExportResult,
+    MetricsData,
+    PeriodicExportingMetricReader,
+)
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+
+from coverage_gate.metrics import METER_NAME, TRACER_NAME
+
+_log = logging.getLogger(__name__)
+
+#: The most the process waits at exit for telemetry, in seconds.
+SHUTDOWN_BUDGET_S = 2.5
+#: One OTLP/HTTP export attempt, retries included, in seconds.
+EXPORT_TIMEOUT_S = 1.0
+#: Periodic metric export for long runs; a short run exports once, at shutdown.
+METRIC_INTERVAL_MS = 60_000
+
+TELEMETRY_DIR_ENV = "COVERAGE_GATE_TELEMETRY_DIR"
+SERVICE_NAME = "coverage-gate"
+
+#: The OTLP "delta" temporality preference: monotonic sums and histograms as deltas.
+DELTA: dict[type, AggregationTemporality] = {
+    Counter: AggregationTemporality.DELTA,
+    Histogram: AggregationTemporality.DELTA,
+    ObservableCounter: AggregationTemporality.DELTA,
+    UpDownCounter: AggregationTemporality.CUMULATIVE,
+    ObservableUpDownCounter: AggregationTemporality.CUMULATIVE,
+    ObservableGauge: AggregationTemporality.CUMULATIVE,
+}
+
+_SIGNAL_PATHS = {"traces": "v1/traces", "metrics": "v1/metrics"}
+_ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
+
+
+# --- environment ------------------------------------------------------------------------------
+
+
+def _get(environ: Mapping[str, str], name: str) -> str | None:
+    value = environ.get(name, "").strip()
+    return value or None
+
+
+def sdk_disabled(environ: Mapping[str, str]) -> bool:
+    return (_get(environ, "OTEL_SDK_DISABLED") or "").lower() == "true"
+
+
+def default_telemetry_dir(environ: Mapping[str, str]) -> Path:
+    """Where the embedded default writes and ``report`` reads."""
+    explicit = _get(environ, TELEMETRY_DIR_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    state = _get(environ, "XDG_STATE_HOME")
+    base = (
+        Path(state) if state else Path(_get(environ, "HOME") or "~").expanduser() / ".local/state"
+    )
+    return base / "coverage-gate" / "telemetry"
+
+
+def otlp_endpoint(environ: Mapping[str, str], signal: str) -> str | None:
+    """The OTLP/HTTP URL for ``signal`` (``traces`` or ``metrics``), or None."""
+    specific = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT")
+    if specific:
+        return specific
+    base = _get(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")
+    if base is None:
+        return None
+    return f"{base.rstrip('/')}/{_SIGNAL_PATHS[signal]}"
+
+
+def _parse_pairs(raw: str | None) -> dict[str, str]:
+    """``k=v,k2=v2`` with percent-encoding, as ``OTEL_*_HEADERS`` and
+    ``OTEL_RESOURCE_ATTRIBUTES`` spell it; malformed pairs are skipped."""
+    pairs: dict[str, str] = {}
+    for item in (raw or "").split(","):
+        key, sep, value = item.partition("=")
+        if sep and key.strip():
+            pairs[unquote(key.strip())] = unquote(value.strip())
+    return pairs
+
+
+def _headers(environ: Mapping[str, str], signal: str) -> dict[str, str]:
+    specific = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_HEADERS")
+    return _parse_pairs(specific or _get(environ, "OTEL_EXPORTER_OTLP_HEADERS"))
+
+
+def _compression(environ: Mapping[str, str], signal: str) -> Compression:
+    raw = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_COMPRESSION") or _get(
+        environ, "OTEL_EXPORTER_OTLP_COMPRESSION"
+    )
+    return Compression.Gzip if (raw or "").lower() == "gzip" else Compression.NoCompression
+
+
+def build_resource(environ: Mapping[str, str], service_version: str | None = None) -> Resource:
+    attributes: dict[str, str] = _parse_pairs(_get(environ, "OTEL_RESOURCE_ATTRIBUTES"))
+    attributes["service.name"] = _get(environ, "OTEL_SERVICE_NAME") or attributes.get(
+        "service.name", SERVICE_NAME
+    )
+    if service_version:
+        attributes.setdefault("service.version", service_version)
+    attributes.update({"telemetry.sdk.language": "python", "telemetry.sdk.name": "opentelemetry"})
+    return Resource(attributes)
+
+
+# --- the local OTLP JSON lines sink -----------------------------------------------------------
+
+
+def otlp_json(message: ExportTraceServiceRequest | ExportMetricsServiceRequest) -> str:
+    """One OTLP JSON line: protobuf JSON mapping, enums as integers, trace and span ids as hex
+    (OTLP/JSON's one departure from the standard mapping, which would use base64)."""
+    as_dict: dict[str, Any] = MessageToDict(message, use_integers_for_enums=True)
+    return json.dumps(_hex_ids(as_dict), separators=(",", ":"), sort_keys=False)
+
+
+def _hex_ids(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: base64.b64decode(value).hex()
+            if key in _ID_KEYS and isinstance(value, str)
+            else _hex_ids(value)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_hex_ids(item) for item in node]
+    return node
+
+
+class JsonLinesFile:
+    """A file of this run alone, created on first write (no empty files for silent runs).
+
+    Each line goes out in one ``write`` on an ``O_APPEND`` descriptor under a lock, so a line is
+    never split by another thread of this run, and no other run ever holds this file.
+    """
+
+    def __init__(self, folder: Path, signal: str, *, clock: Callable[[], float] = time.time):
+        self.folder = folder
+        self.signal = signal
+        self._clock = clock
+        self._fd: int | None = None
+        self.path: Path | None = None
+        self._lock = threading.Lock()
+
+    def _open(self) -> int:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self._clock()))
+        for _ in range(8):
+            name = f"{self.signal}-{stamp}-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+            path = self.folder / name
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+            except FileExistsError:
+                continue
+            self.path = path
+            return fd
+        raise FileExistsError(f"no unused file name in {self.folder}")
+
+    def write_line(self, line: str) -> None:
+        data = (line + "\n").encode("utf-8")
+        with self._lock:
+            if self._fd is None:
+                self._fd = self._open()
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
+class JsonLinesSpanExporter(SpanExporter):
+    def __init__(self, sink: JsonLinesFile) -> None:
+        self.sink = sink
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if not spans:
+            return SpanExportResult.SUCCESS
+        try:
+            self.sink.write_line(otlp_json(encode_spans(spans)))
+        except OSError as error:
+            _log.warning("telemetry: cannot write spans to %s: %s", self.sink.folder, error)
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        self.sink.close()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
+
+class JsonLinesMetricExporter(MetricExporter):
+    def __init__(self, sink: JsonLinesFile) -> None:
+        super().__init__(preferred_temporality=DELTA)
+        self.sink = sink
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+    ) -> MetricExportResult:
+        request = encode_metrics(metrics_data)
+        if not request.resource_metrics:
+            return MetricExportResult.SUCCESS
+        try:
+            self.sink.write_line(otlp_json(request))
+        except OSError as error:
+            _log.warning("telemetry: cannot write metrics to %s: %s", self.sink.folder, error)
+            return MetricExportResult.FAILURE
+        return MetricExportResult.SUCCESS
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        self.sink.close()
+
+
+# --- providers --------------------------------------------------------------------------------
+
+
+@dataclass
+class Telemetry:
+    """The providers of one run and how to end them. ``sinks`` says where each signal goes
+    (``otlp <url>``, ``files <folder>``, ``disabled``), for logs and tests."""
+
+    tracer_provider: trace_api.TracerProvider
+    meter_provider: metrics_api.MeterProvider
+    sinks: dict[str, str] = field(default_factory=dict)
+    _done: bool = False
+
+    def tracer(self) -> trace_api.Tracer:
+        return self.tracer_provider.get_tracer(TRACER_NAME)
+
+    def meter(self) -> metrics_api.Meter:
+        return self.meter_provider.get_meter(METER_NAME)
+
+    def shutdown(self, budget_s: float = SHUTDOWN_BUDGET_S) -> bool:
+        """Flush and shut down both providers, waiting at most ``budget_s`` in all.
+
+        Returns whether both finished in time and without error. Never raises: a telemetry
+        failure must not change a decision or an exit code.
+        """
+        if self._done:
+            return True
+        self._done = True
+        deadline = time.monotonic() + max(budget_s, 0.0)
+        results: dict[str, bool] = {}
+        threads = [
+            threading.Thread(
+                target=_quietly,
+                args=(name, stop, results),
+                name=f"coverage-gate-telemetry-{name}",
+                daemon=True,  # a hanging collector must not keep the interpreter alive
+            )
+            for name, stop in self._stoppers()
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(max(deadline - time.monotonic(), 0.0))
+        finished = not any(t.is_alive() for t in threads)
+        if not finished:
+            _log.warning("telemetry: export still pending after %.1f s; not waiting", budget_s)
+        return finished and all(results.values())
+
+    def _stoppers(self) -> list[tuple[str, Callable[[], object]]]:
+        stoppers: list[tuple[str, Callable[[], object]]] = []
+        for name, provider in (("traces", self.tracer_provider), ("metrics", self.meter_provider)):
+            stop = getattr(provider, "shutdown", None)
+            if callable(stop):
+                stoppers.append((name, stop))
+        return stoppers
+
+
+def _quietly(name: str, stop: Callable[[], object], results: dict[str, bool]) -> None:
+    try:
+        stop()
+    # The telemetry export boundary: exporters and SDK internals may raise anything (encoding,
+    # network, a full disk). None of it may reach the decision or the exit code; log and go on.
+    except Exception as error:  # noqa: BLE001
+        _log.warning("telemetry: %s shutdown failed: %s", name, error)
+        results[name] = False
+    else:
+        results[name] = True
+
+
+def _signal_disabled(environ: Mapping[str, str], signal: str) -> bool:
+    return (_get(environ, f"OTEL_{signal.upper()}_EXPORTER") or "").lower() == "none"
+
+
+def setup(
+    environ: Mapping[str, str],
+    *,
+    service_version: str | None = None,
+    export_timeout_s: float = EXPORT_TIMEOUT_S,
+) -> Telemetry:
+    """Build the providers for one run from ``environ`` (see the module docstring). Sets no
+    global provider and registers no exit hook; call ``Telemetry.shutdown`` at the end."""
+    if sdk_disabled(environ):
+        return Telemetry(
+            trace_api.NoOpTracerProvider(),
+            metrics_api.NoOpMeterProvider(),
+            {"traces": "disabled", "metrics": "disabled"},
+        )
+    resource = build_resource(environ, service_version)
+    sinks: dict[str, str] = {}
+    tracer_provider: trace_api.TracerProvider = trace_api.NoOpTracerProvider()
+    meter_provider: metrics_api.MeterProvider = metrics_api.NoOpMeterProvider()
+    folder = default_telemetry_dir(environ)
+
+    if _signal_disabled(environ, "traces"):
+        sinks["traces"] = "disabled"
+    else:
+        sdk_tracer = TracerProvider(resource=resource, shutdown_on_exit=False)
+        endpoint = otlp_endpoint(environ, "traces")
+        if endpoint:
+            exporter: SpanExporter = OTLPSpanExporter(
+                endpoint=endpoint,
+                headers=_headers(environ, "traces"),
+                timeout=export_timeout_s,
+                compression=_compression(environ, "traces"),
+            )
+            sdk_tracer.add_span_processor(
+                BatchSpanProcessor(
+                    exporter,
+                    schedule_delay_millis=METRIC_INTERVAL_MS,
+                    export_timeout_millis=export_timeout_s * 1000,
+                )
+            )
+            sinks["traces"] = f"otlp {endpoint}"
+        else:
+            # A local append is cheap and cannot hang: export as each span ends.
+            sink = JsonLinesFile(folder, "traces")
+            sdk_tracer.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(sink)))
+            sinks["traces"] = f"files {folder}"
+        tracer_provider = sdk_tracer
+
+    if _signal_disabled(environ, "metrics"):
+        sinks["metrics"] = "disabled"
+    else:
+        endpoint = otlp_endpoint(environ, "metrics")
+        metric_exporter: MetricExporter
+        if endpoint:
+            metric_exporter = OTLPMetricExporter(
+                endpoint=endpoint,
+                headers=_headers(environ, "metrics"),
+                timeout=export_timeout_s,
+                compression=_compression(environ, "metrics"),
+                preferred_temporality=DELTA,
+            )
+            sinks["metrics"] = f"otlp {endpoint}"
+        else:
+            metric_exporter = JsonLinesMetricExporter(JsonLinesFile(folder, "metrics"))
+            sinks["metrics"] = f"files {folder}"
+        reader = PeriodicExportingMetricReader(
+            metric_exporter,
+            export_interval_millis=METRIC_INTERVAL_MS,
+            export_timeout_millis=export_timeout_s * 1000,
+        )
+        meter_provider = MeterProvider(
+            metric_readers=[reader], resource=resource, shutdown_on_exit=False
+        )
+    return Telemetry(tracer_provider, meter_provider, sinks)
