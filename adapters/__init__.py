@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from coverage_gate.events import Adapter
 
-from . import pi_rpc, placeholder
+from . import claude_code, codex, pi_rpc, placeholder
 
 ADAPTERS: dict[str, Adapter] = {
     pi_rpc.NAME: pi_rpc.ADAPTER,
     placeholder.NAME: placeholder.ADAPTER,
+    claude_code.NAME: claude_code.ADAPTER,
+    codex.ROLLOUT: codex.ROLLOUT_ADAPTER,
+    codex.EXEC: codex.EXEC_ADAPTER,
 }

@@ -1,0 +1,346 @@
+"""Claude Code: ``claude -p --output-format stream-json --verbose`` output and session transcripts.
+
+One adapter reads both shapes, line by line, and tells them apart per line (stream-json lines
+carry ``session_id``/``parent_tool_use_id``; transcript lines carry ``sessionId``/``parentUuid``/
+``isSidechain``/``cwd``).
+
+What counts (DESIGN §6):
+
+- A call is an ``assistant`` line's ``tool_use {id, name, input}`` block (the start) and a ``user``
+  line's ``tool_result {tool_use_id, is_error?, content}`` block (the end). The core pairs them by
+  id; the end does not name its tool.
+- ``Read {file_path, offset?, limit?}`` is a read of ``file_path``. Every other tool (``Bash``,
+  ``Grep``, ``Glob``, ``Task``/``Agent``, MCP tools, ...) is ignored: shell commands are never
+  parsed, and a sub-agent's answer is model text.
+- Success is ``is_error`` absent or ``false`` *and* no sign of a permission denial: a
+  ``tool_result`` whose text is a denial or a user rejection, a ``tool_result_meta`` decision of
+  deny/reject, or the id listed in the final ``result`` line's ``permission_denials``. A denied
+  call was never executed. If a call was already reported as a success when the ``result`` line
+  lists it as denied, a second, failed end is emitted for it: the core then labels the call id
+  ambiguous and the call gives no evidence.
+- ``stream_event`` lines (``--include-partial-messages``) are streamed model output, never
+  evidence; they are passed over from their first bytes.
+
+Line ranges, not bytes: Claude Code's ``Read`` works in lines. ``offset`` is a 1-based line
+number and ``limit`` a line count; a successful result's ``tool_use_result.file`` says
+``{startLine, numLines, totalLines}``. Both are recorded as zero-based, end-exclusive *line*
+ranges: ``ReadAction(offset=offset - 1, limit=limit)`` and ``ByteSpan(offset=startLine - 1,
+end=startLine - 1 + numLines, total=totalLines)``. For this format the evidence document's
+``ranges`` therefore count lines; a range covering ``0..totalLines`` is a whole read.
+
+Paths: ``file_path`` is passed through raw with the ``cwd`` the line carries (transcripts) or the
+``cwd`` of the stream's ``system/init`` line (stream-json); the core resolves and normalises it.
+
+Sub-agents (``Task``/``Agent``): the sub-agent's own tool calls appear in the same stream
+(stream-json: ``parent_tool_use_id`` set to the ``Task`` call's id; transcripts: ``isSidechain``
+true). They are executions the harness performed for this review, against the same tree, so a
+sub-agent's ``Read`` counts exactly like the main agent's, under the same success rules, paired
+by its own ``tool_use`` id (interleaved sub-agents cannot mix up their calls). The ``Task`` call
+itself is ignored, and its result text (the sub-agent's summary) is never evidence. Sub-agent
+lines never complete or reopen the stream.
+
+Completion:
+
+- stream-json: the ``result`` line is the completion marker (whatever its ``subtype``: the run
+  is over and everything it did is in the stream). A main-agent ``assistant`` line after it
+  reopens the stream.
+- transcripts have no ``result`` line. A transcript counts as complete when a main-chain
+  (``isSidechain`` false) ``assistant`` line records ``message.stop_reason`` ``"end_turn"`` and
+  asks for no tool: the model itself ended its turn there. A later main-chain ``assistant`` line
+  reopens it. A transcript whose last assistant message did not record ``end_turn`` (cut off,
+  still running, or written by a version that leaves ``stop_reason`` null) is incomplete, so its
+  absence of evidence proves nothing; its reads still verify the files they name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from coverage_gate.events import (
+    Action,
+    ByteSpan,
+    Event,
+    IgnoredAction,
+    LineClass,
+    Malformed,
+    ReadAction,
+    StreamComplete,
+    StreamReopened,
+    ToolEnd,
+    ToolStart,
+    UnreadableArguments,
+    Unrecognised,
+)
+from coverage_gate.model import Capability
+
+from ._json import (
+    JsonObject,
+    get_int,
+    get_list,
+    get_obj,
+    get_str,
+    is_blank,
+    load_object,
+    objects,
+)
+
+NAME: Final = "claude-code"
+READ_TOOL: Final = "Read"
+PERMISSION_DENIED: Final = "permission_denied"
+TOOL_ERROR: Final = "tool_error"
+
+# How Claude Code words a tool call it did not run (the whole tool_result text starts so).
+DENIAL_PREFIXES: Final = (
+    "The user doesn't want to proceed with this tool use",
+    "The user doesn't want to take this action right now",
+    "Permission to use ",
+    "Claude requested permissions to ",
+    "Permission denied by ",
+)
+DENIED_DECISIONS: Final = frozenset({"deny", "denied", "reject", "rejected"})
+
+# Lines known from their first bytes to carry no tool events.
+_SKIP_HEAD = re.compile(
+    rb'\s*\{\s*"type"\s*:\s*"(?:stream_event|file-history-snapshot|summary|queue-operation)"'
+)
+_QUIET_KINDS = frozenset(
+    {"stream_event", "summary", "file-history-snapshot", "queue-operation", "progress"}
+)
+_SNIFF_STREAM_KINDS = frozenset({"system", "assistant", "user", "result", "stream_event"})
+_SNIFF_TRANSCRIPT_KINDS = frozenset(
+    {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation"}
+)
+_SNIFF_HEAD = re.compile(
+    rb'\s*\{\s*(?:"type"\s*:\s*"(?:system"\s*,\s*"subtype"\s*:\s*"init"|stream_event")'
+    rb'|"parentUuid"\s*:)'
+)
+
+
+def _read_action(block: JsonObject, cwd: str | None) -> Action:
+    """What a ``tool_use`` block asks for: a read for ``Read``, nothing for any other tool."""
+    if get_str(block, "name") != READ_TOOL:
+        return IgnoredAction()
+    arguments = get_obj(block, "input")
+    if arguments is None:
+        return UnreadableArguments("Read input is missing or not an object")
+    path = get_str(arguments, "file_path")
+    if path is None:
+        return UnreadableArguments("Read input has no string 'file_path'")
+    offset = get_int(arguments, "offset")
+    return ReadAction(
+        path=path,
+        offset=None if offset is None else max(offset - 1, 0),
+        limit=get_int(arguments, "limit"),
+        cwd=cwd,
+    )
+
+
+def _line_span(detail: object) -> ByteSpan | None:
+    """The zero-based, end-exclusive line range a successful ``Read`` reports about itself."""
+    if not isinstance(detail, dict):
+        return None
+    file = get_obj(detail, "file")
+    if file is None:
+        return None
+    start, count, total = (get_int(file, key) for key in ("startLine", "numLines", "totalLines"))
+    if start is None or count is None or total is None or start < 1 or count < 0 or total < 0:
+        return None
+    return ByteSpan(offset=start - 1, end=start - 1 + count, total=total)
+
+
+def _result_text(block: JsonObject) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        for item in objects(content):
+            text = get_str(item, "text")
+            if text is not None:
+                return text
+    return ""
+
+
+def _denied_by_meta(line: JsonObject) -> frozenset[str]:
+    """Call ids whose ``tool_result_meta`` permission decision was a denial."""
+    denied: set[str] = set()
+    for meta in objects(get_list(line, "tool_result_meta") or []):
+        decision = get_obj(meta, "permission_decision")
+        call_id = get_str(meta, "id")
+        if (
+            decision is not None
+            and call_id is not None
+            and get_str(decision, "decision") in DENIED_DECISIONS
+        ):
+            denied.add(call_id)
+    return frozenset(denied)
+
+
+def _main_chain(line: JsonObject) -> bool:
+    """The main agent's line, not a sub-agent's."""
+    return line.get("parent_tool_use_id") is None and line.get("isSidechain") is not True
+
+
+class ClaudeCodeDecoder:
+    """Per-stream state: the stream's cwd, completion, and which calls already ended."""
+
+    def __init__(self) -> None:
+        self._cwd: str | None = None
+        self._complete = False
+        self._ended: set[str] = set()
+        self._succeeded: set[str] = set()
+        self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
+            "system": self._system,
+            "assistant": self._assistant,
+            "user": self._user,
+            "result": self._result,
+        }
+
+    def classify(self, head: bytes) -> LineClass:
+        if is_blank(head) or _SKIP_HEAD.match(head):
+            return LineClass.SKIP
+        return LineClass.PARSE
+
+    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        obj = load_object(line, lineno)
+        if isinstance(obj, Malformed):
+            return [obj]
+        kind = get_str(obj, "type")
+        if kind is None:
+            return [Malformed(lineno, "field 'type' is missing or not a string")]
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            return handler(obj, lineno)
+        return [] if kind in _QUIET_KINDS else [Unrecognised(lineno)]
+
+    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
+        return []  # never asked for: no line is classified HEAD_ONLY
+
+    def finish(self) -> Sequence[Event]:
+        return []
+
+    # --- line kinds ----------------------------------------------------------------------------
+
+    def _system(self, line: JsonObject, lineno: int) -> list[Event]:
+        cwd = get_str(line, "cwd")
+        if get_str(line, "subtype") == "init" and cwd is not None:
+            self._cwd = cwd
+        return []
+
+    def _assistant(self, line: JsonObject, lineno: int) -> list[Event]:
+        message = get_obj(line, "message")
+        if message is None:
+            return [Malformed(lineno, "field 'message' is missing or not an object")]
+        content = message.get("content")
+        if isinstance(content, str):
+            content = []
+        if not isinstance(content, list):
+            return [Malformed(lineno, "field 'message.content' is neither text nor a list")]
+        cwd = get_str(line, "cwd") or self._cwd
+        events: list[Event] = []
+        uses = [block for block in objects(content) if block.get("type") == "tool_use"]
+        for block in uses:
+            call_id, tool = get_str(block, "id"), get_str(block, "name")
+            if call_id is None or tool is None:
+                events.append(Malformed(lineno, "tool_use block without string 'id' and 'name'"))
+                continue
+            events.append(ToolStart(call_id, tool, _read_action(block, cwd), lineno))
+        if _main_chain(line):
+            events.extend(self._turn_state(line, message, lineno, asks_for_tools=bool(uses)))
+        return events
+
+    def _turn_state(
+        self, line: JsonObject, message: JsonObject, lineno: int, *, asks_for_tools: bool
+    ) -> list[Event]:
+        ends_turn = (
+            "parentUuid" in line
+            and get_str(message, "stop_reason") == "end_turn"
+            and not asks_for_tools
+        )
+        if ends_turn and not self._complete:
+            self._complete = True
+            return [StreamComplete(lineno)]
+        if not ends_turn and self._complete:
+            self._complete = False
+            return [StreamReopened(lineno)]
+        return []
+
+    def _user(self, line: JsonObject, lineno: int) -> list[Event]:
+        message = get_obj(line, "message")
+        if message is None:
+            return [Malformed(lineno, "field 'message' is missing or not an object")]
+        content = message.get("content")
+        if isinstance(content, str):
+            return []
+        if not isinstance(content, list):
+            return [Malformed(lineno, "field 'message.content' is neither text nor a list")]
+        results = [block for block in objects(content) if block.get("type") == "tool_result"]
+        detail = line.get("tool_use_result", line.get("toolUseResult"))
+        denied = _denied_by_meta(line)
+        events: list[Event] = []
+        for block in results:
+            call_id = get_str(block, "tool_use_id")
+            if call_id is None:
+                events.append(Malformed(lineno, "tool_result block without string 'tool_use_id'"))
+                continue
+            span = _line_span(detail) if len(results) == 1 else None
+            events.append(self._end(block, call_id, lineno, denied=call_id in denied, span=span))
+        return events
+
+    def _end(
+        self, block: JsonObject, call_id: str, lineno: int, *, denied: bool, span: ByteSpan | None
+    ) -> ToolEnd:
+        """The end of one call; ``span`` is the line range the line's result detail reports."""
+        denied = denied or _result_text(block).startswith(DENIAL_PREFIXES)
+        no_error = "is_error" not in block or block["is_error"] is False
+        succeeded = no_error and not denied
+        self._ended.add(call_id)
+        if not succeeded:
+            kind = PERMISSION_DENIED if denied else TOOL_ERROR
+            return ToolEnd(call_id, None, False, lineno, error_type=kind)
+        self._succeeded.add(call_id)
+        return ToolEnd(call_id, None, True, lineno, result_range=span)
+
+    def _result(self, line: JsonObject, lineno: int) -> list[Event]:
+        events: list[Event] = []
+        for denial in objects(get_list(line, "permission_denials") or []):
+            call_id = get_str(denial, "tool_use_id")
+            if call_id is None:
+                continue
+            if call_id in self._succeeded or call_id not in self._ended:
+                self._succeeded.discard(call_id)
+                self._ended.add(call_id)
+                events.append(ToolEnd(call_id, None, False, lineno, error_type=PERMISSION_DENIED))
+        self._complete = True
+        events.append(StreamComplete(lineno))
+        return events
+
+
+def _sniff_line(line: bytes) -> bool:
+    obj = load_object(line, 0)
+    if isinstance(obj, Malformed):
+        return _SNIFF_HEAD.match(line) is not None
+    kind = get_str(obj, "type")
+    if kind in _SNIFF_STREAM_KINDS and "session_id" in obj:
+        return True
+    transcript_keys = ("sessionId", "parentUuid", "leafUuid")
+    return kind in _SNIFF_TRANSCRIPT_KINDS and any(key in obj for key in transcript_keys)
+
+
+class ClaudeCodeAdapter:
+    name: str = NAME
+    capability: Capability = Capability.PER_FILE
+    description: str = (
+        "Claude Code: `claude -p --output-format stream-json --verbose` output (with or without "
+        "--include-partial-messages) or a session transcript (~/.claude/projects/.../*.jsonl)"
+    )
+
+    def decoder(self) -> ClaudeCodeDecoder:
+        return ClaudeCodeDecoder()
+
+    def sniff(self, head_lines: Sequence[bytes]) -> bool:
+        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+
+
+ADAPTER: Final = ClaudeCodeAdapter()

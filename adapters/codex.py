@@ -1,0 +1,384 @@
+"""Codex CLI: the session rollout file (``codex-rollout``) and ``codex exec --json``
+(``codex-exec``).
+
+Codex has no read tool: it reads files with shell commands. We never parse shell commands
+(DESIGN §6 rule 5), so the only per-file evidence Codex offers is its harness's *own* parse of a
+command, recorded in the rollout file.
+
+``codex-rollout`` (``$CODEX_HOME/sessions/.../rollout-*.jsonl``):
+
+- A call starts with a ``response_item`` ``function_call`` (or ``custom_tool_call``/
+  ``local_shell_call``) ``{call_id, name}``.
+- A shell command ends with an ``event_msg`` ``item_completed`` whose item is a
+  ``CommandExecution {id: call_id, cwd: "file://...", parsed_cmd: [...], status, exit_code}``.
+  Each ``parsed_cmd`` entry of type ``read`` is a read of its ``path``, relative to ``cwd``. One
+  command may parse into several reads: one start/end pair each, under the call id itself when
+  there is one read and ``<call_id>#<n>`` (n from 1, in ``parsed_cmd`` order) when there are
+  several. A command with no ``read`` entry is one ignored call.
+- Success needs ``status`` ``"completed"`` *and* ``exit_code`` 0 (Codex still parses
+  ``cat src/util`` as a read when ``src/util`` is a directory; only the exit code says it failed).
+- Any other tool ends with its ``function_call_output``/``custom_tool_call_output`` and is ignored.
+- The start of a call is held until its end arrives, because the reads are only known then. A
+  completion with no start before it is passed on as an end alone (the core labels it
+  ``missing_start``); a start that never ends is passed on when the stream ends (``missing_end``).
+  A call id started twice is passed on at once as a second start (``ambiguous_call_id``).
+- Completion: ``event_msg`` ``task_complete``; a ``task_started`` after it reopens the stream.
+
+``codex-exec`` (``codex exec --json``): ``item.started``/``item.completed`` of
+``command_execution`` (and ``mcp_tool_call``) items are calls, paired by ``item.id`` and counted,
+with the same success rule. The path of a read exists only inside the command string, so this
+format declares capability ``none``: evidence unavailable, never evidence of absence. Completion:
+``turn.completed``; a ``turn.started`` after it reopens the stream.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import unquote, urlsplit
+
+from coverage_gate.events import (
+    Action,
+    Event,
+    IgnoredAction,
+    LineClass,
+    Malformed,
+    ReadAction,
+    StreamComplete,
+    StreamReopened,
+    ToolEnd,
+    ToolStart,
+    UnreadableArguments,
+    Unrecognised,
+)
+from coverage_gate.model import Capability
+
+from ._json import (
+    JsonObject,
+    get_int,
+    get_list,
+    get_obj,
+    get_str,
+    is_blank,
+    load_object,
+    objects,
+)
+
+ROLLOUT: Final = "codex-rollout"
+EXEC: Final = "codex-exec"
+COMMAND_FAILED: Final = "command_failed"
+
+_CALL_STARTS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+_CALL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+# Calls whose end (and parsed reads) is the harness's CommandExecution record, not the output.
+_COMMAND_TOOLS = frozenset(
+    {"exec_command", "shell", "shell_command", "local_shell", "container.exec"}
+)
+_ROLLOUT_KINDS = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
+)
+_ROLLOUT_QUIET = frozenset({"compacted", "world_state", "token_usage_record"})
+
+# {"timestamp":"...","ordinal":N,"type":"<kind>","payload":{"type":"<inner>"  (ordinal optional)
+_ROLLOUT_HEAD = re.compile(
+    rb'\s*\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*(?:"ordinal"\s*:\s*\d+\s*,\s*)?'
+    rb'"type"\s*:\s*"([a-z_]+)"(?:\s*,\s*"payload"\s*:\s*\{\s*"type"\s*:\s*"([A-Za-z_]+)")?'
+)
+_ROLLOUT_SKIP = frozenset(
+    {
+        (b"world_state", None),
+        (b"token_usage_record", None),
+        (b"response_item", b"message"),
+        (b"response_item", b"reasoning"),
+        (b"event_msg", b"token_count"),
+        (b"event_msg", b"agent_message"),
+        (b"event_msg", b"agent_reasoning"),
+        (b"event_msg", b"user_message"),
+    }
+)
+
+_EXEC_TOOL_ITEMS = frozenset({"command_execution", "mcp_tool_call"})
+_EXEC_KINDS = frozenset(
+    {
+        "thread.started",
+        "turn.started",
+        "turn.completed",
+        "turn.failed",
+        "item.started",
+        "item.updated",
+        "item.completed",
+        "error",
+    }
+)
+_EXEC_HEAD = re.compile(
+    rb'\s*\{\s*"type"\s*:\s*"(?:thread\.started|turn\.(?:started|completed|failed)'
+    rb'|item\.(?:started|updated|completed))"'
+)
+
+
+def _succeeded(item: JsonObject) -> bool:
+    """Explicit success only: status completed and exit code 0 (DESIGN §6 rule 2)."""
+    return get_str(item, "status") == "completed" and get_int(item, "exit_code") == 0
+
+
+def _cwd_path(value: str | None) -> str | None:
+    """The directory a ``file://`` URI (or a plain absolute path) names."""
+    if value is None:
+        return None
+    if value.startswith("/"):
+        return value
+    parts = urlsplit(value)
+    if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
+        return None
+    return unquote(parts.path) or None
+
+
+def _read_actions(parsed: Sequence[object] | None, cwd: str | None) -> list[Action]:
+    """One action per ``read`` entry the harness parsed out of the command."""
+    actions: list[Action] = []
+    for entry in objects(parsed or []):
+        if get_str(entry, "type") != "read":
+            continue
+        path = get_str(entry, "path")
+        if path is None:
+            actions.append(UnreadableArguments("parsed read has no string 'path'"))
+        else:
+            actions.append(ReadAction(path=path, cwd=cwd))
+    return actions
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    tool: str
+    line: int
+
+
+class CodexRolloutDecoder:
+    """Holds each started call until its end says what it read."""
+
+    def __init__(self) -> None:
+        self._cwd: str | None = None
+        self._pending: dict[str, _Pending] = {}
+        self._seen: set[str] = set()
+        self._complete = False
+        self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
+            "session_meta": self._context,
+            "turn_context": self._context,
+            "response_item": self._response_item,
+            "event_msg": self._event_msg,
+        }
+
+    def classify(self, head: bytes) -> LineClass:
+        if is_blank(head):
+            return LineClass.SKIP
+        match = _ROLLOUT_HEAD.match(head)
+        if match is not None and (match.group(1), match.group(2)) in _ROLLOUT_SKIP:
+            return LineClass.SKIP
+        return LineClass.PARSE
+
+    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        obj = load_object(line, lineno)
+        if isinstance(obj, Malformed):
+            return [obj]
+        kind = get_str(obj, "type")
+        if kind is None:
+            return [Malformed(lineno, "field 'type' is missing or not a string")]
+        handler = self._handlers.get(kind)
+        if handler is None:
+            return [] if kind in _ROLLOUT_QUIET else [Unrecognised(lineno)]
+        payload = get_obj(obj, "payload")
+        if payload is None:
+            return [Malformed(lineno, "field 'payload' is missing or not an object")]
+        return handler(payload, lineno)
+
+    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
+        return []  # never asked for: no line is classified HEAD_ONLY
+
+    def finish(self) -> Sequence[Event]:
+        """Starts that never ended: passed on so the core labels them ``missing_end``."""
+        starts = [
+            ToolStart(call_id, pending.tool, IgnoredAction(), pending.line)
+            for call_id, pending in self._pending.items()
+        ]
+        self._pending.clear()
+        return starts
+
+    # --- line kinds ----------------------------------------------------------------------------
+
+    def _context(self, payload: JsonObject, lineno: int) -> list[Event]:
+        cwd = _cwd_path(get_str(payload, "cwd"))
+        if cwd is not None:
+            self._cwd = cwd
+        return []
+
+    def _response_item(self, payload: JsonObject, lineno: int) -> list[Event]:
+        kind = get_str(payload, "type")
+        if kind in _CALL_STARTS:
+            return self._call_start(payload, lineno)
+        if kind in _CALL_OUTPUTS:
+            return self._call_output(payload, lineno)
+        return []
+
+    def _call_start(self, payload: JsonObject, lineno: int) -> list[Event]:
+        call_id = get_str(payload, "call_id")
+        if call_id is None:
+            return [Malformed(lineno, "field 'payload.call_id' is missing or not a string")]
+        tool = get_str(payload, "name") or get_str(payload, "type") or "tool"
+        if call_id in self._seen:
+            return [ToolStart(call_id, tool, IgnoredAction(), lineno)]
+        self._seen.add(call_id)
+        self._pending[call_id] = _Pending(tool, lineno)
+        return []
+
+    def _call_output(self, payload: JsonObject, lineno: int) -> list[Event]:
+        call_id = get_str(payload, "call_id")
+        if call_id is None:
+            return [Malformed(lineno, "field 'payload.call_id' is missing or not a string")]
+        pending = self._pending.get(call_id)
+        if pending is None or pending.tool in _COMMAND_TOOLS:
+            return []  # a command's end is its CommandExecution record; an unknown id: no call
+        del self._pending[call_id]
+        output = get_obj(payload, "output")
+        succeeded = output is None or output.get("success") is not False
+        return [
+            ToolStart(call_id, pending.tool, IgnoredAction(), pending.line),
+            ToolEnd(call_id, pending.tool, succeeded, lineno),
+        ]
+
+    def _event_msg(self, payload: JsonObject, lineno: int) -> list[Event]:
+        kind = get_str(payload, "type")
+        if kind == "item_completed":
+            item = get_obj(payload, "item")
+            if item is None:
+                return [Malformed(lineno, "field 'payload.item' is missing or not an object")]
+            if get_str(item, "type") == "CommandExecution":
+                return self._command(item, lineno)
+            return []
+        if kind == "task_complete":
+            self._complete = True
+            return [StreamComplete(lineno)]
+        if kind == "task_started" and self._complete:
+            self._complete = False
+            return [StreamReopened(lineno)]
+        return []
+
+    def _command(self, item: JsonObject, lineno: int) -> list[Event]:
+        call_id = get_str(item, "id")
+        if call_id is None:
+            return [Malformed(lineno, "field 'payload.item.id' is missing or not a string")]
+        succeeded = _succeeded(item)
+        error = None if succeeded else COMMAND_FAILED
+        pending = self._pending.pop(call_id, None)
+        if pending is None:
+            return [ToolEnd(call_id, None, succeeded, lineno, error_type=error)]
+        cwd = _cwd_path(get_str(item, "cwd")) or self._cwd
+        actions = _read_actions(get_list(item, "parsed_cmd"), cwd)
+        if not actions:
+            actions = [IgnoredAction()]
+        events: list[Event] = []
+        for n, action in enumerate(actions, start=1):
+            read_id = call_id if len(actions) == 1 else f"{call_id}#{n}"
+            events.append(ToolStart(read_id, pending.tool, action, pending.line))
+            events.append(ToolEnd(read_id, pending.tool, succeeded, lineno, error_type=error))
+        return events
+
+
+class CodexExecDecoder:
+    """``codex exec --json``: calls are counted; nothing in them is per-file evidence."""
+
+    def __init__(self) -> None:
+        self._complete = False
+
+    def classify(self, head: bytes) -> LineClass:
+        return LineClass.SKIP if is_blank(head) else LineClass.PARSE
+
+    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        obj = load_object(line, lineno)
+        if isinstance(obj, Malformed):
+            return [obj]
+        kind = get_str(obj, "type")
+        if kind is None:
+            return [Malformed(lineno, "field 'type' is missing or not a string")]
+        if kind in ("item.started", "item.completed"):
+            return self._item(obj, kind, lineno)
+        if kind == "turn.completed":
+            self._complete = True
+            return [StreamComplete(lineno)]
+        if kind == "turn.started" and self._complete:
+            self._complete = False
+            return [StreamReopened(lineno)]
+        return [] if kind in _EXEC_KINDS else [Unrecognised(lineno)]
+
+    def _item(self, obj: JsonObject, kind: str, lineno: int) -> list[Event]:
+        item = get_obj(obj, "item")
+        if item is None:
+            return [Malformed(lineno, "field 'item' is missing or not an object")]
+        item_type = get_str(item, "type")
+        if item_type not in _EXEC_TOOL_ITEMS:
+            return []
+        call_id = get_str(item, "id")
+        if call_id is None:
+            return [Malformed(lineno, "field 'item.id' is missing or not a string")]
+        if kind == "item.started":
+            return [ToolStart(call_id, item_type, IgnoredAction(), lineno)]
+        if item_type == "command_execution":
+            succeeded = _succeeded(item)
+        else:
+            succeeded = get_str(item, "status") == "completed" and item.get("error") is None
+        error = None if succeeded else COMMAND_FAILED
+        return [ToolEnd(call_id, item_type, succeeded, lineno, error_type=error)]
+
+    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
+        return []  # never asked for: no line is classified HEAD_ONLY
+
+    def finish(self) -> Sequence[Event]:
+        return []
+
+
+def _sniff_rollout(line: bytes) -> bool:
+    obj = load_object(line, 0)
+    if isinstance(obj, Malformed):
+        return _ROLLOUT_HEAD.match(line) is not None
+    return get_str(obj, "type") in _ROLLOUT_KINDS and isinstance(obj.get("payload"), dict)
+
+
+def _sniff_exec(line: bytes) -> bool:
+    obj = load_object(line, 0)
+    if isinstance(obj, Malformed):
+        return _EXEC_HEAD.match(line) is not None
+    return get_str(obj, "type") in _EXEC_KINDS - {"error"}
+
+
+class CodexRolloutAdapter:
+    name: str = ROLLOUT
+    capability: Capability = Capability.PER_FILE
+    description: str = (
+        "Codex session rollout file ($CODEX_HOME/sessions/.../rollout-*.jsonl): reads from "
+        "Codex's own parsed commands"
+    )
+
+    def decoder(self) -> CodexRolloutDecoder:
+        return CodexRolloutDecoder()
+
+    def sniff(self, head_lines: Sequence[bytes]) -> bool:
+        return any(_sniff_rollout(line) for line in head_lines if not is_blank(line))
+
+
+class CodexExecAdapter:
+    name: str = EXEC
+    capability: Capability = Capability.NONE
+    description: str = (
+        "`codex exec --json` events: calls and completion only; no per-file reads (capability none)"
+    )
+
+    def decoder(self) -> CodexExecDecoder:
+        return CodexExecDecoder()
+
+    def sniff(self, head_lines: Sequence[bytes]) -> bool:
+        return any(_sniff_exec(line) for line in head_lines if not is_blank(line))
+
+
+ROLLOUT_ADAPTER: Final = CodexRolloutAdapter()
+EXEC_ADAPTER: Final = CodexExecAdapter()
