@@ -36,6 +36,7 @@ CHUNK = 64 * 1024
 DEFAULT_GRACE_SECONDS = 5.0
 EXIT_TIMEOUT = 124  # what GNU timeout(1) returns; documented in the README
 _SIGNAL_EXIT_BASE = 128  # the shell's convention: 128 + signal number
+_KILL_WAIT_SECONDS = 5.0
 
 
 class LiveError(Exception):
@@ -71,11 +72,12 @@ class RunOutcome:
 
 
 class ChunkRecorder(Protocol):
-    """Takes the reviewer's stdout as it flows; ``finish`` builds the evidence document."""
+    """Takes the reviewer's stdout as it flows; ``finish`` builds the evidence document
+    (``interrupted`` marks a stream we cut short). ``recording.Recorder`` satisfies it."""
 
     def feed(self, chunk: bytes) -> None: ...
 
-    def finish(self) -> EvidenceDocument: ...
+    def finish(self, interrupted: bool = False) -> EvidenceDocument: ...
 
 
 class Interrupter:
@@ -196,27 +198,53 @@ def _exit_code_of(returncode: int) -> int:
 
 
 def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group is still running (zombies do not count: a reparented
+    grandchild may stay a zombie for as long as nobody reaps it)."""
     try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
+        entries = [entry.name for entry in os.scandir("/proc") if entry.name.isdigit()]
+    except OSError:  # no /proc: ask the kernel, counting zombies as alive
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for name in entries:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:  # the process ended while we looked
+            continue
+        fields = stat.rpartition(b")")[2].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
 
 
 def end_process_group(proc: subprocess.Popen[bytes], grace: float) -> None:
-    """SIGTERM the reviewer's whole process group; SIGKILL whatever is left after ``grace``."""
+    """SIGTERM the reviewer's whole process group; SIGKILL whatever is left after ``grace``.
+
+    Returns once the reviewer is reaped and no process of its group is running (or, should one
+    survive SIGKILL, after a further bounded wait).
+    """
     pgid = proc.pid
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
+    if not _wait_group(proc, pgid, grace):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+        _wait_group(proc, pgid, _KILL_WAIT_SECONDS)
+    proc.wait()
+
+
+def _wait_group(proc: subprocess.Popen[bytes], pgid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while True:
         proc.poll()
         if proc.returncode is not None and not _group_alive(pgid):
-            return
+            return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(0.02)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-    proc.wait()
 
 
 class _Tee:
@@ -267,7 +295,7 @@ def run_and_tee(
             env=env,
             process_group=0,
         )
-    except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+    except OSError as exc:  # not found, not executable, argument list too long, ...
         raise LiveError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
     assert proc.stdout is not None  # noqa: S101 - requested with stdout=PIPE above
     pump = _StdinPump(stdin, proc.stdin) if proc.stdin is not None else None
@@ -362,7 +390,9 @@ def _copy_out(
                     return Ending.EXITED, True
 
 
-def _wait_leader(proc: subprocess.Popen[bytes], wake: Interrupter, deadline: float | None) -> Ending:
+def _wait_leader(
+    proc: subprocess.Popen[bytes], wake: Interrupter, deadline: float | None
+) -> Ending:
     """stdout is closed; wait for the reviewer to exit, within the deadline."""
     while proc.poll() is None:
         if wake.signum is not None:
@@ -422,9 +452,7 @@ def run_recorded(
         cwd=cwd,
         env=env,
     )
-    evidence = recorder.finish()
-    if outcome.cut_off and evidence.stream_complete:
-        evidence = evidence.model_copy(update={"stream_complete": False})
+    evidence = recorder.finish(interrupted=outcome.cut_off)
     if output is not None:
         write_atomically(os.fspath(output), evidence_json(evidence))
     return LiveResult(outcome=outcome, evidence=evidence)

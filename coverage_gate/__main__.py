@@ -1,0 +1,5 @@
+"""`python -m coverage_gate`."""
+
+from coverage_gate.cli import main
+
+main()

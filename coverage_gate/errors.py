@@ -1,0 +1,28 @@
+"""The exception tree and the exit codes it maps to (one table, shown in the README)."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0  # a decision (or document) was produced; a downgrade is not an error
+    DOWNGRADED = 1  # only with --exit-code: the decision changed the verdict
+    USAGE = 2  # the command line is wrong
+    BAD_INPUT = 3  # an input file or stream is missing, unreadable or breaks its contract
+    BAD_CONFIG = 4  # configuration (flags snapshot, flag settings, filters) is wrong
+    INTERNAL = 5  # a bug: please report it
+
+
+class CoverageGateError(Exception):
+    """Base of every error coverage-gate reports without a traceback."""
+
+    exit_code: ExitCode = ExitCode.INTERNAL
+
+
+class BadInput(CoverageGateError):
+    exit_code = ExitCode.BAD_INPUT
+
+
+class BadConfig(CoverageGateError):
+    exit_code = ExitCode.BAD_CONFIG

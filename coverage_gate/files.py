@@ -1,0 +1,105 @@
+"""File edges: reading contracts with errors that name the file and the field, atomic writes."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from coverage_gate.errors import BadInput
+from coverage_gate.model import EVIDENCE_SCHEMA, EVIDENCE_VERSION, EvidenceDocument
+
+M = TypeVar("M", bound=BaseModel)
+SUPPORTED_EVIDENCE_MAJOR = int(EVIDENCE_VERSION.split(".")[0])
+
+
+def read_bytes(path: Path, what: str) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput(f"{what} {path}: no such file") from None
+    except IsADirectoryError:
+        raise BadInput(f"{what} {path}: is a directory") from None
+    except OSError as error:
+        raise BadInput(f"{what} {path}: cannot be read ({error.strerror})") from None
+
+
+def load_json(path: Path, what: str) -> Any:
+    data = read_bytes(path, what)
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as error:
+        raise BadInput(f"{what} {path}: not UTF-8 text (byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise BadInput(
+            f"{what} {path}: not JSON: line {error.lineno} column {error.colno}: {error.msg}"
+        ) from None
+    except RecursionError:
+        raise BadInput(f"{what} {path}: JSON nested too deeply") from None
+
+
+def describe_validation(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors()[:5]:
+        where = ".".join(str(part) for part in item["loc"]) or "(document)"
+        parts.append(f"field '{where}': {item['msg']}")
+    more = len(error.errors()) - 5
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
+
+
+def validate(model: type[M], data: Any, path: Path | str, what: str) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise BadInput(f"{what} {path}: {describe_validation(error)}") from None
+
+
+def load_model(path: Path, model: type[M], what: str) -> M:
+    return validate(model, load_json(path, what), path, what)
+
+
+def check_evidence_version(data: Any, path: Path | str) -> None:
+    if not isinstance(data, dict):
+        raise BadInput(f"evidence {path}: not a JSON object")
+    schema, version = data.get("schema"), data.get("version")
+    if schema != EVIDENCE_SCHEMA:
+        raise BadInput(f"evidence {path}: field 'schema' is {schema!r}, not {EVIDENCE_SCHEMA!r}")
+    if not isinstance(version, str) or not version.split(".")[0].isdigit():
+        raise BadInput(f"evidence {path}: field 'version' is {version!r}, not 'MAJOR.MINOR'")
+    major = int(version.split(".")[0])
+    if major > SUPPORTED_EVIDENCE_MAJOR:
+        raise BadInput(
+            f"evidence {path}: version {version} is newer than this coverage-gate reads "
+            f"({SUPPORTED_EVIDENCE_MAJOR}.x); upgrade coverage-gate"
+        )
+
+
+def load_evidence(path: Path) -> EvidenceDocument:
+    data = load_json(path, "evidence")
+    check_evidence_version(data, path)
+    return validate(EvidenceDocument, data, path, "evidence")
+
+
+def dump_model(model: BaseModel) -> str:
+    return model.model_dump_json(indent=2, by_alias=True) + "\n"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` so that ``path`` holds either its old content or all of the new one."""
+    directory = path.parent if str(path.parent) else Path()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

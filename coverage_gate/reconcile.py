@@ -1,0 +1,294 @@
+"""The pure reconciler: claims + evidence + scope + mode → decision (DESIGN §7).
+
+No clock, environment, files, flags or telemetry. Same inputs, same decision: every list in the
+output is sorted, and nothing here depends on the order reviewers or files were given in, beyond
+the reviewers' own order in the output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from coverage_gate.model import (
+    Capability,
+    Claim,
+    Coverage,
+    DecisionDocument,
+    EvidenceDocument,
+    FileDecision,
+    FileEvidence,
+    FileStatus,
+    Mode,
+    ModeSource,
+    Reason,
+    ReviewerDecision,
+    ReviewerOutput,
+    UnknownPolicy,
+    UnknownReason,
+    Verdict,
+)
+from coverage_gate.paths import Rejected, normalise
+
+_REASON_ORDER = list(Reason)
+
+
+@dataclass(frozen=True)
+class ReviewerInput:
+    agent_id: str
+    claims: ReviewerOutput | None
+    evidence: EvidenceDocument | None
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class ReviewInput:
+    repo: str
+    revision: str
+    verdict_in: Verdict
+    mode: Mode
+    mode_source: ModeSource
+    scope: Sequence[str]
+    reviewers: Sequence[ReviewerInput]
+    unknown_policy: UnknownPolicy = UnknownPolicy.ACCEPT
+    repo_root: str | None = None
+
+
+def short(revision: str) -> str:
+    return revision[:12] if revision else "(no revision)"
+
+
+def _unavailable(evidence: EvidenceDocument | None, revision: str) -> UnknownReason | None:
+    if evidence is None:
+        return UnknownReason.NO_EVIDENCE_DOCUMENT
+    if evidence.revision != revision:
+        return UnknownReason.STALE
+    if evidence.capability is Capability.NONE:
+        return UnknownReason.CAPABILITY_NONE
+    if not evidence.stream_complete:
+        return UnknownReason.STREAM_INCOMPLETE
+    return None
+
+
+def _describe(entry: FileEvidence | None) -> str:
+    if entry is None:
+        return "no read or diff recorded"
+    parts: list[str] = []
+    if entry.reads_succeeded:
+        partial = " (partial)" if entry.partial else ""
+        parts.append(f"{entry.reads_succeeded} successful read(s){partial}")
+    if entry.diff_pages_succeeded:
+        parts.append(f"{entry.diff_pages_succeeded} diff page(s)")
+    if entry.reads_failed:
+        parts.append(f"{entry.reads_failed} failed read(s)")
+    return ", ".join(parts) if parts else "no read or diff recorded"
+
+
+def _claims(output: ReviewerOutput | None, root: str | None) -> tuple[set[str], set[str]]:
+    if output is None:
+        return set(), set()
+
+    def kept(paths: list[str]) -> set[str]:
+        return {p for p in (normalise(raw, root) for raw in paths) if not isinstance(p, Rejected)}
+
+    return kept(output.inspected_files), kept(output.skipped_files)
+
+
+def _file_decision(
+    path: str,
+    inspected: set[str],
+    skipped: set[str],
+    evidence: EvidenceDocument | None,
+    unavailable: UnknownReason | None,
+) -> FileDecision:
+    entry = evidence.file(path) if evidence is not None else None
+    summary = _describe(entry)
+    if path in skipped:
+        return FileDecision(path=path, claim=Claim.SKIPPED, evidence=summary, status=FileStatus.SKIPPED)
+    if path not in inspected:
+        return FileDecision(path=path, claim=Claim.NONE, evidence=summary, status=FileStatus.MISSING)
+    supported = entry is not None and (entry.reads_succeeded > 0 or entry.diff_pages_succeeded > 0)
+    reason: UnknownReason | None = None
+    if unavailable is UnknownReason.STALE:
+        reason = unavailable
+    elif supported:
+        return FileDecision(
+            path=path, claim=Claim.INSPECTED, evidence=summary, status=FileStatus.VERIFIED
+        )
+    elif unavailable is not None:
+        reason = unavailable
+    elif evidence is not None and evidence.truncated and entry is None:
+        reason = UnknownReason.TRUNCATED
+    if reason is not None:
+        return FileDecision(
+            path=path,
+            claim=Claim.INSPECTED,
+            evidence=f"evidence unavailable ({reason.value}); {summary}",
+            status=FileStatus.UNKNOWN,
+            unknown_reason=reason,
+        )
+    return FileDecision(
+        path=path, claim=Claim.INSPECTED, evidence=summary, status=FileStatus.UNSUPPORTED
+    )
+
+
+def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
+    failed = reviewer.failed or reviewer.claims is None
+    inspected, skipped = _claims(reviewer.claims, review.repo_root)
+    unavailable = _unavailable(reviewer.evidence, review.revision)
+    files = [
+        _file_decision(path, inspected, skipped, reviewer.evidence, unavailable)
+        for path in sorted(set(review.scope))
+    ]
+    statuses = {decision.status for decision in files}
+    reasons: list[Reason] = []
+    if failed:
+        reasons.append(Reason.REVIEWER_FAILED)
+    if FileStatus.SKIPPED in statuses:
+        reasons.append(Reason.FILES_SKIPPED)
+    if FileStatus.MISSING in statuses and not failed:
+        reasons.append(Reason.FILES_MISSING)
+    if FileStatus.UNSUPPORTED in statuses:
+        reasons.append(Reason.CLAIMS_UNSUPPORTED)
+    if FileStatus.UNKNOWN in statuses and review.unknown_policy is UnknownPolicy.DOWNGRADE:
+        reasons.append(Reason.CLAIMS_UNVERIFIABLE)
+    coverage = {
+        Reason.REVIEWER_FAILED: Coverage.INCOMPLETE_FAILED,
+        Reason.FILES_SKIPPED: Coverage.INCOMPLETE_SKIPPED,
+        Reason.FILES_MISSING: Coverage.INCOMPLETE_MISSING,
+        Reason.CLAIMS_UNSUPPORTED: Coverage.INCOMPLETE_UNSUPPORTED,
+        Reason.CLAIMS_UNVERIFIABLE: Coverage.INCOMPLETE_UNVERIFIABLE,
+    }[reasons[0]] if reasons else Coverage.COMPLETE
+    evidence = reviewer.evidence
+    return ReviewerDecision(
+        agent_id=reviewer.agent_id,
+        coverage=coverage,
+        reasons=reasons,
+        would_downgrade=bool(
+            {Reason.CLAIMS_UNSUPPORTED, Reason.CLAIMS_UNVERIFIABLE} & set(reasons)
+        ),
+        evidence_source=evidence.source if evidence else None,
+        evidence_capability=evidence.capability if evidence else None,
+        claims_outside_scope=sorted(inspected - set(review.scope)),
+        files=files,
+    )
+
+
+_LEGACY = {Reason.REVIEWER_FAILED, Reason.FILES_SKIPPED, Reason.FILES_MISSING}
+
+
+def reconcile(review: ReviewInput) -> DecisionDocument:
+    reviewers = [_reviewer(review, reviewer) for reviewer in review.reviewers]
+    reasons = sorted(
+        {reason for decision in reviewers for reason in decision.reasons},
+        key=_REASON_ORDER.index,
+    )
+    legacy_incomplete = bool(_LEGACY & set(reasons))
+    new_incomplete = any(decision.would_downgrade for decision in reviewers)
+    approve = review.verdict_in is Verdict.APPROVE
+    legacy_out = Verdict.COMMENT if approve and legacy_incomplete else review.verdict_in
+    would_downgrade = approve and new_incomplete and not legacy_incomplete
+    verdict_out = legacy_out
+    if review.mode is Mode.ENFORCE and would_downgrade:
+        verdict_out = Verdict.COMMENT
+    return DecisionDocument(
+        repo=review.repo,
+        revision=review.revision,
+        verdict_in=review.verdict_in,
+        verdict_out=verdict_out,
+        mode=review.mode,
+        mode_source=review.mode_source,
+        unknown_policy=review.unknown_policy,
+        downgraded=verdict_out is not review.verdict_in,
+        would_downgrade=would_downgrade,
+        reasons=reasons,
+        note=_note(review, reviewers, verdict_out, would_downgrade, legacy_incomplete),
+        scope=sorted(set(review.scope)),
+        reviewers=reviewers,
+    )
+
+
+def _file_lines(reviewers: Sequence[ReviewerDecision], revision: str, legacy: bool) -> list[str]:
+    lines: list[str] = []
+    for decision in reviewers:
+        who = decision.agent_id
+        if legacy and Reason.REVIEWER_FAILED in decision.reasons:
+            lines.append(f"- reviewer `{who}` failed: its coverage cannot count")
+        for file in decision.files:
+            if legacy and file.status is FileStatus.SKIPPED:
+                lines.append(f"- `{file.path}`: skipped by reviewer `{who}`")
+            elif legacy and file.status is FileStatus.MISSING and Reason.FILES_MISSING in (
+                decision.reasons
+            ):
+                lines.append(
+                    f"- `{file.path}`: neither inspected nor skipped by reviewer `{who}`"
+                )
+            elif not legacy and file.status is FileStatus.UNSUPPORTED:
+                failed = f" ({file.evidence})" if "failed" in file.evidence else ""
+                lines.append(
+                    f"- `{file.path}`: claimed inspected by `{who}`; no successful read or diff "
+                    f"recorded at {short(revision)}{failed}"
+                )
+            elif (
+                not legacy
+                and file.status is FileStatus.UNKNOWN
+                and Reason.CLAIMS_UNVERIFIABLE in decision.reasons
+            ):
+                lines.append(
+                    f"- `{file.path}`: claimed inspected by `{who}`; evidence unavailable "
+                    f"({file.unknown_reason.value if file.unknown_reason else 'unknown'}), "
+                    "and this repository's policy treats that as unsupported"
+                )
+    return lines
+
+
+def _note(
+    review: ReviewInput,
+    reviewers: Sequence[ReviewerDecision],
+    verdict_out: Verdict,
+    would_downgrade: bool,
+    legacy_incomplete: bool,
+) -> str:
+    rev = short(review.revision)
+    verdict_in = review.verdict_in
+    parts: list[str] = []
+    if legacy_incomplete:
+        head = (
+            "Approve became Comment: review coverage is incomplete."
+            if verdict_in is Verdict.APPROVE
+            else "Review coverage is incomplete."
+        )
+        parts.append("\n".join([head, *_file_lines(reviewers, review.revision, legacy=True)]))
+    new_lines = _file_lines(reviewers, review.revision, legacy=False)
+    if new_lines:
+        if review.mode is Mode.ENFORCE and would_downgrade:
+            head = "Approve became Comment: claimed coverage has no recorded evidence."
+        elif review.mode is Mode.SHADOW and would_downgrade:
+            head = (
+                "Shadow mode, verdict unchanged: in enforce mode this Approve would become a "
+                "Comment, because claimed coverage has no recorded evidence."
+            )
+        elif review.mode is Mode.OFF:
+            head = ""
+        else:
+            head = "Claimed coverage without recorded evidence (verdict not affected):"
+        if head:
+            parts.append("\n".join([head, *new_lines]))
+    unknown = sum(
+        1 for d in reviewers for f in d.files if f.status is FileStatus.UNKNOWN
+    )
+    if unknown and review.unknown_policy is UnknownPolicy.ACCEPT and review.mode is not Mode.OFF:
+        parts.append(
+            f"{unknown} claimed file(s) could not be verified (evidence unavailable); "
+            "unverifiable claims are accepted by this repository's policy."
+        )
+    if not parts:
+        if review.mode is Mode.OFF:
+            parts.append(f"Coverage complete as claimed at {rev} (evidence check off).")
+        else:
+            parts.append(
+                f"Coverage verified: every claimed file has a successful read or diff recorded "
+                f"at {rev}."
+            )
+    parts.append(f"Verdict: {verdict_in.value} → {verdict_out.value} (mode {review.mode.value}).")
+    return "\n\n".join(parts)

@@ -1,0 +1,14 @@
+"""The published contracts, by the name `coverage-gate schema NAME` takes."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from coverage_gate.model import DecisionDocument, EvidenceDocument, ReviewBundle, ReviewerOutput
+
+SCHEMAS: dict[str, type[BaseModel]] = {
+    "reviewer-output": ReviewerOutput,
+    "evidence": EvidenceDocument,
+    "bundle": ReviewBundle,
+    "decision": DecisionDocument,
+}

@@ -1,0 +1,94 @@
+"""The scope of a review: changed files, after the reviewable-path filter."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pathspec
+
+from coverage_gate.errors import BadConfig, BadInput
+from coverage_gate.paths import Rejected, normalise
+
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    # lock files
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "bun.lockb",
+    "poetry.lock",
+    "Pipfile.lock",
+    "uv.lock",
+    "pdm.lock",
+    "Cargo.lock",
+    "go.sum",
+    "Gemfile.lock",
+    "composer.lock",
+    "mix.lock",
+    "flake.lock",
+    "*.lock",
+    # vendored code
+    "vendor/",
+    "third_party/",
+    "third-party/",
+    "node_modules/",
+    # generated code
+    "*.min.js",
+    "*.min.css",
+    "*.map",
+    "*_pb2.py",
+    "*_pb2.pyi",
+    "*_pb2_grpc.py",
+    "*.pb.go",
+    "*.generated.*",
+    "*.g.dart",
+)
+
+
+def build_filter(excludes: Sequence[str], use_defaults: bool) -> pathspec.PathSpec:
+    patterns = [*(DEFAULT_EXCLUDES if use_defaults else ()), *excludes]
+    try:
+        return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+    except (ValueError, TypeError) as error:
+        raise BadConfig(f"--exclude: not a valid glob: {error}") from None
+
+
+def reviewable(paths: Iterable[str], spec: pathspec.PathSpec) -> list[str]:
+    return sorted({path for path in paths if not spec.match_file(path)})
+
+
+def parse_changed(text: str, source: str, root: str | None) -> list[str]:
+    """A newline-separated list of changed files; blank lines and ``#`` comments are ignored."""
+    out: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        path = normalise(line, root)
+        if isinstance(path, Rejected):
+            raise BadInput(f"changed-file list {source}: line {number}: {path.describe()}")
+        out.append(path)
+    return out
+
+
+def changed_from_git(repo_root: Path, base: str, head: str) -> list[str]:
+    """Files added, copied, modified, renamed or retyped between ``base`` and ``head``.
+
+    Deleted files are not in scope: there is nothing left to read.
+    """
+    command = ["git", "-C", str(repo_root), "diff", "--name-only", "-z", "--diff-filter=ACMRT"]
+    try:
+        result = subprocess.run(
+            [*command, base, head, "--"], capture_output=True, check=False, timeout=60
+        )
+    except FileNotFoundError:
+        raise BadConfig("--base/--head need git on PATH") from None
+    except subprocess.TimeoutExpired:
+        raise BadInput(f"git diff {base} {head} did not finish within 60 s") from None
+    if result.returncode != 0:
+        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise BadInput(f"git diff {base} {head}: {message[-1] if message else 'failed'}")
+    names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return sorted({name for name in names if name})
