@@ -230,6 +230,7 @@ class ReviewerFacts:
     capability: str
     complete: bool
     truncated: bool
+    stale: bool
     failed: bool
     claimed: int
     unsupported: tuple[str, ...]
@@ -255,6 +256,7 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
         capability=capability.value if capability is not None else CAPABILITY_ABSENT,
         complete=UnknownReason.STREAM_INCOMPLETE not in unknown,
         truncated=UnknownReason.TRUNCATED in unknown,
+        stale=UnknownReason.STALE in unknown,
         failed=reviewer.coverage is Coverage.INCOMPLETE_FAILED,
         claimed=sum(1 for f in reviewer.files if f.claim is Claim.INSPECTED),
         unsupported=tuple(f.path for f in reviewer.files if f.status is FileStatus.UNSUPPORTED),
@@ -263,8 +265,13 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
 
 
 def evidence_available(facts: ReviewerFacts) -> bool:
-    """Evidence that can speak for every claim: per-file capability, complete, not truncated."""
-    return facts.capability == Capability.PER_FILE.value and facts.complete and not facts.truncated
+    """Evidence that can speak for every claim: per-file, complete, not truncated, not stale."""
+    return (
+        facts.capability == Capability.PER_FILE.value
+        and facts.complete
+        and not facts.truncated
+        and not facts.stale
+    )
 
 
 def _bool(value: bool) -> str:
@@ -401,6 +408,7 @@ A_FORMAT = "coverage_gate.evidence.format"
 A_CAPABILITY = "coverage_gate.evidence.capability"
 A_COMPLETE = "coverage_gate.evidence.complete"
 A_TRUNCATED = "coverage_gate.evidence.truncated"
+A_STALE = "coverage_gate.evidence.stale"
 A_COVERAGE = "coverage_gate.coverage"
 A_FAILED = "coverage_gate.reviewer.failed"
 
@@ -473,6 +481,7 @@ def record_reconcile_span(
                 A_CAPABILITY: fact.capability,
                 A_COMPLETE: fact.complete,
                 A_TRUNCATED: fact.truncated,
+                A_STALE: fact.stale,
                 A_FAILED: fact.failed,
                 A_COVERAGE: reviewer.coverage.value,
                 A_WOULD_DOWNGRADE: reviewer.would_downgrade,

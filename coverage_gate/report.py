@@ -53,6 +53,7 @@ class ReviewerRecord:
     capability: str
     complete: bool
     truncated: bool
+    stale: bool
     failed: bool
     would_downgrade: bool
     unsupported_files: tuple[str, ...]
@@ -60,7 +61,12 @@ class ReviewerRecord:
 
     @property
     def evidence_available(self) -> bool:
-        return self.capability == "per_file" and self.complete and not self.truncated
+        return (
+            self.capability == "per_file"
+            and self.complete
+            and not self.truncated
+            and not self.stale
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +198,7 @@ def _reviewer(event: Mapping[str, object]) -> ReviewerRecord:
         capability=_str(a, m.A_CAPABILITY, m.CAPABILITY_ABSENT),
         complete=_flag(a, m.A_COMPLETE),
         truncated=_flag(a, m.A_TRUNCATED),
+        stale=_flag(a, m.A_STALE),
         failed=_flag(a, m.A_FAILED),
         would_downgrade=_flag(a, m.A_WOULD_DOWNGRADE),
         unsupported_files=_strings(a, m.A_UNSUPPORTED_PATHS),
@@ -387,6 +394,7 @@ class Evidence:
     capability_none: int
     incomplete: int
     truncated: int
+    stale: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,14 +431,15 @@ def _iso(ns: int) -> str:
 
 
 def _evidence(reviews: Sequence[ReviewRecord]) -> Evidence:
-    available = none = incomplete = truncated = 0
+    available = none = incomplete = truncated = stale = 0
     for review in reviews:
         working = [r for r in review.reviewers if not r.failed]
         available += all(r.evidence_available for r in working)
         none += any(r.capability != "per_file" for r in working)
         incomplete += any(not r.complete for r in working)
         truncated += any(r.truncated for r in working)
-    return Evidence(available, _share(available, len(reviews)), none, incomplete, truncated)
+        stale += any(r.stale for r in working)
+    return Evidence(available, _share(available, len(reviews)), none, incomplete, truncated, stale)
 
 
 def _checks(
@@ -662,7 +671,7 @@ def render_text(report: Report) -> str:
             f"  claimed files {repo.claimed_files}: unsupported {_pct(repo.unsupported_share)}, "
             f"unknown {_pct(repo.unknown_share)}",
             f"  evidence available {_pct(ev.availability)}: capability none {ev.capability_none},"
-            f" incomplete {ev.incomplete}, truncated {ev.truncated}",
+            f" incomplete {ev.incomplete}, truncated {ev.truncated}, stale {ev.stale}",
             "  mode sources "
             + (", ".join(f"{k} {v}" for k, v in repo.mode_sources.items()) or "-")
             + f"; fallbacks {repo.fallbacks}; errors {repo.errors}",

@@ -1,0 +1,121 @@
+"""``coverage-gate report``: the shadow comparison read from the local telemetry folder.
+
+Mounted into the main CLI with ``app.add_typer(report_app, name="report")``; a single command
+(the callback runs without a subcommand).
+
+    coverage-gate report [--telemetry-dir D] [--format text|json] [--list would_downgrade]
+                         [--min-approvals N] [--min-days D] [--min-evidence F]
+                         [--max-errors N] [--max-fallbacks N] [--max-would-downgrade-rate F]
+
+Exit codes: 0 report printed (whatever the readiness), 3 bad input (no such telemetry folder),
+4 bad configuration (criteria out of range).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir
+from coverage_gate.report import Criteria, build_report, load_folder, render_text, to_json
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 3
+EXIT_BAD_CONFIG = 4
+
+_DEFAULTS = Criteria()
+
+
+class ReportFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+class Listing(StrEnum):
+    WOULD_DOWNGRADE = "would_downgrade"
+
+
+report_app = typer.Typer(
+    add_completion=False,
+    help="Per repository: what the coverage check did or would do, and readiness to enforce.",
+)
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    sys.stderr.write(f"coverage-gate report: {message}\n")
+    return typer.Exit(code)
+
+
+@report_app.callback(invoke_without_command=True)
+def report(
+    *,
+    telemetry_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help=f"Folder of OTLP JSON lines [default: ${TELEMETRY_DIR_ENV}, "
+            "else ~/.local/state/coverage-gate/telemetry]."
+        ),
+    ] = None,
+    output: Annotated[
+        ReportFormat, typer.Option("--format", help="text for people, json for machines.")
+    ] = ReportFormat.TEXT,
+    listing: Annotated[
+        Listing | None,
+        typer.Option("--list", help="Also list each reviewer decision the check flagged."),
+    ] = None,
+    min_approvals: Annotated[
+        int, typer.Option(help="Ready only with at least this many approvals.")
+    ] = _DEFAULTS.min_approvals,
+    min_days: Annotated[
+        float, typer.Option(help="Ready only when reviews span at least this many days.")
+    ] = _DEFAULTS.min_days,
+    min_evidence: Annotated[
+        float,
+        typer.Option(help="Ready only when evidence was available in this share of reviews."),
+    ] = _DEFAULTS.min_evidence_availability,
+    max_errors: Annotated[
+        int, typer.Option(help="Ready only with at most this many reconcile errors.")
+    ] = _DEFAULTS.max_errors,
+    max_fallbacks: Annotated[
+        int, typer.Option(help="Ready only with at most this many mode-source fallbacks.")
+    ] = _DEFAULTS.max_fallbacks,
+    max_would_downgrade_rate: Annotated[
+        float,
+        typer.Option(help="Ready only when at most this share of approvals would downgrade."),
+    ] = _DEFAULTS.max_would_downgrade_rate,
+) -> None:
+    """Report per repository from the local telemetry folder."""
+    criteria = Criteria(
+        min_approvals=min_approvals,
+        min_days=min_days,
+        min_evidence_availability=min_evidence,
+        max_errors=max_errors,
+        max_fallbacks=max_fallbacks,
+        max_would_downgrade_rate=max_would_downgrade_rate,
+    )
+    problems = criteria.problems()
+    if problems:
+        raise _fail("; ".join(problems), EXIT_BAD_CONFIG)
+    folder = telemetry_dir if telemetry_dir is not None else default_telemetry_dir(os.environ)
+    if not folder.is_dir():
+        raise _fail(f"no telemetry folder at {folder}", EXIT_BAD_INPUT)
+    try:
+        loaded = load_folder(folder)
+    except OSError as error:
+        raise _fail(f"cannot read {folder}: {error.strerror or error}", EXIT_BAD_INPUT) from None
+    result = build_report(loaded, criteria, list_flagged=listing is Listing.WOULD_DOWNGRADE)
+    if output is ReportFormat.JSON:
+        sys.stdout.write(json.dumps(to_json(result), indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(render_text(result))
+    raise typer.Exit(EXIT_OK)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    report_app()
