@@ -413,16 +413,14 @@ _FAILURE_REASONS: tuple[tuple[str, str], ...] = (
 def _describe_failure(problems: list[str], timeout_s: float) -> str:
     """A short reason from UnleashClient's logged fetch failure (it logs instead of raising)."""
     failures = [m for m in problems if "fetch failed" in m] or problems
-    if not failures:
-        return "no features document received"
-    message = failures[-1]
-    lowered = message.lower()
-    for needle, reason in _FAILURE_REASONS:
-        if needle in lowered:
-            return reason.format(timeout=f"{timeout_s:g}")
-    if "status code:" in lowered:
-        return f"HTTP {message.rsplit(':', 1)[1].strip()}"
-    return message[:200]
+    for message in failures:
+        lowered = message.lower()
+        if "status code:" in lowered:
+            return f"HTTP {message.rsplit(':', 1)[1].strip()}"
+        for needle, reason in _FAILURE_REASONS:
+            if needle in lowered:
+                return reason.format(timeout=f"{timeout_s:g}")
+    return failures[-1][:200] if failures else "no features document received"
 
 
 def _talk_to_server(
