@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from coverage_gate.events import Adapter
 
-from . import claude_code, codex, pi_rpc, placeholder
+from . import claude_code, codex, otlp_json, pi_rpc, placeholder
 
 ADAPTERS: dict[str, Adapter] = {
     pi_rpc.NAME: pi_rpc.ADAPTER,
@@ -15,4 +15,5 @@ ADAPTERS: dict[str, Adapter] = {
     claude_code.NAME: claude_code.ADAPTER,
     codex.ROLLOUT: codex.ROLLOUT_ADAPTER,
     codex.EXEC: codex.EXEC_ADAPTER,
+    otlp_json.NAME: otlp_json.ADAPTER,
 }

@@ -1,0 +1,331 @@
+"""OTLP JSON trace files: one ``ExportTraceServiceRequest`` per line.
+
+This is what the OpenTelemetry Collector's file exporter writes, and what coverage-gate's own
+local telemetry sink writes: ``resourceSpans[].scopeSpans[].spans[]``, each span with ``name``,
+``spanId``, ``status {code}`` and ``attributes: [{key, value: {stringValue|intValue|boolValue|
+doubleValue}}]`` (``intValue`` may be a string, enums may be numbers or names).
+
+Which spans count:
+
+- An ``execute_tool`` span (its name starts with ``execute_tool`` or its
+  ``gen_ai.operation.name`` is ``execute_tool``) is one tool call: a start and an end on the same
+  line, under ``gen_ai.tool.call.id`` (the span id when absent), for tool ``gen_ai.tool.name``.
+- coverage-gate's own spans (they carry ``coverage_gate.call.kind``/``coverage_gate.call.outcome``)
+  are read back exactly as they were recorded: the normalised path, the requested offset and
+  limit, the reported range, the outcome, and the original line number. A call recorded as
+  incomplete is replayed so that the core labels it the same way (a start alone for
+  ``missing_end``, an end alone for ``missing_start``, two starts for ``ambiguous_call_id``). A
+  call whose path was rejected is replayed with unreadable arguments: no evidence either way, but
+  labelled ``arguments_unavailable`` (the span does not keep the raw path). Malformed-line issues
+  recorded on the ``invoke_agent`` span are replayed as malformed lines.
+- Spans of agents instrumented with the GenAI conventions count when they record their arguments
+  in ``gen_ai.tool.call.arguments`` (a JSON object string): ``read``/``Read``/``cr_read``/
+  ``read_file`` with a string ``path`` or ``file_path`` are reads (``offset``/``limit`` passed on as
+  the tool gave them), ``cr_diff`` is a diff page, every other tool is ignored. Success is a span
+  status other than ERROR and no ``error.type`` attribute. Their paths carry no cwd: relative paths
+  are relative to the repository root.
+- Every other span (model calls, HTTP, ...) is passed over; a line with no tool or agent span is
+  counted as unrecognised.
+
+Completion: an ``invoke_agent`` span (by name or ``gen_ai.operation.name``). Exported spans have
+ended. When coverage-gate's own ``invoke_agent`` span says the recorded stream was incomplete
+(``coverage_gate.stream.complete`` false) or had capability ``none``, it does not complete this
+stream, and it keeps any other ``invoke_agent`` span in the file from completing it: evidence that
+was unavailable when recorded does not become evidence of absence by being read back.
+
+Spans from several traces in one file are all read; a call id used in two of them is ambiguous and
+gives no evidence. Keep one review per file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Final
+
+from coverage_gate.events import (
+    Action,
+    DiffPageAction,
+    Event,
+    IgnoredAction,
+    LineClass,
+    Malformed,
+    ReadAction,
+    StreamComplete,
+    StreamReopened,
+    ToolEnd,
+    ToolStart,
+    UnreadableArguments,
+    Unrecognised,
+)
+from coverage_gate.evidence import CallRecord, Outcome
+from coverage_gate.model import CallKind, Capability, IssueKind
+from coverage_gate.telemetry import (
+    CAPABILITY,
+    ERROR_TYPE,
+    EXECUTE_TOOL,
+    INVOKE_AGENT,
+    LINE_ISSUE_EVENT,
+    OPERATION,
+    STREAM_COMPLETE,
+    TOOL_CALL_ID,
+    TOOL_NAME,
+    issue_from_event,
+    record_from_attributes,
+)
+
+from ._json import (
+    JsonObject,
+    get_int,
+    get_list,
+    get_obj,
+    get_str,
+    is_blank,
+    load_object,
+    loads_object,
+)
+
+NAME: Final = "otlp-json"
+TOOL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"  # GenAI semantic conventions
+READ_TOOLS: Final = frozenset({"read", "Read", "cr_read", "read_file"})
+DIFF_TOOLS: Final = frozenset({"cr_diff"})
+SPAN_ERROR: Final = "span_error"
+_STATUS_ERROR: Final = frozenset({2, "2", "STATUS_CODE_ERROR"})
+
+AttributeValue = str | int | float | bool
+Attributes = dict[str, AttributeValue]
+
+_OTHER_SIGNAL_HEAD = re.compile(rb'\s*\{\s*"resource(?:Metrics|Logs)"\s*:')
+_SNIFF_HEAD = re.compile(rb'\s*\{\s*"resourceSpans"\s*:')
+
+
+def _value(value: object) -> AttributeValue | None:
+    """One OTLP ``AnyValue`` as a plain value; arrays, maps and bytes are not used here."""
+    if not isinstance(value, dict):
+        return None
+    for key in ("stringValue", "boolValue", "doubleValue"):
+        found = value.get(key)
+        if isinstance(found, str | bool | float | int):
+            return found
+    number = value.get("intValue")
+    if isinstance(number, int) and not isinstance(number, bool):
+        return number
+    if isinstance(number, str) and re.fullmatch(r"-?\d{1,20}", number):
+        return int(number)
+    return None
+
+
+def attributes(raw: object) -> Attributes | None:
+    """OTLP's ``[{key, value}]`` list as a mapping; ``None`` when it is not a list."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list):
+        return None
+    out: Attributes = {}
+    for item in raw:
+        if isinstance(item, dict) and isinstance(item.get("key"), str):
+            value = _value(item.get("value"))
+            if value is not None:
+                out[item["key"]] = value
+    return out
+
+
+def _spans(request: JsonObject) -> Iterator[JsonObject | str]:
+    """Every span of one export request, or a description of the first part that is malformed."""
+    resource_spans = get_list(request, "resourceSpans")
+    if resource_spans is None:
+        yield "field 'resourceSpans' is missing or not a list"
+        return
+    for r, resource in enumerate(resource_spans):
+        scopes = get_list(resource, "scopeSpans") if isinstance(resource, dict) else None
+        if scopes is None:
+            yield f"resourceSpans[{r}].scopeSpans is missing or not a list"
+            continue
+        for s, scope in enumerate(scopes):
+            spans = get_list(scope, "spans") if isinstance(scope, dict) else None
+            if spans is None:
+                yield f"resourceSpans[{r}].scopeSpans[{s}].spans is missing or not a list"
+                continue
+            for n, span in enumerate(spans):
+                if isinstance(span, dict):
+                    yield span
+                else:
+                    yield f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}] is not an object"
+
+
+def _is_operation(name: str, attrs: Attributes, operation: str) -> bool:
+    return attrs.get(OPERATION) == operation or name.startswith(operation)
+
+
+def _failed(span: JsonObject, attrs: Attributes) -> bool:
+    status = get_obj(span, "status")
+    code = status.get("code") if status is not None else None
+    return code in _STATUS_ERROR or ERROR_TYPE in attrs
+
+
+# --- coverage-gate's own spans -----------------------------------------------------------------
+
+
+def _own_action(record: CallRecord) -> Action:
+    if record.kind is CallKind.DIFF_PAGE:
+        return DiffPageAction(offset=record.offset, limit=record.limit)
+    if record.kind is CallKind.IGNORED:
+        return IgnoredAction()
+    if record.path is not None:
+        return ReadAction(path=record.path, offset=record.offset, limit=record.limit)
+    return UnreadableArguments(record.detail or "read recorded without a path")
+
+
+def _own_events(record: CallRecord, lineno: int) -> list[Event]:
+    """Replay one recorded call so that pairing it again gives the same record."""
+    line = record.line or lineno
+    succeeded = record.outcome is Outcome.SUCCEEDED
+    start = ToolStart(record.call_id, record.tool, _own_action(record), line)
+    if record.outcome is not Outcome.INCOMPLETE:
+        error = None if succeeded else record.error_type
+        end = ToolEnd(record.call_id, record.tool, succeeded, line, error, record.result_range)
+        return [start, end]
+    if record.issue is IssueKind.MISSING_START:
+        return [ToolEnd(record.call_id, record.tool or None, False, line)]
+    if record.issue is IssueKind.AMBIGUOUS_CALL_ID:
+        return [start, start]
+    return [start]
+
+
+# --- spans of GenAI-instrumented agents --------------------------------------------------------
+
+
+def _foreign_action(tool: str, arguments: AttributeValue | None) -> Action:
+    if tool not in READ_TOOLS and tool not in DIFF_TOOLS:
+        return IgnoredAction()
+    parsed = loads_object(arguments) if isinstance(arguments, str) else None
+    if parsed is None:
+        return UnreadableArguments(f"{tool} span has no JSON object in {TOOL_ARGUMENTS}")
+    offset, limit = get_int(parsed, "offset"), get_int(parsed, "limit")
+    if tool in DIFF_TOOLS:
+        return DiffPageAction(offset=offset, limit=limit)
+    path = get_str(parsed, "path") or get_str(parsed, "file_path")
+    if path is None:
+        return UnreadableArguments(f"{tool} arguments have no string 'path' or 'file_path'")
+    return ReadAction(path=path, offset=offset, limit=limit)
+
+
+def _foreign_events(span: JsonObject, name: str, attrs: Attributes, lineno: int) -> list[Event]:
+    tool = attrs.get(TOOL_NAME)
+    if not isinstance(tool, str) or not tool:
+        return [Malformed(lineno, f"execute_tool span without a string {TOOL_NAME}")]
+    call_id = attrs.get(TOOL_CALL_ID) or get_str(span, "spanId")
+    if not isinstance(call_id, str) or not call_id:
+        return [Malformed(lineno, f"execute_tool span without {TOOL_CALL_ID} or spanId")]
+    failed = _failed(span, attrs)
+    error = str(attrs.get(ERROR_TYPE, SPAN_ERROR)) if failed else None
+    action = _foreign_action(tool, attrs.get(TOOL_ARGUMENTS))
+    return [
+        ToolStart(call_id, tool, action, lineno),
+        ToolEnd(call_id, tool, not failed, lineno, error_type=error),
+    ]
+
+
+class OtlpJsonDecoder:
+    def __init__(self) -> None:
+        self._complete = False
+        self._held_open = False  # an invoke_agent span said its evidence was incomplete
+
+    def classify(self, head: bytes) -> LineClass:
+        if is_blank(head) or _OTHER_SIGNAL_HEAD.match(head):
+            return LineClass.SKIP
+        return LineClass.PARSE
+
+    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        request = load_object(line, lineno)
+        if isinstance(request, Malformed):
+            return [request]
+        if "resourceSpans" not in request and (
+            "resourceMetrics" in request or "resourceLogs" in request
+        ):
+            return [Unrecognised(lineno)]
+        events: list[Event] = []
+        problem: str | None = None
+        used = False
+        for span in _spans(request):
+            if isinstance(span, str):
+                problem = problem or span
+                continue
+            found = self._span(span, lineno)
+            if isinstance(found, str):
+                problem = problem or found
+            elif found is not None:
+                used = True
+                events.extend(found)
+        if problem is not None:
+            events.append(Malformed(lineno, problem))
+        elif not used:
+            events.append(Unrecognised(lineno))
+        return events
+
+    def _span(self, span: JsonObject, lineno: int) -> list[Event] | str | None:
+        """The events of one span, a description of what is wrong with it, or ``None``."""
+        name = get_str(span, "name") or ""
+        attrs = attributes(span.get("attributes"))
+        if attrs is None:
+            return f"attributes of span {name!r} are not a list"
+        if _is_operation(name, attrs, EXECUTE_TOOL):
+            record = record_from_attributes(attrs)
+            if record is not None:
+                return _own_events(record, lineno)
+            return _foreign_events(span, name, attrs, lineno)
+        if _is_operation(name, attrs, INVOKE_AGENT):
+            return self._agent(span, attrs, lineno)
+        return None
+
+    def _agent(self, span: JsonObject, attrs: Attributes, lineno: int) -> list[Event]:
+        events: list[Event] = []
+        for raw in get_list(span, "events") or []:
+            if not isinstance(raw, dict) or get_str(raw, "name") != LINE_ISSUE_EVENT:
+                continue
+            issue = issue_from_event(attributes(raw.get("attributes")) or {})
+            if issue is not None and issue.kind is IssueKind.MALFORMED_LINE:
+                events.append(Malformed(issue.line or lineno, issue.detail))
+        unavailable = (
+            attrs.get(STREAM_COMPLETE) is False or attrs.get(CAPABILITY) == Capability.NONE.value
+        )
+        if unavailable:
+            self._held_open = True
+            if self._complete:
+                self._complete = False
+                events.append(StreamReopened(lineno))
+        elif not self._held_open and not self._complete:
+            self._complete = True
+            events.append(StreamComplete(lineno))
+        return events
+
+    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
+        return []  # never asked for: no line is classified HEAD_ONLY
+
+    def finish(self) -> Sequence[Event]:
+        return []
+
+
+def _sniff_line(line: bytes) -> bool:
+    obj = load_object(line, 0)
+    if isinstance(obj, Malformed):
+        return _SNIFF_HEAD.match(line) is not None
+    return isinstance(obj.get("resourceSpans"), list)
+
+
+class OtlpJsonAdapter:
+    name: str = NAME
+    capability: Capability = Capability.PER_FILE
+    description: str = (
+        "OTLP JSON trace lines (Collector file exporter, coverage-gate's local telemetry): "
+        "execute_tool spans with a known tool and path"
+    )
+
+    def decoder(self) -> OtlpJsonDecoder:
+        return OtlpJsonDecoder()
+
+    def sniff(self, head_lines: Sequence[bytes]) -> bool:
+        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+
+
+ADAPTER: Final = OtlpJsonAdapter()
