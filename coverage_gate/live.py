@@ -27,9 +27,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import IO, Protocol
 
+from coverage_gate.files import dump_model, write_atomic
 from coverage_gate.model import EvidenceDocument
 
 CHUNK = 64 * 1024
@@ -427,7 +429,7 @@ def run_recorded(
     command: Sequence[str],
     *,
     recorder: ChunkRecorder,
-    output: str | os.PathLike[str] | None,
+    output: Path | None,
     stdin: IO[bytes] | None,
     stdout: IO[bytes],
     timeout: float | None = None,
@@ -454,24 +456,5 @@ def run_recorded(
     )
     evidence = recorder.finish(interrupted=outcome.cut_off)
     if output is not None:
-        write_atomically(os.fspath(output), evidence_json(evidence))
+        write_atomic(output, dump_model(evidence))
     return LiveResult(outcome=outcome, evidence=evidence)
-
-
-def evidence_json(evidence: EvidenceDocument) -> bytes:
-    return (evidence.model_dump_json(by_alias=True, indent=2) + "\n").encode()
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import threading
@@ -19,8 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import typer
 from coverage_gate.adapters import ADAPTERS
+from typer.testing import CliRunner
 
+from coverage_gate.cli_run import run_command
 from coverage_gate.live import (
     EXIT_TIMEOUT,
     Ending,
@@ -29,7 +33,6 @@ from coverage_gate.live import (
     forwarding_signals,
     run_and_tee,
     run_recorded,
-    write_atomically,
 )
 from coverage_gate.model import Capability, EvidenceDocument
 from coverage_gate.recording import Recorder, RecordSettings, record_stream
@@ -498,15 +501,6 @@ def test_forwarding_signals_routes_sigterm_and_restores_handlers() -> None:
         interrupter.close()
 
 
-def test_write_atomically_leaves_no_partial_file(tmp_path: Path) -> None:
-    """The evidence file is replaced whole; no temporary file is left behind."""
-    target = tmp_path / "evidence.json"
-    target.write_text("old")
-    write_atomically(str(target), b"new")
-    assert target.read_bytes() == b"new"
-    assert [p.name for p in tmp_path.iterdir()] == ["evidence.json"]
-
-
 def test_reviewer_runs_in_its_own_process_group() -> None:
     """The reviewer leads a process group of its own, so ending it never signals us."""
     out = io.BytesIO()
@@ -517,3 +511,132 @@ def test_reviewer_runs_in_its_own_process_group() -> None:
         stdout=out,
     )
     assert out.getvalue() == b"True\n"
+
+
+# --- the `run` command -------------------------------------------------------------------------
+
+
+def run_app() -> typer.Typer:
+    """The CLI with `run` registered (the CLI module registers it; this works either way)."""
+    from coverage_gate.cli import app  # noqa: PLC0415 - imported where the command is needed
+
+    if any(command.name == "run" for command in app.registered_commands):
+        return app
+    local = typer.Typer()
+    local.command("run")(run_command)
+    local.command("formats")(lambda: None)
+    return local
+
+
+RUN_ENTRY = [
+    PY,
+    "-c",
+    "from tests.test_live import run_app; run_app()(prog_name='coverage-gate')",
+    "run",
+]
+
+
+def test_run_command_passes_through_and_writes_evidence(tmp_path: Path) -> None:
+    """`run` copies stdin to the reviewer and its stdout to ours, writes the evidence document
+    it recorded, and exits with the reviewer's code."""
+    stream = pi_lines(complete=True)
+    out = tmp_path / "evidence.json"
+    reviewer = child(
+        f"""
+        import sys
+        sys.stdin.buffer.read()
+        sys.stdout.buffer.write({stream!r}); sys.stdout.buffer.flush()
+        raise SystemExit(6)
+        """
+    )
+    result = CliRunner().invoke(
+        run_app(),
+        ["run", "--format", "pi-rpc", "-o", str(out), "--revision", REVISION,
+         "--repo-root", str(tmp_path), "--", *reviewer],
+        input=b"command\n",
+    )  # fmt: skip
+    assert result.exit_code == 6, result.stderr
+    assert result.stdout_bytes == stream
+    written = EvidenceDocument.model_validate_json(out.read_text())
+    assert written == record_stream(io.BytesIO(stream), ADAPTERS["pi-rpc"], settings(tmp_path))
+    assert "evidence written to" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--format", "no-such-format", "-o", "EV", "--revision", "r"],
+            "--format 'no-such-format'",
+        ),
+        (["-o", "EV"], "--revision is required"),
+        (["--revision", "r"], "--output is required"),
+        (["--revision", "r", "-o", "missing-folder/ev.json"], "does not exist"),
+        (["--revision", "r", "-o", "EV", "--diff", "no-such.diff"], "no such file"),
+    ],
+)
+def test_run_command_refuses_bad_options_before_starting(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    """Bad options are a one-line error with exit code 3, and the reviewer is never started."""
+    marker = tmp_path / "started"
+    args = [arg.replace("EV", str(tmp_path / "ev.json")) for arg in args]
+    result = CliRunner().invoke(
+        run_app(),
+        ["run", *args, "--", *child(f"open({str(marker)!r}, 'w')")],
+    )
+    assert result.exit_code == 3
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not marker.exists()
+
+
+def test_run_command_reports_a_command_that_cannot_start(tmp_path: Path) -> None:
+    """A reviewer that cannot be started is bad input (exit 3) with a clear message."""
+    result = CliRunner().invoke(
+        run_app(),
+        ["run", "-o", str(tmp_path / "ev.json"), "--revision", "r", "--", "/no/such/reviewer"],
+    )
+    assert result.exit_code == 3
+    assert "cannot start '/no/such/reviewer'" in result.stderr
+
+
+def test_sigint_to_run_ends_the_reviewer_and_keeps_its_evidence(
+    tmp_path: Path, pids: list[int]
+) -> None:
+    """SIGINT to `coverage-gate run` ends the reviewer's process group, writes the evidence seen
+    so far marked incomplete, and exits 130."""
+    stream = pi_lines(complete=False)
+    pidfile = tmp_path / "pid"
+    out = tmp_path / "evidence.json"
+    reviewer = child(
+        f"""
+        import os, sys, time
+        sys.stdout.buffer.write({stream!r}); sys.stdout.buffer.flush()
+        open({str(pidfile)!r}, "w").write(str(os.getpid()))
+        time.sleep(60)
+        """
+    )
+    proc = subprocess.Popen(
+        [*RUN_ENTRY, "-o", str(out), "--revision", REVISION, "--repo-root", str(tmp_path),
+         "--grace", "1", "--", *reviewer],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=Path(__file__).parent.parent, process_group=0,
+    )  # fmt: skip
+    try:
+        pids.append(int(wait_for_file(pidfile)))
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert stdout == stream
+    assert b"interrupted" in stderr
+    written = EvidenceDocument.model_validate_json(out.read_text())
+    assert not written.stream_complete
+    a_py = written.file("src/a.py")
+    assert a_py is not None
+    assert a_py.reads_succeeded == 1
+    assert not pid_alive(pids[0])

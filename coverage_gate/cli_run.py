@@ -1,0 +1,183 @@
+"""``coverage-gate run``: launch a reviewer, pass its stream through, record evidence live.
+
+Registered by the CLI with ``app.command("run")(run_command)``. The reviewer's command follows
+``--``; everything before it are ``record``'s options plus ``--timeout`` and ``--grace``.
+Our own messages go to stderr: stdout belongs to the reviewer.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import IO, Annotated
+
+import typer
+
+from coverage_gate import render
+from coverage_gate.adapters import ADAPTERS
+from coverage_gate.diffmap import DiffIndex
+from coverage_gate.errors import BadInput, CoverageGateError
+from coverage_gate.files import read_bytes
+from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES
+from coverage_gate.live import (
+    DEFAULT_GRACE_SECONDS,
+    Ending,
+    Interrupter,
+    LiveError,
+    forwarding_signals,
+    run_recorded,
+)
+from coverage_gate.model import Bounds
+from coverage_gate.recording import Recorder, RecordSettings
+
+
+def _say(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def _our_stdin() -> IO[bytes] | None:
+    stream = sys.stdin
+    return None if stream is None else stream.buffer
+
+
+def run_command(
+    *,
+    command: Annotated[
+        list[str],
+        typer.Argument(
+            help="The reviewer command and its arguments, after '--'.",
+            show_default=False,
+        ),
+    ],
+    source_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Format of the reviewer's stdout (see `coverage-gate formats`); "
+            "'subprocess' only runs it and records capability none.",
+        ),
+    ] = "pi-rpc",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the evidence document here (atomically) when the reviewer ends. Required: "
+            "stdout carries the reviewer's own output.",
+        ),
+    ] = None,
+    revision: Annotated[
+        str, typer.Option(help="The commit (head SHA) under review; evidence is bound to it.")
+    ] = "",
+    repo_root: Annotated[
+        Path | None,
+        typer.Option(
+            help="Repository root that absolute paths are made relative to [default: cwd]."
+        ),
+    ] = None,
+    diff: Annotated[
+        Path | None,
+        typer.Option(
+            help="The pinned unified diff cr_diff pages through: enables per-file diff evidence."
+        ),
+    ] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="Reviewer name for the invoke_agent span.")
+    ] = None,
+    max_files: Annotated[int, typer.Option(min=1, help="Bound on distinct files kept.")] = 2000,
+    max_issues: Annotated[
+        int, typer.Option(min=0, help="Bound on sampled call-level issues.")
+    ] = 256,
+    max_line_bytes: Annotated[
+        int, typer.Option(min=1024, help="Longest line decoded whole (tool events).")
+    ] = DEFAULT_MAX_LINE_BYTES,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="Seconds before the reviewer's process group is ended (exit code 124); "
+            "the evidence is then marked incomplete.",
+        ),
+    ] = None,
+    grace: Annotated[
+        float,
+        typer.Option(min=0.0, help="Seconds between SIGTERM and SIGKILL when ending the reviewer."),
+    ] = DEFAULT_GRACE_SECONDS,
+) -> None:
+    """Run a reviewer command, pass its stdin and stdout through unchanged, and record evidence
+    from its stdout as it flows. Exits with the reviewer's exit code (128+N if it died of
+    signal N; 124 on --timeout; 130/143 when interrupted by SIGINT/SIGTERM)."""
+    try:
+        recorder, evidence_path = _prepare(
+            source_format=source_format,
+            output=output,
+            revision=revision,
+            repo_root=repo_root,
+            diff=diff,
+            agent=agent,
+            bounds=Bounds(max_files=max_files, max_issues=max_issues),
+            max_line_bytes=max_line_bytes,
+        )
+        interrupter = Interrupter()
+        try:
+            with forwarding_signals(interrupter):
+                result = run_recorded(
+                    command,
+                    recorder=recorder,
+                    output=evidence_path,
+                    stdin=_our_stdin(),
+                    stdout=sys.stdout.buffer,
+                    timeout=timeout,
+                    grace=grace,
+                    interrupter=interrupter,
+                )
+        finally:
+            interrupter.close()
+    except LiveError as error:
+        _say(f"coverage-gate: error: {error}")
+        raise typer.Exit(int(BadInput.exit_code)) from None
+    except CoverageGateError as error:
+        _say(f"coverage-gate: error: {error}")
+        raise typer.Exit(int(error.exit_code)) from None
+    outcome = result.outcome
+    if outcome.ending is Ending.TIMED_OUT:
+        _say(f"coverage-gate: reviewer timed out after {timeout:g}s; its process group was ended")
+    elif outcome.ending is Ending.INTERRUPTED:
+        _say(f"coverage-gate: interrupted (signal {outcome.signal}); the reviewer was ended")
+    _say(render.evidence_summary(result.evidence))
+    _say(f"coverage-gate: evidence written to {evidence_path}")
+    raise typer.Exit(outcome.exit_code)
+
+
+def _prepare(
+    *,
+    source_format: str,
+    output: Path | None,
+    revision: str,
+    repo_root: Path | None,
+    diff: Path | None,
+    agent: str | None,
+    bounds: Bounds,
+    max_line_bytes: int,
+) -> tuple[Recorder, Path]:
+    """Check everything before the reviewer starts: a run is never wasted on a bad option."""
+    if not revision:
+        raise BadInput("--revision is required: evidence is bound to the commit under review")
+    if output is None:
+        raise BadInput("--output is required: stdout carries the reviewer's own output")
+    if not output.absolute().parent.is_dir():
+        raise BadInput(f"output {output}: folder {output.absolute().parent} does not exist")
+    adapter = ADAPTERS.get(source_format)
+    if adapter is None:
+        known = ", ".join(sorted(ADAPTERS))
+        raise BadInput(f"--format {source_format!r} is unknown; known: {known}")
+    settings = RecordSettings(
+        revision=revision,
+        repo_root=str((repo_root or Path.cwd()).absolute()),
+        bounds=bounds,
+        diff=DiffIndex.parse(read_bytes(diff, "diff")) if diff else None,
+        agent=agent,
+        max_line_bytes=max_line_bytes,
+    )
+    return Recorder(adapter, settings), output
