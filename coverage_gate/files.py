@@ -28,8 +28,7 @@ def read_bytes(path: Path, what: str) -> bytes:
         raise BadInput(f"{what} {path}: cannot be read ({error.strerror})") from None
 
 
-def load_json(path: Path, what: str) -> Any:
-    data = read_bytes(path, what)
+def parse_json(data: bytes, path: Path | str, what: str) -> Any:
     try:
         return json.loads(data)
     except UnicodeDecodeError as error:
@@ -53,15 +52,17 @@ def describe_validation(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def validate(model: type[M], data: Any, path: Path | str, what: str) -> M:
+def validate_json(model: type[M], data: bytes, path: Path | str, what: str) -> M:
+    """Validate JSON text against a strict contract (JSON strings are accepted for enums)."""
+    parse_json(data, path, what)
     try:
-        return model.model_validate(data)
+        return model.model_validate_json(data)
     except ValidationError as error:
         raise BadInput(f"{what} {path}: {describe_validation(error)}") from None
 
 
 def load_model(path: Path, model: type[M], what: str) -> M:
-    return validate(model, load_json(path, what), path, what)
+    return validate_json(model, read_bytes(path, what), path, what)
 
 
 def check_evidence_version(data: Any, path: Path | str) -> None:
@@ -81,9 +82,9 @@ def check_evidence_version(data: Any, path: Path | str) -> None:
 
 
 def load_evidence(path: Path) -> EvidenceDocument:
-    data = load_json(path, "evidence")
-    check_evidence_version(data, path)
-    return validate(EvidenceDocument, data, path, "evidence")
+    data = read_bytes(path, "evidence")
+    check_evidence_version(parse_json(data, path, "evidence"), path)
+    return validate_json(EvidenceDocument, data, path, "evidence")
 
 
 def dump_model(model: BaseModel) -> str:

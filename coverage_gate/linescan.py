@@ -73,7 +73,9 @@ class LineScanner:
                 head = chunk[pos : min(nl, pos + HEAD_BYTES)]
                 self.lines += 1
                 cls = self._decoder.classify(head)
-                if cls is LineClass.PARSE:
+                if cls is LineClass.PARSE and nl - pos > self._max:
+                    self._sink([TooLarge(self.lines, self._max)])
+                elif cls is LineClass.PARSE:
                     self._sink(self._decoder.decode(chunk[pos:nl], self.lines))
                 elif cls is LineClass.HEAD_ONLY:
                     tail = chunk[max(nl - 16, pos) : nl]
@@ -95,7 +97,9 @@ class LineScanner:
     def _whole_line(self, line: bytes, head: bytes) -> None:
         self.lines += 1
         cls = self._decoder.classify(head)
-        if cls is LineClass.PARSE:
+        if cls is LineClass.PARSE and len(line) > self._max:
+            self._sink([TooLarge(self.lines, self._max)])
+        elif cls is LineClass.PARSE:
             self._sink(self._decoder.decode(line, self.lines))
         elif cls is LineClass.HEAD_ONLY:
             self._sink(self._decoder.decode_head(head, self.lines, _intact(line[-16:])))

@@ -47,15 +47,15 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 )
 
 
-def build_filter(excludes: Sequence[str], use_defaults: bool) -> pathspec.PathSpec:
+def build_filter(excludes: Sequence[str], use_defaults: bool) -> pathspec.GitIgnoreSpec:
     patterns = [*(DEFAULT_EXCLUDES if use_defaults else ()), *excludes]
     try:
-        return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+        return pathspec.GitIgnoreSpec.from_lines(patterns)
     except (ValueError, TypeError) as error:
         raise BadConfig(f"--exclude: not a valid glob: {error}") from None
 
 
-def reviewable(paths: Iterable[str], spec: pathspec.PathSpec) -> list[str]:
+def reviewable(paths: Iterable[str], spec: pathspec.GitIgnoreSpec) -> list[str]:
     return sorted({path for path in paths if not spec.match_file(path)})
 
 

@@ -1,0 +1,57 @@
+"""Shared test helpers: record a stream held in memory, canonical JSON, golden files."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from coverage_gate.adapters import ADAPTERS
+from coverage_gate.diffmap import DiffIndex
+from coverage_gate.model import Bounds, EvidenceDocument
+from coverage_gate.recording import RecordSettings, record_stream
+
+TESTS = Path(__file__).parent
+DATA = TESTS / "data"
+GOLDEN = TESTS / "golden"
+REPO_ROOT = "/home/user/repo"
+UPDATE_GOLDEN = os.environ.get("COVERAGE_GATE_UPDATE_GOLDEN") == "1"
+
+
+def record_bytes(
+    data: bytes,
+    source: str = "pi-rpc",
+    *,
+    revision: str = "rev1",
+    diff: bytes | None = None,
+    bounds: Bounds | None = None,
+    max_line_bytes: int = 64 * 1024 * 1024,
+) -> EvidenceDocument:
+    settings = RecordSettings(
+        revision=revision,
+        repo_root=REPO_ROOT,
+        bounds=bounds or Bounds(),
+        diff=DiffIndex.parse(diff) if diff is not None else None,
+        max_line_bytes=max_line_bytes,
+    )
+    return record_stream(io.BytesIO(data), ADAPTERS[source], settings)
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def check_golden(path: Path, actual: Any) -> None:
+    """Compare with the golden file; ``COVERAGE_GATE_UPDATE_GOLDEN=1`` rewrites it instead."""
+    text = canonical(actual)
+    if UPDATE_GOLDEN or not path.exists():
+        if not UPDATE_GOLDEN:
+            raise AssertionError(
+                f"{path} is missing; run with COVERAGE_GATE_UPDATE_GOLDEN=1 to create it"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return
+    assert path.read_text(encoding="utf-8") == text, f"{path} differs from the recorded evidence"

@@ -1,0 +1,156 @@
+"""The path normaliser and the line scanner: rules and properties."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coverage_gate.adapters import ADAPTERS
+from coverage_gate.diffmap import DiffIndex
+from coverage_gate.paths import Rejected, Rejection, normalise
+from coverage_gate.recording import Recorder, RecordSettings
+from tests.conftest import DATA, REPO_ROOT, record_bytes
+
+ROOT = "/home/user/repo"
+
+
+def test_table_of_normalisations() -> None:
+    table = {
+        ("src/a.py", None): "src/a.py",
+        ("@src/a.py", None): "src/a.py",
+        ("./src/./a.py", None): "src/a.py",
+        ("src\\win\\a.py", None): "src/win/a.py",
+        ("/home/user/repo/a.py", None): "a.py",
+        ("a.py", "/home/user/repo/src"): "src/a.py",
+        ("../a.py", "/home/user/repo/src"): "a.py",
+        ("./@x", None): "x",
+    }
+    for (raw, cwd), expected in table.items():
+        assert normalise(raw, ROOT, cwd) == expected, raw
+
+
+def test_table_of_rejections() -> None:
+    table = {
+        "../a.py": Rejection.ESCAPES_ROOT,
+        "/etc/passwd": Rejection.OUTSIDE_ROOT,
+        "/home/user/repo2/a.py": Rejection.OUTSIDE_ROOT,
+        ".git/config": Rejection.VCS_METADATA,
+        "a/.hg/x": Rejection.VCS_METADATA,
+        "a\x00b": Rejection.CONTROL_CHARACTER,
+        "a\tb": Rejection.CONTROL_CHARACTER,
+        "": Rejection.EMPTY,
+        "@": Rejection.EMPTY,
+        "/home/user/repo": Rejection.NOT_A_FILE,
+        ".": Rejection.NOT_A_FILE,
+    }
+    for raw, reason in table.items():
+        result = normalise(raw, ROOT)
+        assert isinstance(result, Rejected) and result.reason is reason, raw
+
+
+def test_absolute_path_without_a_root_is_rejected() -> None:
+    result = normalise("/a.py", None)
+    assert isinstance(result, Rejected) and result.reason is Rejection.ABSOLUTE_WITHOUT_ROOT
+
+
+_segment = st.sampled_from(["a", "b.py", ".", "..", "@c", "", ".git", "d e", "\\", "/"])
+
+
+@given(st.lists(_segment, max_size=8).map("/".join), st.sampled_from([None, "/home/user/repo/x", "sub"]))
+def test_normaliser_is_idempotent(raw: str, cwd: str | None) -> None:
+    once = normalise(raw, ROOT, cwd)
+    if isinstance(once, str):
+        assert normalise(once, ROOT) == once
+
+
+@given(st.text(max_size=30))
+def test_normaliser_never_raises_and_never_leaves_the_root(raw: str) -> None:
+    result = normalise(raw, ROOT)
+    if isinstance(result, str):
+        assert not result.startswith("/") and ".." not in result.split("/")
+
+
+# --- scanner -----------------------------------------------------------------------------------
+
+CAPTURE = (DATA / "pi-rpc" / "pi_b_overclaim.jsonl").read_bytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=len(CAPTURE) - 1), max_size=30))
+def test_chunk_boundaries_do_not_change_the_evidence(cuts: list[int]) -> None:
+    expected = record_bytes(CAPTURE)
+    recorder = Recorder(ADAPTERS["pi-rpc"], RecordSettings(revision="rev1", repo_root=REPO_ROOT))
+    previous = 0
+    for cut in [*sorted(set(cuts)), len(CAPTURE)]:
+        recorder.feed(CAPTURE[previous:cut])
+        previous = cut
+    assert recorder.finish() == expected
+
+
+def test_tiny_chunks_with_a_small_line_limit_still_pass_over_big_lines() -> None:
+    """Feeding one byte at a time exercises every carry-over state of the scanner."""
+    settings_ = RecordSettings(revision="rev1", repo_root=REPO_ROOT, max_line_bytes=4096)
+    recorder = Recorder(ADAPTERS["pi-rpc"], settings_)
+    for index in range(len(CAPTURE)):
+        recorder.feed(CAPTURE[index : index + 1])
+    document = recorder.finish()
+    assert document.stream_complete
+    assert {f.path for f in document.files} == {
+        "src/api/handler.py",
+        "src/api/handlers.py",
+        "src/api/models.py",
+        "src/util/strings.py",
+    }
+
+
+def test_event_order_beyond_call_id_pairing_does_not_change_the_evidence() -> None:
+    """Shuffle whole calls (each start before its end) and interleave them: same evidence."""
+    lines = [
+        f'{{"type":"tool_execution_start","toolCallId":"c{n}","toolName":"cr_read","args":{{"path":"f{n % 4}.py"}}}}'
+        for n in range(12)
+    ]
+    ends = [
+        f'{{"type":"tool_execution_end","toolCallId":"c{n}","toolName":"cr_read","result":{{}},"isError":{"true" if n % 3 == 0 else "false"}}}'
+        for n in range(12)
+    ]
+    baseline = record_bytes(("\n".join([x for pair in zip(lines, ends, strict=True) for x in pair]) + "\n").encode())
+    rng = random.Random(7)
+    for _ in range(20):
+        events: list[str] = []
+        pending = list(range(12))
+        started: list[int] = []
+        while pending or started:
+            if pending and (not started or rng.random() < 0.5):
+                n = pending.pop(rng.randrange(len(pending)))
+                events.append(lines[n])
+                started.append(n)
+            else:
+                events.append(ends[started.pop(rng.randrange(len(started)))])
+        shuffled = record_bytes(("\n".join(events) + "\n").encode())
+        assert shuffled.files == baseline.files
+        assert shuffled.counters == baseline.counters
+
+
+def test_diff_index_sections_of_the_real_diff() -> None:
+    index = DiffIndex.parse((DATA / "pi-rpc" / "review.diff").read_bytes())
+    assert index.paths == [
+        "README.md",
+        "docs/guide.md",
+        "src/api/handlers.py",
+        "src/api/models.py",
+        "src/util/strings.py",
+        "tests/test_handlers.py",
+    ]
+    assert index.files_overlapping(379, 381) == ["README.md", "docs/guide.md"]
+    assert index.files_overlapping(380, 380) == []
+
+
+def test_diff_index_handles_new_deleted_and_quoted_files() -> None:
+    diff = (
+        b"diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n--- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+        b'diff --git "a/caf\\303\\251.txt" "b/caf\\303\\251.txt"\nnew file mode 100644\n--- /dev/null\n+++ "b/caf\\303\\251.txt"\n@@ -0,0 +1 @@\n+y\n'
+        b"diff --git a/bin.png b/bin.png\nBinary files a/bin.png and b/bin.png differ\n"
+    )
+    assert DiffIndex.parse(diff).paths == ["bin.png", "café.txt", "old.txt"]

@@ -1,0 +1,278 @@
+"""The pure reconciler: DESIGN §7 as a table, and the properties that must always hold."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coverage_gate.model import (
+    Capability,
+    Coverage,
+    EvidenceDocument,
+    FileEvidence,
+    FileStatus,
+    Mode,
+    ModeSource,
+    Reason,
+    ReviewerOutput,
+    UnknownPolicy,
+    UnknownReason,
+    Verdict,
+)
+from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
+
+REV = "a" * 40
+SCOPE = ["a.py", "b.py", "c.py"]
+
+
+def claims(inspected: list[str], skipped: list[str] | None = None, agent: str = "r1") -> ReviewerOutput:
+    return ReviewerOutput(schema_version=1, agent_id=agent, inspected_files=inspected, skipped_files=skipped or [])
+
+
+def evidence(
+    reads: dict[str, tuple[int, int]] | None = None,
+    *,
+    revision: str = REV,
+    capability: Capability = Capability.PER_FILE,
+    complete: bool = True,
+    truncated: bool = False,
+    diff_pages: dict[str, int] | None = None,
+) -> EvidenceDocument:
+    paths = sorted(set(reads or {}) | set(diff_pages or {}))
+    files = [
+        FileEvidence(
+            path=p,
+            reads_succeeded=(reads or {}).get(p, (0, 0))[0],
+            reads_failed=(reads or {}).get(p, (0, 0))[1],
+            diff_pages_succeeded=(diff_pages or {}).get(p, 0),
+        )
+        for p in paths
+    ]
+    return EvidenceDocument(
+        source="pi-rpc",
+        revision=revision,
+        stream_complete=complete,
+        capability=capability,
+        truncated=truncated,
+        files=files,
+    )
+
+
+def review(
+    *reviewers: ReviewerInput,
+    verdict: Verdict = Verdict.APPROVE,
+    mode: Mode = Mode.ENFORCE,
+    policy: UnknownPolicy = UnknownPolicy.ACCEPT,
+) -> ReviewInput:
+    return ReviewInput(
+        repo="o/r",
+        revision=REV,
+        verdict_in=verdict,
+        mode=mode,
+        mode_source=ModeSource.OVERRIDE,
+        scope=SCOPE,
+        reviewers=list(reviewers),
+        unknown_policy=policy,
+        repo_root="/repo",
+    )
+
+
+def one(output: ReviewerOutput | None, ev: EvidenceDocument | None, failed: bool = False) -> ReviewerInput:
+    return ReviewerInput("r1", output, ev, failed)
+
+
+def statuses(decision_files: list[object]) -> dict[str, FileStatus]:
+    return {f.path: f.status for f in decision_files}  # type: ignore[attr-defined]
+
+
+ALL_READ = {"a.py": (1, 0), "b.py": (1, 0), "c.py": (1, 0)}
+
+
+def test_every_claim_with_a_successful_read_is_verified_and_approve_is_kept() -> None:
+    decision = reconcile(review(one(claims(SCOPE), evidence(ALL_READ))))
+    assert decision.verdict_out is Verdict.APPROVE and not decision.downgraded
+    assert set(statuses(decision.reviewers[0].files).values()) == {FileStatus.VERIFIED}
+    assert decision.reviewers[0].coverage is Coverage.COMPLETE
+
+
+def test_claim_without_successful_evidence_is_unsupported_and_enforce_downgrades() -> None:
+    decision = reconcile(review(one(claims(SCOPE), evidence({"a.py": (1, 0), "b.py": (0, 2)}))))
+    assert statuses(decision.reviewers[0].files) == {
+        "a.py": FileStatus.VERIFIED,
+        "b.py": FileStatus.UNSUPPORTED,
+        "c.py": FileStatus.UNSUPPORTED,
+    }
+    assert decision.verdict_out is Verdict.COMMENT and decision.downgraded
+    assert decision.reasons == [Reason.CLAIMS_UNSUPPORTED]
+    assert "`b.py`: claimed inspected by `r1`; no successful read or diff recorded at aaaaaaaaaaaa" in decision.note
+    assert "`c.py`" in decision.note
+
+
+def test_diff_page_evidence_verifies_a_claim() -> None:
+    decision = reconcile(review(one(claims(SCOPE), evidence(diff_pages={"a.py": 1, "b.py": 1, "c.py": 2}))))
+    assert decision.verdict_out is Verdict.APPROVE
+
+
+def test_shadow_records_the_would_be_downgrade_but_keeps_the_verdict() -> None:
+    decision = reconcile(review(one(claims(SCOPE), evidence({})), mode=Mode.SHADOW))
+    assert decision.verdict_out is Verdict.APPROVE and decision.would_downgrade
+    assert "Shadow mode" in decision.note
+
+
+@pytest.mark.parametrize(
+    ("ev", "reason"),
+    [
+        (None, UnknownReason.NO_EVIDENCE_DOCUMENT),
+        (evidence({}, capability=Capability.NONE), UnknownReason.CAPABILITY_NONE),
+        (evidence({}, complete=False), UnknownReason.STREAM_INCOMPLETE),
+        (evidence(ALL_READ, revision="b" * 40), UnknownReason.STALE),
+        (evidence({}, truncated=True), UnknownReason.TRUNCATED),
+    ],
+    ids=["no-document", "capability-none", "incomplete", "stale", "truncated"],
+)
+def test_unavailable_evidence_makes_claims_unknown_and_never_downgrades_by_default(
+    ev: EvidenceDocument | None, reason: UnknownReason
+) -> None:
+    decision = reconcile(review(one(claims(SCOPE), ev)))
+    files = decision.reviewers[0].files
+    assert {f.status for f in files} == {FileStatus.UNKNOWN}
+    assert {f.unknown_reason for f in files} == {reason}
+    assert decision.verdict_out is Verdict.APPROVE
+
+
+def test_stricter_policy_downgrades_unknown_claims() -> None:
+    decision = reconcile(review(one(claims(SCOPE), None), policy=UnknownPolicy.DOWNGRADE))
+    assert decision.verdict_out is Verdict.COMMENT
+    assert decision.reasons == [Reason.CLAIMS_UNVERIFIABLE]
+
+
+def test_incomplete_stream_still_verifies_what_was_read() -> None:
+    decision = reconcile(review(one(claims(["a.py"], ["b.py", "c.py"]), evidence({"a.py": (1, 0)}, complete=False))))
+    assert statuses(decision.reviewers[0].files)["a.py"] is FileStatus.VERIFIED
+
+
+def test_stale_evidence_verifies_nothing() -> None:
+    decision = reconcile(review(one(claims(SCOPE), evidence(ALL_READ, revision="old"))))
+    assert {f.status for f in decision.reviewers[0].files} == {FileStatus.UNKNOWN}
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_legacy_gate_is_kept_in_every_mode(mode: Mode) -> None:
+    """Skipped or missing files, or a failed reviewer, make coverage incomplete even when off."""
+    skipped = reconcile(review(one(claims(["a.py", "b.py"], ["c.py"]), evidence(ALL_READ)), mode=mode))
+    missing = reconcile(review(one(claims(["a.py"]), evidence(ALL_READ)), mode=mode))
+    failed = reconcile(review(one(None, None, failed=True), mode=mode))
+    assert skipped.verdict_out is Verdict.COMMENT and skipped.reasons == [Reason.FILES_SKIPPED]
+    assert missing.verdict_out is Verdict.COMMENT and missing.reasons == [Reason.FILES_MISSING]
+    assert failed.verdict_out is Verdict.COMMENT and failed.reasons == [Reason.REVIEWER_FAILED]
+    assert not skipped.would_downgrade
+
+
+def test_off_mode_never_applies_the_evidence_check() -> None:
+    decision = reconcile(review(one(claims(SCOPE), evidence({})), mode=Mode.OFF))
+    assert decision.verdict_out is Verdict.APPROVE
+
+
+@pytest.mark.parametrize("verdict", [Verdict.COMMENT, Verdict.REQUEST_CHANGES])
+def test_non_approve_verdicts_are_never_touched(verdict: Verdict) -> None:
+    decision = reconcile(review(one(claims(SCOPE), evidence({})), verdict=verdict))
+    assert decision.verdict_out is verdict and not decision.downgraded
+
+
+def test_several_reviewers_one_liar_downgrades_and_is_named() -> None:
+    honest = ReviewerInput("honest", claims(SCOPE, agent="honest"), evidence(ALL_READ))
+    liar = ReviewerInput("liar", claims(SCOPE, agent="liar"), evidence({"a.py": (1, 0)}))
+    decision = reconcile(review(honest, liar))
+    assert decision.verdict_out is Verdict.COMMENT
+    assert [r.coverage for r in decision.reviewers] == [Coverage.COMPLETE, Coverage.INCOMPLETE_UNSUPPORTED]
+    assert "by `liar`" in decision.note and "by `honest`" not in decision.note
+
+
+def test_claims_are_normalised_with_the_same_rules_as_evidence() -> None:
+    decision = reconcile(review(one(claims(["./a.py", "@b.py", "/repo/c.py"]), evidence(ALL_READ))))
+    assert decision.verdict_out is Verdict.APPROVE
+
+
+def test_claims_outside_scope_are_listed_not_counted() -> None:
+    decision = reconcile(review(one(claims([*SCOPE, "other.py"]), evidence(ALL_READ))))
+    assert decision.reviewers[0].claims_outside_scope == ["other.py"]
+    assert decision.verdict_out is Verdict.APPROVE
+
+
+def test_same_inputs_same_decision_regardless_of_scope_order() -> None:
+    first = reconcile(review(one(claims(SCOPE), evidence({"a.py": (1, 0)}))))
+    again = reconcile(replace(review(one(claims(list(reversed(SCOPE))), evidence({"a.py": (1, 0)}))), scope=list(reversed(SCOPE))))
+    assert first == again
+
+
+# --- properties --------------------------------------------------------------------------------
+
+_files = st.sampled_from(SCOPE)
+_reads = st.dictionaries(_files, st.tuples(st.integers(0, 2), st.integers(0, 2)), max_size=3)
+_ev = st.one_of(
+    st.none(),
+    st.builds(
+        evidence,
+        _reads,
+        revision=st.sampled_from([REV, "other"]),
+        capability=st.sampled_from(list(Capability)),
+        complete=st.booleans(),
+        truncated=st.booleans(),
+    ),
+)
+
+
+@st.composite
+def _reviewer(draw: st.DrawFn) -> ReviewerInput:
+    inspected = draw(st.lists(_files, unique=True))
+    skipped = draw(st.lists(st.sampled_from([f for f in SCOPE if f not in inspected] or ["x.py"]), unique=True))
+    failed = draw(st.booleans())
+    output = None if failed and draw(st.booleans()) else claims(inspected, skipped)
+    return ReviewerInput("r", output, draw(_ev), failed)
+
+
+_reviews = st.builds(
+    review,
+    _reviewer(),
+    verdict=st.sampled_from(list(Verdict)),
+    mode=st.sampled_from(list(Mode)),
+    policy=st.sampled_from(list(UnknownPolicy)),
+)
+
+_PERMISSIVENESS = {Verdict.REQUEST_CHANGES: 0, Verdict.COMMENT: 1, Verdict.APPROVE: 2}
+
+
+@settings(max_examples=300)
+@given(_reviews)
+def test_verdict_out_is_never_more_permissive_than_verdict_in(item: ReviewInput) -> None:
+    decision = reconcile(item)
+    assert _PERMISSIVENESS[decision.verdict_out] <= _PERMISSIVENESS[decision.verdict_in]
+    if decision.verdict_in is not Verdict.APPROVE:
+        assert decision.verdict_out is decision.verdict_in
+
+
+@settings(max_examples=300)
+@given(_reviews)
+def test_shadow_never_changes_a_verdict_beyond_the_legacy_gate(item: ReviewInput) -> None:
+    shadow = reconcile(replace(item, mode=Mode.SHADOW))
+    off = reconcile(replace(item, mode=Mode.OFF))
+    assert shadow.verdict_out is off.verdict_out
+
+
+@settings(max_examples=300)
+@given(_reviews, st.lists(_files, min_size=1))
+def test_more_successful_evidence_never_causes_a_downgrade(item: ReviewInput, extra: list[str]) -> None:
+    before = reconcile(item)
+    reviewer = item.reviewers[0]
+    if reviewer.evidence is None:
+        return
+    files = {f.path: f for f in reviewer.evidence.files}
+    for path in extra:
+        old = files.get(path, FileEvidence(path=path))
+        files[path] = old.model_copy(update={"reads_succeeded": old.reads_succeeded + 1})
+    richer = reviewer.evidence.model_copy(update={"files": sorted(files.values(), key=lambda f: f.path)})
+    after = reconcile(replace(item, reviewers=[replace(reviewer, evidence=richer)]))
+    assert _PERMISSIVENESS[after.verdict_out] >= _PERMISSIVENESS[before.verdict_out]
