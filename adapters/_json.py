@@ -15,6 +15,14 @@ from coverage_gate.events import Malformed
 JsonObject = Mapping[str, object]
 
 _BLANK = re.compile(rb"\s*")
+_JSON_KINDS: dict[type, str] = {
+    list: "array",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
 
 
 def is_blank(head: bytes) -> bool:
@@ -35,7 +43,7 @@ def load_object(line: bytes, lineno: int) -> JsonObject | Malformed:
     except ValueError as exc:
         return Malformed(lineno, f"not JSON: {exc}")
     if not isinstance(value, dict):
-        return Malformed(lineno, f"a JSON {type(value).__name__}, not an object")
+        return Malformed(lineno, f"a JSON {_JSON_KINDS.get(type(value), 'value')}, not an object")
     return value
 
 

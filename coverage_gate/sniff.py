@@ -32,9 +32,7 @@ def head_lines(
     return lines[:max_lines]
 
 
-def candidates(
-    lines: Sequence[bytes], adapters: Mapping[str, Adapter] | None = None
-) -> list[str]:
+def candidates(lines: Sequence[bytes], adapters: Mapping[str, Adapter] | None = None) -> list[str]:
     """Every format whose sniffer claims these lines, in registry order."""
     registry = ADAPTERS if adapters is None else adapters
     if not lines:
