@@ -1,0 +1,249 @@
+"""A simulated shadow rollout: many reviews across several repositories, through the real
+reconciler and the real telemetry sink, then the report's readiness verdict per repository.
+
+Each repository has its own kind of reviewers:
+
+- ``acme/payments``: honest reviewers (claims match reads), one rare liar: ready.
+- ``acme/frontend``: a reviewer that claims every file and reads about half, in a third of the
+  reviews: not ready (would-downgrade rate far above the ceiling; audit before enforcing).
+- ``acme/ml``: a reviewer whose stream format cannot see reads (capability none): not ready
+  (evidence unavailable), although nothing would be downgraded.
+- ``acme/infra``: honest, but the flag source fell back a few times and one run failed: not ready
+  (fallbacks, errors).
+- ``acme/docs``: honest, but observed for three days only: not ready (days).
+
+Reviews are spread evenly over each repository's observation window with synthetic span times;
+every few reviews a new telemetry setup is made, as separate CLI runs would, so the folder holds
+many files. One garbage line is added to show the report counts it and goes on.
+
+    python tests/simulate_rollout.py [--reviews N] [--folder DIR]
+
+prints the report and exits 0 when every repository's readiness is the expected one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coverage_gate import metrics, otel_setup
+from coverage_gate.model import (
+    Capability,
+    DecisionDocument,
+    EvidenceDocument,
+    FileEvidence,
+    Mode,
+    ModeSource,
+    ReviewerOutput,
+    UnknownPolicy,
+    Verdict,
+)
+from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.report import Criteria, Report, build_report, load_folder, render_text
+
+DAY_NS = 86_400 * 10**9
+START_NS = 1_790_000_000 * 10**9  # a fixed epoch for reproducible reports
+REVIEWS_PER_RUN = 10
+
+
+# --- building decisions through the real reconciler -------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReviewerSpec:
+    """One reviewer of one review: what it claims, what the evidence shows it read."""
+
+    agent: str
+    claimed: Sequence[str]
+    read: Sequence[str]
+    source: str = "pi-rpc"
+    capability: Capability = Capability.PER_FILE
+    complete: bool = True
+    truncated: bool = False
+    has_evidence: bool = True
+    failed: bool = False
+    skipped: Sequence[str] = ()
+    evidence_revision: str | None = None
+
+
+def _evidence(spec: ReviewerSpec, revision: str) -> EvidenceDocument | None:
+    if not spec.has_evidence:
+        return None
+    reads = [] if spec.capability is Capability.NONE else sorted(set(spec.read))
+    return EvidenceDocument(
+        source=spec.source,
+        agent=spec.agent,
+        revision=spec.evidence_revision or revision,
+        stream_complete=spec.complete,
+        capability=spec.capability,
+        truncated=spec.truncated,
+        files=[FileEvidence(path=path, reads_succeeded=1) for path in reads],
+    )
+
+
+def decide(
+    repo: str,
+    *,
+    scope: Sequence[str],
+    reviewers: Sequence[ReviewerSpec],
+    verdict: Verdict = Verdict.APPROVE,
+    mode: Mode = Mode.SHADOW,
+    mode_source: ModeSource = ModeSource.SNAPSHOT,
+    revision: str = "0123456789abcdef",
+    unknown_policy: UnknownPolicy = UnknownPolicy.ACCEPT,
+) -> DecisionDocument:
+    """A decision made by the real reconciler from reviewer specs."""
+    return reconcile(
+        ReviewInput(
+            repo=repo,
+            revision=revision,
+            verdict_in=verdict,
+            mode=mode,
+            mode_source=mode_source,
+            scope=list(scope),
+            unknown_policy=unknown_policy,
+            reviewers=[
+                ReviewerInput(
+                    agent_id=spec.agent,
+                    claims=None
+                    if spec.failed
+                    else ReviewerOutput(
+                        schema_version=1,
+                        agent_id=spec.agent,
+                        inspected_files=list(spec.claimed),
+                        skipped_files=list(spec.skipped),
+                    ),
+                    evidence=_evidence(spec, revision),
+                    failed=spec.failed,
+                )
+                for spec in reviewers
+            ],
+        )
+    )
+
+
+# --- the rollout ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RepoPlan:
+    repo: str
+    days: float
+    lie_every: int = 0  # every n-th review has a lying reviewer (0: never)
+    blind: bool = False  # the second reviewer's format cannot see reads
+    fallback_every: int = 0  # every n-th review's mode came from the fallback
+    errors: int = 0
+    expected_failures: frozenset[str] = field(default_factory=frozenset)
+
+
+PLANS: tuple[RepoPlan, ...] = (
+    RepoPlan("acme/payments", days=10, lie_every=50),
+    RepoPlan(
+        "acme/frontend", days=10, lie_every=3, expected_failures=frozenset({"would_downgrade_rate"})
+    ),
+    RepoPlan("acme/ml", days=10, blind=True, expected_failures=frozenset({"evidence"})),
+    RepoPlan(
+        "acme/infra",
+        days=10,
+        fallback_every=25,
+        errors=1,
+        expected_failures=frozenset({"fallbacks", "errors"}),
+    ),
+    RepoPlan("acme/docs", days=3, expected_failures=frozenset({"days"})),
+)
+
+
+def _verdict(index: int) -> Verdict:
+    if index % 10 == 3:
+        return Verdict.REQUEST_CHANGES
+    if index % 20 == 7:
+        return Verdict.COMMENT
+    return Verdict.APPROVE
+
+
+def plan_decisions(plan: RepoPlan, reviews: int) -> list[tuple[DecisionDocument, int, float]]:
+    """(decision, span end time, duration) for each review of one repository."""
+    out: list[tuple[DecisionDocument, int, float]] = []
+    step = int(plan.days * DAY_NS / max(reviews - 1, 1))
+    for i in range(reviews):
+        scope = [f"src/module_{i % 7}.py", f"src/module_{(i + 1) % 7}.py", "README.md"]
+        security = ReviewerSpec("security", claimed=scope, read=scope)
+        if plan.lie_every and i % plan.lie_every == 0:
+            security = ReviewerSpec("security", claimed=scope, read=scope[:1])
+        second = ReviewerSpec("style", claimed=scope, read=scope)
+        if plan.blind:
+            second = ReviewerSpec(
+                "style", claimed=scope, read=(), source="codex-exec", capability=Capability.NONE
+            )
+        fallback = bool(plan.fallback_every) and i % plan.fallback_every == 1
+        decision = decide(
+            plan.repo,
+            scope=scope,
+            reviewers=[security, second],
+            verdict=_verdict(i),
+            mode_source=ModeSource.FALLBACK if fallback else ModeSource.SNAPSHOT,
+            revision=f"{i:040x}",
+        )
+        out.append((decision, START_NS + i * step, 0.002 + (i % 9) * 0.001))
+    return out
+
+
+def simulate(folder: Path, reviews: int = 70) -> None:
+    """Write the whole rollout's telemetry to ``folder``, one telemetry setup per few reviews."""
+    environ = {otel_setup.TELEMETRY_DIR_ENV: str(folder)}
+    planned = [(plan, item) for plan in PLANS for item in plan_decisions(plan, reviews)]
+    for start in range(0, len(planned), REVIEWS_PER_RUN):
+        telemetry = otel_setup.setup(environ)
+        meter, tracer = telemetry.meter(), telemetry.tracer()
+        for _plan, (decision, end_ns, duration) in planned[start : start + REVIEWS_PER_RUN]:
+            formats = {r.agent_id: r.evidence_source or "none" for r in decision.reviewers}
+            metrics.record_decision(meter, decision, duration_s=duration, formats=formats)
+            metrics.record_reconcile_span(
+                tracer, decision, duration_s=duration, formats=formats, end_time_ns=end_ns
+            )
+        telemetry.shutdown()
+    for plan in PLANS:
+        for _ in range(plan.errors):
+            telemetry = otel_setup.setup(environ)
+            metrics.record_error(
+                telemetry.meter(), repo=plan.repo, kind=metrics.ErrorKind.BAD_INPUT
+            )
+            telemetry.shutdown()
+    (folder / "garbage.jsonl").write_text("this is not OTLP\n", encoding="utf-8")
+
+
+def expected_readiness() -> dict[str, frozenset[str]]:
+    return {plan.repo: plan.expected_failures for plan in PLANS}
+
+
+def failures(report: Report) -> dict[str, frozenset[str]]:
+    return {
+        repo.repository: frozenset(c.name for c in repo.checks if not c.ok)
+        for repo in report.repositories
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reviews", type=int, default=200, help="reviews per repository")
+    parser.add_argument("--folder", type=Path, default=None, help="keep the telemetry here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="cg-rollout-") as scratch:
+        folder = args.folder or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        simulate(folder, args.reviews)
+        report = build_report(load_folder(folder), Criteria(), list_flagged=False)
+        sys.stdout.write(render_text(report))
+        got, want = failures(report), expected_readiness()
+        for repo, expected in sorted(want.items()):
+            status = "as expected" if got.get(repo) == expected else f"UNEXPECTED {got.get(repo)}"
+            sys.stdout.write(f"{repo}: failing checks {sorted(expected)}: {status}\n")
+        return 0 if got == want else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
