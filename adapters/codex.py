@@ -21,7 +21,7 @@ command, recorded in the rollout file.
 - The start of a call is held until its end arrives, because the reads are only known then. A
   completion with no start before it is passed on as an end alone (the core labels it
   ``missing_start``); a start that never ends is passed on when the stream ends (``missing_end``).
-  A call id started twice is passed on at once as a second start (``ambiguous_call_id``).
+  A call id started twice is passed on at once, both starts (``ambiguous_call_id``).
 - Completion: ``event_msg`` ``task_complete``; a ``task_started`` after it reopens the stream.
 
 ``codex-exec`` (``codex exec --json``): ``item.started``/``item.completed`` of
@@ -227,7 +227,12 @@ class CodexRolloutDecoder:
             return [Malformed(lineno, "field 'payload.call_id' is missing or not a string")]
         tool = get_str(payload, "name") or get_str(payload, "type") or "tool"
         if call_id in self._seen:
-            return [ToolStart(call_id, tool, IgnoredAction(), lineno)]
+            # Started again: pass both starts on now, so the core labels the id ambiguous.
+            first = self._pending.pop(call_id, None)
+            again = ToolStart(call_id, tool, IgnoredAction(), lineno)
+            if first is None:
+                return [again]
+            return [ToolStart(call_id, first.tool, IgnoredAction(), first.line), again]
         self._seen.add(call_id)
         self._pending[call_id] = _Pending(tool, lineno)
         return []

@@ -1,0 +1,397 @@
+"""Codex adapters: the rollout file (per-file reads from Codex's own parsed commands) and
+``codex exec --json`` (capability none); one stream per rule, the real captures' truth, and golden
+files for the captures and the crafted streams in ``tests/data/codex-*``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from coverage_gate.adapters.codex import EXEC_ADAPTER, ROLLOUT_ADAPTER
+
+from coverage_gate.events import LineClass, ReadAction, ToolStart
+from coverage_gate.model import Capability, EvidenceDocument, IssueKind
+from tests.conftest import DATA, GOLDEN, REPO_ROOT, check_golden, record_bytes
+
+ROLLOUT = "codex-rollout"
+EXEC = "codex-exec"
+CWD_URI = f"file://{REPO_ROOT}"
+
+
+def line(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def envelope(kind: str, payload: dict[str, Any]) -> str:
+    return line(
+        {"timestamp": "2026-11-30T01:22:32.594Z", "ordinal": 1, "type": kind, "payload": payload}
+    )
+
+
+def call(call_id: str, cmd: str = "cat a.py", name: str = "exec_command") -> str:
+    arguments = json.dumps({"cmd": cmd})
+    return envelope(
+        "response_item",
+        {"type": "function_call", "name": name, "arguments": arguments, "call_id": call_id},
+    )
+
+
+def completed(
+    call_id: str,
+    *reads: str,
+    status: str = "completed",
+    exit_code: Any = 0,
+    cwd: str | None = CWD_URI,
+    parsed: list[dict[str, Any]] | None = None,
+) -> str:
+    """The harness's record of one finished command, with its parsed reads."""
+    item: dict[str, Any] = {
+        "type": "CommandExecution",
+        "id": call_id,
+        "command": ["/bin/bash", "-lc", "..."],
+        "parsed_cmd": parsed
+        if parsed is not None
+        else [{"type": "read", "cmd": f"cat {p}", "name": p, "path": p} for p in reads],
+        "status": status,
+        "exit_code": exit_code,
+    }
+    if cwd is not None:
+        item["cwd"] = cwd
+    return envelope("event_msg", {"type": "item_completed", "item": item})
+
+
+def output(call_id: str, text: str = "Process exited with code 0") -> str:
+    return envelope(
+        "response_item", {"type": "function_call_output", "call_id": call_id, "output": text}
+    )
+
+
+TASK_STARTED = envelope("event_msg", {"type": "task_started", "turn_id": "t1"})
+TASK_COMPLETE = envelope("event_msg", {"type": "task_complete", "turn_id": "t1"})
+TURN_CONTEXT = envelope("turn_context", {"turn_id": "t1", "cwd": REPO_ROOT})
+
+
+def rollout(*lines: str, complete: bool = True) -> bytes:
+    body = [TURN_CONTEXT, TASK_STARTED, *lines, *([TASK_COMPLETE] if complete else [])]
+    return ("\n".join(body) + "\n").encode()
+
+
+def reads(document: EvidenceDocument) -> dict[str, tuple[int, int]]:
+    return {f.path: (f.reads_succeeded, f.reads_failed) for f in document.files}
+
+
+def issue_kinds(document: EvidenceDocument) -> list[IssueKind]:
+    return sorted(issue.kind for issue in document.issues)
+
+
+def record(data: bytes, source: str = ROLLOUT, **kwargs: Any) -> EvidenceDocument:
+    return record_bytes(data, source, **kwargs)
+
+
+# --- codex-rollout: what a read is -------------------------------------------------------------
+
+
+def test_parsed_read_of_a_completed_command_is_a_read() -> None:
+    doc = record(rollout(call("c1"), completed("c1", "src/a.py"), output("c1")))
+    assert reads(doc) == {"src/a.py": (1, 0)}
+    assert doc.counters.calls == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "exit_code", "succeeded"),
+    [
+        ("completed", 0, True),
+        ("completed", 1, False),
+        ("failed", 1, False),
+        ("failed", 0, False),
+        ("completed", None, False),
+        ("completed", False, False),
+        ("in_progress", 0, False),
+        ("declined", None, False),
+    ],
+)
+def test_success_needs_status_completed_and_exit_code_zero(
+    status: str, exit_code: Any, succeeded: bool
+) -> None:
+    data = rollout(call("c1"), completed("c1", "a.py", status=status, exit_code=exit_code))
+    assert reads(record(data)) == {"a.py": (1, 0) if succeeded else (0, 1)}
+
+
+def test_read_path_is_relative_to_the_command_cwd_uri() -> None:
+    cwd = f"file://{REPO_ROOT}/docs%20dir"
+    doc = record(rollout(call("c1"), completed("c1", "guide.md", cwd=cwd)))
+    assert reads(doc) == {"docs dir/guide.md": (1, 0)}
+
+
+def test_command_without_cwd_uses_the_turn_context_cwd() -> None:
+    context = envelope("turn_context", {"cwd": f"{REPO_ROOT}/src"})
+    doc = record(rollout(context, call("c1"), completed("c1", "api/x.py", cwd=None)))
+    assert reads(doc) == {"src/api/x.py": (1, 0)}
+
+
+def test_command_cwd_that_is_not_a_local_file_uri_falls_back_to_the_turn_cwd() -> None:
+    doc = record(rollout(call("c1"), completed("c1", "a.py", cwd="https://example.org/x")))
+    assert reads(doc) == {"a.py": (1, 0)}
+
+
+def test_one_command_parsed_into_several_reads_gives_one_call_per_read() -> None:
+    decoder = ROLLOUT_ADAPTER.decoder()
+    decoder.decode(call("c1", "cat a.py b.py").encode(), 1)
+    events = decoder.decode(completed("c1", "a.py", "b.py").encode(), 2)
+    starts = [e for e in events if isinstance(e, ToolStart)]
+    assert [(s.call_id, s.action) for s in starts] == [
+        ("c1#1", ReadAction("a.py", cwd=REPO_ROOT)),
+        ("c1#2", ReadAction("b.py", cwd=REPO_ROOT)),
+    ]
+    doc = record(rollout(call("c1"), completed("c1", "a.py", "b.py", exit_code=1)))
+    assert reads(doc) == {"a.py": (0, 1), "b.py": (0, 1)}
+
+
+def test_commands_without_parsed_reads_are_ignored_never_parsed_by_us() -> None:
+    """`git diff` and `cat x | head` parse to unknown: we do not read the shell string."""
+    unknown = [{"type": "unknown", "cmd": "cat src/a.py | head"}]
+    listing = [{"type": "list_files", "cmd": "ls src", "path": "src"}]
+    data = rollout(
+        call("c1", "cat src/a.py | head"),
+        completed("c1", parsed=unknown),
+        call("c2", "ls src"),
+        completed("c2", parsed=listing),
+    )
+    doc = record(data)
+    assert reads(doc) == {}
+    assert doc.counters.ignored == 2
+
+
+def test_parsed_read_without_a_path_is_arguments_unavailable() -> None:
+    doc = record(rollout(call("c1"), completed("c1", parsed=[{"type": "read", "cmd": "cat"}])))
+    assert reads(doc) == {}
+    assert issue_kinds(doc) == [IssueKind.ARGUMENTS_UNAVAILABLE]
+
+
+def test_other_tools_end_with_their_output_and_are_ignored() -> None:
+    patch = envelope(
+        "response_item",
+        {"type": "custom_tool_call", "name": "apply_patch", "call_id": "p1", "input": "..."},
+    )
+    patched = envelope(
+        "response_item", {"type": "custom_tool_call_output", "call_id": "p1", "output": "Done"}
+    )
+    doc = record(rollout(patch, patched))
+    assert doc.counters.calls == 1
+    assert doc.counters.ignored == 1
+    assert doc.issues == []
+
+
+# --- codex-rollout: pairing --------------------------------------------------------------------
+
+
+def test_command_output_without_the_harness_record_is_no_evidence() -> None:
+    """The function_call_output is not where Codex parses the command; the call never ended."""
+    doc = record(rollout(call("c1"), output("c1")))
+    assert reads(doc) == {}
+    assert issue_kinds(doc) == [IssueKind.MISSING_END]
+
+
+def test_harness_record_without_a_call_is_missing_start() -> None:
+    doc = record(rollout(completed("ghost", "a.py")))
+    assert reads(doc) == {}
+    assert issue_kinds(doc) == [IssueKind.MISSING_START]
+
+
+def test_call_started_twice_is_ambiguous() -> None:
+    doc = record(rollout(call("c1"), call("c1"), completed("c1", "a.py")))
+    assert reads(doc) == {}
+    assert issue_kinds(doc) == [IssueKind.AMBIGUOUS_CALL_ID]
+
+
+# --- codex-rollout: completion and bad input ---------------------------------------------------
+
+
+def test_rollout_without_task_complete_is_incomplete() -> None:
+    doc = record(rollout(call("c1"), completed("c1", "a.py"), complete=False))
+    assert not doc.stream_complete
+    assert reads(doc) == {"a.py": (1, 0)}
+
+
+def test_task_started_after_task_complete_reopens_the_stream() -> None:
+    data = rollout(call("c1"), completed("c1", "a.py")) + (TASK_STARTED + "\n").encode()
+    assert not record(data).stream_complete
+    assert record(data + (TASK_COMPLETE + "\n").encode()).stream_complete
+
+
+@pytest.mark.parametrize(
+    ("raw", "detail"),
+    [
+        (b'{"type": "event_msg", "payload": []}', "'payload'"),
+        (b'{"payload": {}}', "'type'"),
+        (b'{"type": "response_item", "payload": {"type": "function_call"}}', "'payload.call_id'"),
+        (b'{"type": "event_msg", "payload": {"type": "item_completed"}}', "'payload.item'"),
+        (
+            b'{"type": "event_msg", "payload": {"type": "item_completed", '
+            b'"item": {"type": "CommandExecution"}}}',
+            "'payload.item.id'",
+        ),
+        (b'{"type": "event_msg", "payload": {"type": "task_compl', "not JSON"),
+        (b'{"type": "event_msg", "payload": {"type": "\xff"}}', "UTF-8"),
+    ],
+    ids=["payload", "type", "call-id", "item", "item-id", "cut", "utf8"],
+)
+def test_malformed_lines_are_counted_with_a_detail_naming_the_fault(
+    raw: bytes, detail: str
+) -> None:
+    doc = record(rollout(complete=False) + raw + b"\n")
+    (issue,) = doc.issues
+    assert issue.kind is IssueKind.MALFORMED_LINE
+    assert issue.line == 3
+    assert detail in issue.detail
+
+
+def test_model_text_and_token_lines_are_passed_over_from_their_head() -> None:
+    decoder = ROLLOUT_ADAPTER.decoder()
+    message = envelope("response_item", {"type": "message", "role": "assistant", "content": []})
+    tokens = envelope("event_msg", {"type": "token_count", "info": None})
+    assert decoder.classify(message.encode()[:256]) is LineClass.SKIP
+    assert decoder.classify(tokens.encode()[:256]) is LineClass.SKIP
+    assert decoder.classify(call("c1").encode()[:256]) is LineClass.PARSE
+
+
+def test_unknown_line_kinds_are_counted_as_unrecognised() -> None:
+    doc = record(rollout(envelope("brand_new_kind", {})))
+    assert doc.counters.unrecognised_events == 1
+
+
+# --- codex-exec --------------------------------------------------------------------------------
+
+
+def exec_item(kind: str, item_id: str, status: str, exit_code: Any = None) -> str:
+    item = {
+        "id": item_id,
+        "type": "command_execution",
+        "command": "/bin/bash -lc 'cat src/a.py'",
+        "aggregated_output": "",
+        "exit_code": exit_code,
+        "status": status,
+    }
+    return line({"type": kind, "item": item})
+
+
+def exec_stream(*lines: str, complete: bool = True) -> bytes:
+    head = [line({"type": "thread.started", "thread_id": "t"}), line({"type": "turn.started"})]
+    tail = [line({"type": "turn.completed", "usage": {}})] if complete else []
+    return ("\n".join([*head, *lines, *tail]) + "\n").encode()
+
+
+def test_exec_json_has_capability_none_and_never_per_file_evidence() -> None:
+    data = exec_stream(
+        exec_item("item.started", "item_1", "in_progress"),
+        exec_item("item.completed", "item_1", "completed", 0),
+    )
+    doc = record(data, EXEC)
+    assert doc.capability is Capability.NONE
+    assert doc.files == []
+    assert doc.counters.calls == 1
+    assert doc.counters.succeeded == 1
+
+
+def test_exec_json_success_needs_completed_and_exit_code_zero() -> None:
+    data = exec_stream(
+        exec_item("item.started", "item_1", "in_progress"),
+        exec_item("item.completed", "item_1", "failed", 1),
+        exec_item("item.started", "item_2", "in_progress"),
+        exec_item("item.completed", "item_2", "completed", None),
+    )
+    doc = record(data, EXEC)
+    assert doc.counters.failed == 2
+
+
+def test_exec_json_without_turn_completed_is_incomplete() -> None:
+    data = exec_stream(exec_item("item.started", "item_1", "in_progress"), complete=False)
+    doc = record(data, EXEC)
+    assert not doc.stream_complete
+    assert issue_kinds(doc) == [IssueKind.MISSING_END]
+
+
+def test_exec_json_turn_started_after_completion_reopens() -> None:
+    data = exec_stream() + (line({"type": "turn.started"}) + "\n").encode()
+    assert not record(data, EXEC).stream_complete
+
+
+def test_exec_json_error_item_and_messages_are_not_tool_calls() -> None:
+    error = line(
+        {"type": "item.completed", "item": {"id": "item_0", "type": "error", "message": "x"}}
+    )
+    message = line(
+        {"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": "{}"}}
+    )
+    doc = record(exec_stream(error, message), EXEC)
+    assert doc.counters.calls == 0
+    assert doc.counters.malformed_lines == 0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"type": "item.started"}',
+        b'{"type": "item.completed", "item": {"type": "command_execution"}}',
+        b"{]",
+    ],
+    ids=["no-item", "no-id", "not-json"],
+)
+def test_exec_json_wrong_shapes_are_malformed(raw: bytes) -> None:
+    doc = record(exec_stream(complete=False) + raw + b"\n", EXEC)
+    assert doc.counters.malformed_lines == 1
+
+
+# --- real captures and golden files ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "truth_path"),
+    [(ROLLOUT, p) for p in sorted((DATA / ROLLOUT).glob("*.truth.json"))]
+    + [(EXEC, p) for p in sorted((DATA / EXEC).glob("*.truth.json"))],
+    ids=lambda value: value.name.removesuffix(".truth.json") if isinstance(value, Path) else value,
+)
+def test_capture_reproduces_its_truth(source: str, truth_path: Path) -> None:
+    """Rollout: the truth's reads exactly. exec --json: capability none, so no files at all (its
+    truth lists what a shell parser would find, for information only)."""
+    truth = json.loads(truth_path.read_text())
+    doc = record((truth_path.parent / truth["capture"]).read_bytes(), source)
+    assert doc.stream_complete is truth["stream_complete"]
+    if source == EXEC:
+        assert doc.capability is Capability.NONE
+        assert doc.files == []
+        assert doc.counters.calls == 5
+        return
+    expected = {path: (v["read_succeeded"], v["read_failed"]) for path, v in truth["files"].items()}
+    assert reads(doc) == expected
+    read_ok = {f.path for f in doc.files if f.reads_succeeded}
+    assert sorted(set(truth["claimed_inspected"]) - read_ok) == sorted(
+        truth["claimed_but_not_read"]
+    )
+    assert sorted(read_ok - set(truth["claimed_inspected"])) == sorted(
+        truth["read_but_not_claimed"]
+    )
+
+
+def test_capture_heads_are_sniffed_as_their_format() -> None:
+    rollout_head = (
+        (DATA / ROLLOUT / "codex_b_overclaim.rollout.jsonl").read_bytes().splitlines()[:2]
+    )
+    exec_head = (DATA / EXEC / "codex_b_overclaim.exec.jsonl").read_bytes().splitlines()[:2]
+    assert ROLLOUT_ADAPTER.sniff([raw[:256] for raw in rollout_head])
+    assert EXEC_ADAPTER.sniff(exec_head)
+    assert not ROLLOUT_ADAPTER.sniff(exec_head)
+    assert not EXEC_ADAPTER.sniff(rollout_head)
+
+
+STREAMS = [(fmt, p) for fmt in (ROLLOUT, EXEC) for p in sorted((DATA / fmt).glob("*.jsonl"))]
+
+
+@pytest.mark.parametrize(("source", "path"), STREAMS, ids=[f"{f}-{p.stem}" for f, p in STREAMS])
+def test_golden_evidence(source: str, path: Path) -> None:
+    doc = record(path.read_bytes(), source)
+    check_golden(
+        GOLDEN / source / f"{path.stem}.evidence.json", doc.model_dump(mode="json", by_alias=True)
+    )
