@@ -1,0 +1,680 @@
+"""End to end with the real review clients: pi, Claude Code and Codex against a scripted model.
+
+Each test builds a fresh repository (``realclients/make_repo.sh``: six changed files in the
+working tree) and a fresh HOME, starts the mock model (``realclients/mock_llm.py``) on a free
+loopback port with one of ``realclients/scenarios/``, runs the real client, records evidence
+and reconciles the reviewer's own final answer (its claims) over the changed files:
+
+* pi runs *through* ``coverage-gate run --format pi-rpc -- pi --mode rpc ...``: the test drives
+  pi's RPC stdin through our pass-through, exactly as a pipeline would;
+* Claude Code (``-p --output-format stream-json``) and Codex (``exec --json`` and its session
+  rollout file) run directly; their output files are then fed to ``coverage-gate record``.
+
+An honest reviewer keeps its Approve in enforce mode; one that claims files it never read, or
+whose reads failed, gets a Comment whose note names exactly those files. ``codex exec --json``
+cannot show per-file reads: its claims are unknown, never unsupported.
+
+The clients come from ``bash .ci/setup-clients.sh`` (into ``${CG_TOOLS:-.tools}/clients``).
+Without them these tests skip, unless ``CG_REQUIRE_INTEGRATION=1``, when they fail. Every
+process they start runs in a process group of its own that is killed on the way out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+PY = sys.executable
+PROJECT = Path(__file__).resolve().parents[2]
+KIT = Path(__file__).resolve().parent / "realclients"
+TOOLS = Path(os.environ.get("CG_TOOLS") or PROJECT / ".tools") / "clients"
+CLIENT_TIMEOUT = 180.0  # seconds one client run may take before the test fails
+
+CHANGED = [
+    "README.md",
+    "docs/guide.md",
+    "src/api/handlers.py",
+    "src/api/models.py",
+    "src/util/strings.py",
+    "tests/test_handlers.py",
+]
+ANSWER = (
+    'answer with one JSON object {"schema_version":1,"agent_id":"reviewer",'
+    '"inspected_files":[...],"findings":[...]}.'
+)
+PI_PROMPT = (
+    "Review the change in this repository. Page through the diff with cr_diff, read changed "
+    "files with cr_read, then " + ANSWER
+)
+PI_SYSTEM = (
+    "You are a code reviewer. Inspect the repository only through the cr_read and cr_diff tools."
+)
+SHELL_PROMPT = (
+    "Review the uncommitted change in this repository (git diff), read the changed files, then "
+    + ANSWER
+)
+
+Json = dict[str, Any]
+
+
+# --- the installed clients ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Clients:
+    pi: Path
+    claude: Path
+    codex: Path
+
+
+def _claude_binary() -> Path:
+    machine = os.uname().machine
+    platform = {"x86_64": "linux-x64", "aarch64": "linux-arm64", "arm64": "linux-arm64"}.get(
+        machine, machine
+    )
+    return TOOLS / "node_modules" / "@anthropic-ai" / f"claude-code-{platform}" / "claude"
+
+
+@pytest.fixture(scope="session")
+def clients() -> Clients:
+    found = Clients(
+        pi=TOOLS / "node_modules" / ".bin" / "pi",
+        claude=_claude_binary(),
+        codex=TOOLS / "node_modules" / ".bin" / "codex",
+    )
+    missing = [
+        str(path) for path in (found.pi, found.claude, found.codex) if not os.access(path, os.X_OK)
+    ]
+    missing += [tool for tool in ("node", "git") if shutil.which(tool) is None]
+    if missing:
+        reason = (
+            f"real review clients not installed (missing: {', '.join(missing)}); "
+            "run `bash .ci/setup-clients.sh` first"
+        )
+        if os.environ.get("CG_REQUIRE_INTEGRATION") == "1":
+            pytest.fail(f"CG_REQUIRE_INTEGRATION=1 but {reason}")
+        pytest.skip(reason)
+    return found
+
+
+# --- processes: every one in its own group, killed on the way out ------------------------------
+
+
+class Processes:
+    def __init__(self) -> None:
+        self._started: list[subprocess.Popen[bytes]] = []
+
+    def start(
+        self, command: list[str], *, log: Path | None = None, **kwargs: Any
+    ) -> subprocess.Popen[bytes]:
+        """Start in a new process group; ``log`` receives its stderr."""
+        with contextlib.ExitStack() as stack:
+            if log is not None:
+                kwargs["stderr"] = stack.enter_context(log.open("wb"))
+            proc = subprocess.Popen(command, process_group=0, **kwargs)
+        self._started.append(proc)
+        return proc
+
+    def run(
+        self, command: list[str], *, timeout: float = CLIENT_TIMEOUT, **kwargs: Any
+    ) -> subprocess.CompletedProcess[bytes]:
+        """Run to completion within ``timeout``; the group is killed if it overruns."""
+        proc = self.start(command, **kwargs)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill(proc)
+            pytest.fail(f"{Path(command[0]).name} did not finish within {timeout:g}s")
+        return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+
+    @staticmethod
+    def kill(proc: subprocess.Popen[bytes]) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+    def cleanup(self) -> None:
+        for proc in self._started:
+            self.kill(proc)
+
+
+@pytest.fixture
+def procs() -> Iterator[Processes]:
+    processes = Processes()
+    try:
+        yield processes
+    finally:
+        processes.cleanup()
+
+
+# --- workspace: fresh repository, HOME and TMPDIR ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    repo: Path
+    home: Path
+    tmp: Path
+    diff: Path
+    changed: Path
+    revision: str
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """A clean environment: nothing of ours (no model keys, no config) leaks in."""
+        base = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "TMPDIR": str(self.tmp),
+            "LANG": "C.UTF-8",
+        }
+        return {**base, **extra}
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, procs: Processes) -> Workspace:
+    repo, home, tmp = tmp_path / "repo", tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    done = procs.run(
+        ["bash", str(KIT / "make_repo.sh"), str(repo)],
+        timeout=60,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert done.returncode == 0, done.stderr
+    git = ["git", "-C", str(repo), "-c", "core.quotepath=off"]
+    diff = procs.run(
+        [*git, "diff", "--no-color", "--no-ext-diff"],
+        timeout=60,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    head = procs.run(
+        [*git, "rev-parse", "HEAD"], timeout=60, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    (tmp_path / "pr.diff").write_bytes(diff.stdout)
+    (tmp_path / "changed.txt").write_text("\n".join(CHANGED) + "\n")
+    return Workspace(
+        root=tmp_path,
+        repo=repo,
+        home=home,
+        tmp=tmp,
+        diff=tmp_path / "pr.diff",
+        changed=tmp_path / "changed.txt",
+        revision=head.stdout.decode().strip(),
+    )
+
+
+# --- the mock model ----------------------------------------------------------------------------
+
+
+class LineReader:
+    """Lines from a pipe within a deadline: a silent process fails the test, never hangs it."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._fd = stream.fileno()
+        self._buffer = bytearray()
+        self._eof = False
+
+    def _fill(self, deadline: float, what: str) -> None:
+        with selectors.DefaultSelector() as sel:
+            sel.register(self._fd, selectors.EVENT_READ)
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    pytest.fail(f"timed out waiting for {what}")
+                if sel.select(left):
+                    chunk = os.read(self._fd, 65536)
+                    self._eof = not chunk
+                    self._buffer += chunk
+                    return
+
+    def line(self, deadline: float, what: str) -> bytes:
+        """The next line with its newline; a last line without one; ``b""`` at end of file."""
+        while b"\n" not in self._buffer and not self._eof:
+            self._fill(deadline, what)
+        end = self._buffer.find(b"\n") + 1 or len(self._buffer)
+        line = bytes(self._buffer[:end])
+        del self._buffer[:end]
+        return line
+
+    def rest(self, deadline: float, what: str) -> bytes:
+        while not self._eof:
+            self._fill(deadline, what)
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        return rest
+
+
+def start_mock(procs: Processes, ws: Workspace, scenario: str) -> int:
+    log = ws.root / "mock.log"
+    proc = procs.start(
+        [PY, str(KIT / "mock_llm.py"), "--scenario", str(KIT / "scenarios" / f"{scenario}.json"),
+         "--workdir", str(ws.repo), "--port", "0", "--log", str(ws.root / "requests.jsonl")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, log=log,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    first = LineReader(proc.stdout).line(time.monotonic() + 30, "the mock model").decode()
+    assert first.startswith("listening 127.0.0.1:"), first
+    return int(first.rsplit(":", 1)[1])
+
+
+def with_port(template: Path, port: int) -> str:
+    return template.read_text().replace("${PORT}", str(port))
+
+
+# --- coverage-gate -----------------------------------------------------------------------------
+
+
+def coverage_gate() -> list[str]:
+    """How to call the CLI. Until the CLI registers `run`, a small entry point does."""
+    from coverage_gate.cli import app  # noqa: PLC0415 - only to see which commands it has
+
+    if any(command.name == "run" for command in app.registered_commands):
+        return [PY, "-m", "coverage_gate"]
+    return [
+        PY,
+        "-c",
+        "from coverage_gate.cli import app, main; from coverage_gate.cli_run import run_command; "
+        "app.command('run')(run_command); main()",
+    ]
+
+
+def cg(procs: Processes, *args: str | Path) -> subprocess.CompletedProcess[bytes]:
+    done = procs.run(
+        [*coverage_gate(), *map(str, args)],
+        timeout=120,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return done
+
+
+def record(procs: Processes, ws: Workspace, fmt: str, stream: Path, out: Path) -> Json:
+    cg(procs, "record", stream, "--format", fmt, "-o", out, "--revision", ws.revision,
+       "--repo-root", ws.repo, "--diff", ws.diff)  # fmt: skip
+    evidence: Json = json.loads(out.read_text())
+    return evidence
+
+
+def reconcile(procs: Processes, ws: Workspace, claims: Json, evidence: Path, mode: str) -> Json:
+    claims_file = evidence.with_suffix(".claims.json")
+    claims_file.write_text(json.dumps(claims))
+    done = cg(
+        procs, "reconcile", "--repo", "example/notes-service", "--revision", ws.revision,
+        "--verdict", "approve", "--claims", claims_file, "--evidence", evidence,
+        "--changed", ws.changed, "--mode", mode, "--repo-root", ws.repo, "--format", "json",
+    )  # fmt: skip
+    decision: Json = json.loads(done.stdout)
+    return decision
+
+
+def file_evidence(evidence: Json) -> dict[str, Json]:
+    return {entry["path"]: entry for entry in evidence["files"]}
+
+
+def statuses(decision: Json) -> dict[str, str]:
+    (reviewer,) = decision["reviewers"]
+    return {entry["path"]: entry["status"] for entry in reviewer["files"]}
+
+
+def with_status(decision: Json, status: str) -> set[str]:
+    return {path for path, found in statuses(decision).items() if found == status}
+
+
+def assert_honest(decision: Json) -> None:
+    """Every changed file claimed and verified: the Approve stands, in enforce mode."""
+    assert statuses(decision) == dict.fromkeys(CHANGED, "verified")
+    assert decision["verdict_out"] == "approve"
+    assert not decision["downgraded"]
+    assert not decision["would_downgrade"]
+
+
+def assert_caught(decision: Json, unsupported: set[str]) -> None:
+    """The Approve became a Comment, and the note names each unsupported file and nothing else."""
+    assert with_status(decision, "unsupported") == unsupported
+    assert with_status(decision, "verified") == set(CHANGED) - unsupported
+    assert decision["mode"] == "enforce"
+    assert decision["verdict_in"] == "approve"
+    assert decision["verdict_out"] == "comment"
+    assert decision["downgraded"]
+    assert "claims_unsupported" in decision["reasons"]
+    for path in CHANGED:
+        assert (f"`{path}`" in decision["note"]) == (path in unsupported), decision["note"]
+
+
+def claims_from_text(text: str) -> Json:
+    claims: Json = json.loads(text)
+    assert sorted(claims["inspected_files"]) == CHANGED
+    return claims
+
+
+# --- pi, through `coverage-gate run` -----------------------------------------------------------
+
+
+def drive_pi_rpc(proc: subprocess.Popen[bytes], transcript: Path, deadline: float) -> list[Json]:
+    """What a pipeline does with pi RPC: send a prompt, read events until the final
+    ``agent_end``, ask for ``get_state``, and close stdin after its response."""
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+
+    def send(command: Mapping[str, object]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(command).encode() + b"\n")
+        proc.stdin.flush()
+
+    events: list[Json] = []
+    send({"id": "req-1", "type": "prompt", "message": PI_PROMPT})
+    asked = False
+    reader = LineReader(proc.stdout)
+    with transcript.open("wb") as saved:
+        while True:
+            line = reader.line(deadline, "pi's RPC events")
+            if not line:
+                break
+            saved.write(line)
+            event = json.loads(line)
+            events.append(event)
+            kind = event.get("type")
+            final_end = kind == "agent_end" and (
+                (event.get("messages") or [{}])[-1].get("stopReason") != "error"
+            )
+            retry_failed = kind == "auto_retry_end" and not event.get("success")
+            if (final_end or retry_failed) and not asked:
+                asked = True
+                send({"id": "req-2", "type": "get_state"})
+            if kind == "response" and event.get("id") == "req-2":
+                proc.stdin.close()
+                saved.write(reader.rest(deadline, "pi to exit"))  # anything written before exit
+                break
+    return events
+
+
+def pi_final_answer(events: list[Json]) -> str:
+    ends = [event for event in events if event.get("type") == "agent_end"]
+    assert ends, "pi never reached agent_end"
+    last = ends[-1]["messages"][-1]
+    assert last["role"] == "assistant"
+    return "".join(block["text"] for block in last["content"] if block.get("type") == "text")
+
+
+def run_pi(procs: Processes, clients: Clients, ws: Workspace, scenario: str) -> tuple[Json, Json]:
+    """pi under `coverage-gate run`; returns (evidence of run, claims)."""
+    port = start_mock(procs, ws, scenario)
+    agentdir = ws.root / "agentdir"
+    agentdir.mkdir()
+    (agentdir / "models.json").write_text(with_port(KIT / "models.json", port))
+    shutil.copy(KIT / "cr_tools.mjs", ws.root / "cr_tools.mjs")
+    env = ws.env(
+        PI_CODING_AGENT_DIR=str(agentdir), PI_OFFLINE="1", PI_SKIP_VERSION_CHECK="1",
+        PI_TELEMETRY="0", CR_DIFF_PATH=str(ws.diff),
+    )  # fmt: skip
+    evidence_path = ws.root / "pi.run.evidence.json"
+    command = [
+        *coverage_gate(), "run", "--format", "pi-rpc", "-o", str(evidence_path),
+        "--revision", ws.revision, "--repo-root", str(ws.repo), "--diff", str(ws.diff),
+        "--timeout", str(CLIENT_TIMEOUT), "--",
+        str(clients.pi), "--mode", "rpc", "--provider", "mock", "--model", "mock-model",
+        "--no-session", "--no-builtin-tools", "--tools", "cr_read,cr_diff",
+        "-e", str(ws.root / "cr_tools.mjs"), "--no-extensions", "--no-skills",
+        "--no-prompt-templates", "--no-themes", "--no-context-files",
+        "--system-prompt", PI_SYSTEM,
+    ]  # fmt: skip
+    stderr = ws.root / "pi.stderr"
+    proc = procs.start(
+        command, cwd=ws.repo, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        log=stderr,
+    )  # fmt: skip
+    deadline = time.monotonic() + CLIENT_TIMEOUT
+    events = drive_pi_rpc(proc, ws.root / "pi.jsonl", deadline)
+    try:
+        code = proc.wait(timeout=max(deadline - time.monotonic(), 1))
+    except subprocess.TimeoutExpired:
+        pytest.fail("`coverage-gate run` did not exit after pi's stdin closed")
+    assert code == 0, stderr.read_text()
+    # `run` records the same evidence as `record` on the stream it passed through
+    recorded = record(procs, ws, "pi-rpc", ws.root / "pi.jsonl", ws.root / "pi.record.json")
+    evidence: Json = json.loads(evidence_path.read_text())
+    assert evidence == recorded
+    return evidence, claims_from_text(pi_final_answer(events))
+
+
+def test_pi_honest_reviewer_through_run_keeps_its_approve(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """pi pages the whole diff and reads all six changed files (two in parallel, one ranged):
+    `run` records every read, the same as `record` does, and the Approve stands."""
+    evidence, claims = run_pi(procs, clients, workspace, "pi_honest")
+    assert evidence["stream_complete"]
+    assert evidence["capability"] == "per_file"
+    assert evidence["diff_status"] == "complete"
+    files = file_evidence(evidence)
+    for path in CHANGED:
+        assert files[path]["reads_succeeded"] == 1, path
+        assert files[path]["reads_failed"] == 0, path
+    assert_honest(
+        reconcile(procs, workspace, claims, workspace.root / "pi.run.evidence.json", "enforce")
+    )
+
+
+def test_pi_overclaiming_reviewer_through_run_is_downgraded(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """pi pages only README.md's part of the diff, reads two files, fails to read a missing
+    file (thrown) and strings.py past its end (returned error), yet claims all six: the three
+    files with no successful read or covering diff page are unsupported; enforce → Comment;
+    shadow keeps the Approve but says it would downgrade."""
+    evidence, claims = run_pi(procs, clients, workspace, "pi_overclaim")
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    assert files["src/api/handlers.py"]["reads_succeeded"] == 1
+    assert files["src/api/models.py"]["reads_succeeded"] == 1  # spelled "@src/api/models.py"
+    assert files["src/api/handler.py"]["reads_failed"] == 1
+    assert files["src/util/strings.py"]["reads_succeeded"] == 0
+    assert files["src/util/strings.py"]["reads_failed"] == 1
+    assert files["README.md"]["diff_pages_succeeded"] == 1
+    assert "docs/guide.md" not in files
+    assert evidence["diff_status"] == "partial"
+    path = workspace.root / "pi.run.evidence.json"
+    unsupported = {"docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
+    assert_caught(reconcile(procs, workspace, claims, path, "enforce"), unsupported)
+    shadow = reconcile(procs, workspace, claims, path, "shadow")
+    assert shadow["verdict_out"] == "approve"
+    assert shadow["would_downgrade"]
+
+
+# --- Claude Code -------------------------------------------------------------------------------
+
+
+def run_claude(
+    procs: Processes, clients: Clients, ws: Workspace, scenario: str
+) -> tuple[Path, Json]:
+    port = start_mock(procs, ws, scenario)
+    env = ws.env(
+        ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY="dummy",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+    )  # fmt: skip
+    stream = ws.root / "claude.jsonl"
+    with stream.open("wb") as out, (ws.root / "claude.stderr").open("wb") as err:
+        done = procs.run(
+            [str(clients.claude), "-p", SHELL_PROMPT, "--output-format", "stream-json",
+             "--verbose", "--allowedTools", "Read,Bash"],
+            cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+        )  # fmt: skip
+    assert done.returncode == 0, (ws.root / "claude.stderr").read_text()
+    lines = [json.loads(line) for line in stream.read_bytes().splitlines() if line.strip()]
+    result = lines[-1]
+    assert result["type"] == "result", result
+    return stream, claims_from_text(result["result"])
+
+
+def test_claude_code_honest_reviewer_keeps_its_approve(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """Claude Code reads all six files (absolute and relative paths, two in parallel, one
+    ranged): each is verified and the Approve stands in enforce mode."""
+    stream, claims = run_claude(procs, clients, workspace, "claude_honest")
+    evidence_path = workspace.root / "claude.evidence.json"
+    evidence = record(procs, workspace, "claude-code", stream, evidence_path)
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    for path in CHANGED:
+        assert files[path]["reads_succeeded"] == 1, path
+    assert files["src/util/strings.py"]["partial"]
+    assert_honest(reconcile(procs, workspace, claims, evidence_path, "enforce"))
+
+
+def test_claude_code_overclaiming_reviewer_is_downgraded(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """Claude Code reads two files; its reads of a missing file and of a directory fail; it
+    claims all six. The four never successfully read are unsupported: Approve → Comment."""
+    stream, claims = run_claude(procs, clients, workspace, "claude_overclaim")
+    evidence_path = workspace.root / "claude.evidence.json"
+    evidence = record(procs, workspace, "claude-code", stream, evidence_path)
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    assert files["src/api/handlers.py"]["reads_succeeded"] == 1
+    assert files["src/api/models.py"]["reads_succeeded"] == 1
+    assert files["src/api/handler.py"]["reads_failed"] == 1
+    assert files["src/util"]["reads_failed"] == 1
+    unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
+    assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
+
+
+# --- Codex -------------------------------------------------------------------------------------
+
+
+def run_codex(
+    procs: Processes, clients: Clients, ws: Workspace, scenario: str
+) -> tuple[Path, Path, Json]:
+    """Codex exec --json; returns (exec stream, rollout file, claims)."""
+    port = start_mock(procs, ws, scenario)
+    codex_home = ws.home / ".codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(with_port(KIT / "codex_config.toml", port))
+    env = ws.env(CODEX_HOME=str(codex_home), MOCK_API_KEY="dummy")
+    stream = ws.root / "codex.exec.jsonl"
+    with stream.open("wb") as out, (ws.root / "codex.stderr").open("wb") as err:
+        done = procs.run(
+            [str(clients.codex), "exec", "--json", SHELL_PROMPT],
+            cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+        )  # fmt: skip
+    assert done.returncode == 0, (ws.root / "codex.stderr").read_text()
+    (rollout,) = codex_home.glob("sessions/*/*/*/rollout-*.jsonl")
+    messages = [
+        event["item"]["text"]
+        for event in map(json.loads, stream.read_bytes().splitlines())
+        if event.get("type") == "item.completed" and event["item"].get("type") == "agent_message"
+    ]
+    assert messages, "codex gave no final answer"
+    return stream, rollout, claims_from_text(messages[-1])
+
+
+def assert_exec_claims_unknown(procs: Processes, ws: Workspace, stream: Path, claims: Json) -> None:
+    """`codex exec --json` has no per-file reads: capability none, every claim unknown (never
+    unsupported), and by default that never downgrades."""
+    evidence_path = ws.root / "codex.exec.evidence.json"
+    evidence = record(procs, ws, "codex-exec", stream, evidence_path)
+    assert evidence["capability"] == "none"
+    assert evidence["files"] == []
+    decision = reconcile(procs, ws, claims, evidence_path, "enforce")
+    assert statuses(decision) == dict.fromkeys(CHANGED, "unknown")
+    (reviewer,) = decision["reviewers"]
+    assert {entry["unknown_reason"] for entry in reviewer["files"]} == {"capability_none"}
+    assert decision["verdict_out"] == "approve"
+    assert not decision["downgraded"]
+
+
+def test_codex_honest_reviewer_keeps_its_approve(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """Codex reads all six files with shell commands its harness parses as reads: from the
+    rollout each is verified and the Approve stands; from exec --json they are unknown."""
+    stream, rollout, claims = run_codex(procs, clients, workspace, "codex_honest")
+    evidence_path = workspace.root / "codex.rollout.evidence.json"
+    evidence = record(procs, workspace, "codex-rollout", rollout, evidence_path)
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    for path in CHANGED:
+        assert files[path]["reads_succeeded"] == 1, path
+    assert_honest(reconcile(procs, workspace, claims, evidence_path, "enforce"))
+    assert_exec_claims_unknown(procs, workspace, stream, claims)
+
+
+def test_codex_overclaiming_reviewer_is_downgraded(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """Codex reads two files; `cat` of a missing file and of a directory exit 1; it claims all
+    six. From the rollout the four never read are unsupported: Approve → Comment. From exec
+    --json the same claims are unknown and the Approve stands (unavailable, not absent)."""
+    stream, rollout, claims = run_codex(procs, clients, workspace, "codex_overclaim")
+    evidence_path = workspace.root / "codex.rollout.evidence.json"
+    evidence = record(procs, workspace, "codex-rollout", rollout, evidence_path)
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    assert files["src/api/handlers.py"]["reads_succeeded"] == 1
+    assert files["src/api/models.py"]["reads_succeeded"] == 1
+    assert files["src/api/handler.py"]["reads_failed"] == 1
+    assert files["src/util"]["reads_failed"] == 1
+    unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
+    assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
+    assert_exec_claims_unknown(procs, workspace, stream, claims)
+
+
+def test_processes_are_cleaned_up_even_when_a_test_fails(tmp_path: Path) -> None:
+    """The process registry kills whole groups: a grandchild left behind by a failing test
+    does not survive it."""
+    processes = Processes()
+    pidfile = tmp_path / "pid"
+    code = (
+        "import subprocess, sys, time; "
+        "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        f"open({str(pidfile)!r}, 'w').write(str(g.pid)); time.sleep(60)"
+    )
+    processes.start([PY, "-c", code])
+    deadline = time.monotonic() + 10
+    while not (pidfile.exists() and pidfile.read_text()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    grandchild = int(pidfile.read_text())
+    try:
+        raise RuntimeError("a failing test")  # noqa: TRY301 - what the finally below survives
+    except RuntimeError:
+        pass
+    finally:
+        processes.cleanup()
+    deadline = time.monotonic() + 5
+    while _running(grandchild):
+        assert time.monotonic() < deadline, f"process {grandchild} survived the cleanup"
+        time.sleep(0.02)
+
+
+def _running(pid: int) -> bool:
+    """A process that exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
