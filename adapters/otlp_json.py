@@ -14,7 +14,8 @@ Which spans count:
   are read back exactly as they were recorded: the normalised path, the requested offset and
   limit, the reported range, the outcome, and the original line number. A call recorded as
   incomplete is replayed so that the core labels it the same way (a start alone for
-  ``missing_end``, an end alone for ``missing_start``, two starts for ``ambiguous_call_id``). A
+  ``missing_end``, an end alone for ``missing_start``, two starts for ``ambiguous_call_id``, whose
+  detail then names the replayed line rather than the one that made the id ambiguous). A
   call whose path was rejected is replayed with unreadable arguments: no evidence either way, but
   labelled ``arguments_unavailable`` (the span does not keep the raw path). Malformed-line issues
   recorded on the ``invoke_agent`` span are replayed as malformed lines.
