@@ -36,8 +36,8 @@ from coverage_gate.events import (
     StreamReopened,
     ToolEnd,
     ToolStart,
-    Unrecognised,
     UnreadableArguments,
+    Unrecognised,
 )
 from coverage_gate.model import Capability
 
@@ -72,7 +72,7 @@ _KNOWN_SKIPPED = frozenset(
 )
 
 
-def _int_or_none(value: object) -> int | None | str:
+def _int_or_none(value: object) -> int | str | None:
     """``None`` for absent, the int for a non-negative int, else an error text."""
     if value is None:
         return None
@@ -89,7 +89,9 @@ def action_for(tool: str, args: object) -> Action:
     offset = _int_or_none(args.get("offset"))
     limit = _int_or_none(args.get("limit"))
     if isinstance(offset, str) or isinstance(limit, str):
-        return UnreadableArguments(f"{tool} offset/limit {offset if isinstance(offset, str) else limit}")
+        return UnreadableArguments(
+            f"{tool} offset/limit {offset if isinstance(offset, str) else limit}"
+        )
     if tool in DIFF_TOOLS:
         return DiffPageAction(offset=offset, limit=limit)
     path = args.get("path")

@@ -20,7 +20,7 @@ import typer
 from coverage_gate import render
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.errors import BadInput, CoverageGateError, ExitCode
+from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
 from coverage_gate.files import (
     dump_model,
     load_evidence,
@@ -100,15 +100,23 @@ def record(
     ] = None,
     repo_root: Annotated[
         Path | None,
-        typer.Option(help="Repository root that absolute paths are made relative to [default: cwd]."),
+        typer.Option(
+            help="Repository root that absolute paths are made relative to [default: cwd]."
+        ),
     ] = None,
     diff: Annotated[
         Path | None,
-        typer.Option(help="The pinned unified diff cr_diff pages through: enables per-file diff evidence."),
+        typer.Option(
+            help="The pinned unified diff cr_diff pages through: enables per-file diff evidence."
+        ),
     ] = None,
-    agent: Annotated[str | None, typer.Option(help="Reviewer name for the invoke_agent span.")] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="Reviewer name for the invoke_agent span.")
+    ] = None,
     max_files: Annotated[int, typer.Option(min=1, help="Bound on distinct files kept.")] = 2000,
-    max_issues: Annotated[int, typer.Option(min=0, help="Bound on sampled call-level issues.")] = 256,
+    max_issues: Annotated[
+        int, typer.Option(min=0, help="Bound on sampled call-level issues.")
+    ] = 256,
     max_line_bytes: Annotated[
         int, typer.Option(min=1024, help="Longest line decoded whole (tool events).")
     ] = 64 * 1024 * 1024,
@@ -116,10 +124,12 @@ def record(
     """Read an agent's event stream and write the evidence document (JSON)."""
     with _errors_to_exit():
         if not revision:
-            raise BadInput("--revision is required: evidence is bound to the commit under review")
+            raise BadInputError(
+                "--revision is required: evidence is bound to the commit under review"
+            )
         adapter = ADAPTERS.get(source_format)
         if adapter is None:
-            raise BadInput(f"--format {source_format!r} is unknown; known: {_format_names()}")
+            raise BadInputError(f"--format {source_format!r} is unknown; known: {_format_names()}")
         settings = RecordSettings(
             revision=revision,
             repo_root=str((repo_root or Path.cwd()).absolute()),
@@ -142,11 +152,11 @@ def _open_stream(name: str) -> Iterator[BinaryIO]:
     try:
         handle = Path(name).open("rb")  # noqa: SIM115 - closed by the with below
     except FileNotFoundError:
-        raise BadInput(f"stream {name}: no such file") from None
+        raise BadInputError(f"stream {name}: no such file") from None
     except IsADirectoryError:
-        raise BadInput(f"stream {name}: is a directory") from None
+        raise BadInputError(f"stream {name}: is a directory") from None
     except OSError as error:
-        raise BadInput(f"stream {name}: cannot be read ({error.strerror})") from None
+        raise BadInputError(f"stream {name}: cannot be read ({error.strerror})") from None
     with handle:
         yield handle
 
@@ -159,7 +169,7 @@ def _emit_document(text: str, output: Path | None) -> None:
     try:
         write_atomic(output, text)
     except OSError as error:
-        raise BadInput(f"output {output}: cannot be written ({error.strerror})") from None
+        raise BadInputError(f"output {output}: cannot be written ({error.strerror})") from None
 
 
 # --- reconcile ---------------------------------------------------------------------------------
@@ -174,16 +184,18 @@ def _scope(
     default_excludes: bool,
 ) -> list[str]:
     if changed is not None and (base or head):
-        raise BadInput("give either --changed or --base/--head, not both")
+        raise BadInputError("give either --changed or --base/--head, not both")
     if changed is not None:
-        text = sys.stdin.read() if str(changed) == "-" else read_bytes(changed, "changed-file list").decode(
-            "utf-8", "surrogateescape"
+        text = (
+            sys.stdin.read()
+            if str(changed) == "-"
+            else read_bytes(changed, "changed-file list").decode("utf-8", "surrogateescape")
         )
         paths = parse_changed(text, str(changed), str(root.absolute()))
     elif base and head:
         paths = changed_from_git(root, base, head)
     else:
-        raise BadInput("the changed files are needed: --changed FILE, or --base and --head")
+        raise BadInputError("the changed files are needed: --changed FILE, or --base and --head")
     return reviewable(paths, build_filter(excludes, default_excludes))
 
 
@@ -231,9 +243,13 @@ def reconcile_command(
         Path | None,
         typer.Option(help="Newline-separated changed-file list ('-' reads stdin)."),
     ] = None,
-    base: Annotated[str | None, typer.Option(help="Base commit: scope from git diff base head.")] = None,
+    base: Annotated[
+        str | None, typer.Option(help="Base commit: scope from git diff base head.")
+    ] = None,
     head: Annotated[str | None, typer.Option(help="Head commit for --base.")] = None,
-    mode: Annotated[Mode, typer.Option(help="off: legacy gate only; shadow: record, never change; enforce.")] = Mode.SHADOW,
+    mode: Annotated[
+        Mode, typer.Option(help="off: legacy gate only; shadow: record, never change; enforce.")
+    ] = Mode.SHADOW,
     unknown_policy: Annotated[
         UnknownPolicy,
         typer.Option(help="Whether claims whose evidence is unavailable downgrade an Approve."),
@@ -264,7 +280,7 @@ def reconcile_command(
     with _errors_to_exit():
         root = repo_root or Path.cwd()
         if (claims is None) == (bundle is None):
-            raise BadInput("give exactly one of --claims (one reviewer) or --bundle (several)")
+            raise BadInputError("give exactly one of --claims (one reviewer) or --bundle (several)")
         scope = _scope(changed, base, head, root, exclude or [], default_excludes)
         if claims is not None:
             output_model = load_model(claims, ReviewerOutput, "reviewer output")
@@ -307,11 +323,13 @@ def schema(
     """Print the JSON Schemas of the contracts."""
     with _errors_to_exit():
         if name is None:
-            document = {key: model.model_json_schema(by_alias=True) for key, model in SCHEMAS.items()}
+            document = {
+                key: model.model_json_schema(by_alias=True) for key, model in SCHEMAS.items()
+            }
         elif name in SCHEMAS:
             document = SCHEMAS[name].model_json_schema(by_alias=True)
         else:
-            raise BadInput(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}")
+            raise BadInputError(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}")
         typer.echo(json.dumps(document, indent=2, sort_keys=True))
 
 
@@ -325,9 +343,7 @@ def formats() -> None:
 
 @app.command()
 def demo(
-    keep: Annotated[
-        Path | None, typer.Option(help="Keep the demo's files in this folder.")
-    ] = None,
+    keep: Annotated[Path | None, typer.Option(help="Keep the demo's files in this folder.")] = None,
 ) -> None:
     """Record and reconcile the bundled example: an honest and a lying pi reviewer."""
     from coverage_gate.demo import run_demo  # noqa: PLC0415 - only the demo needs it
@@ -350,10 +366,9 @@ def main() -> None:
     except KeyboardInterrupt:
         _say("coverage-gate: interrupted")
         sys.exit(130)
-    except Exception as error:  # noqa: BLE001 - last resort: a bug must not look like a decision
+    except Exception as error:
         if os.environ.get("COVERAGE_GATE_DEBUG"):
             raise
         _say(f"coverage-gate: internal error: {type(error).__name__}: {error}")
         _say("set COVERAGE_GATE_DEBUG=1 for a traceback, and please report it")
         sys.exit(int(ExitCode.INTERNAL))
-

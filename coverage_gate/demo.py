@@ -24,8 +24,10 @@ REPO = "example/notes"
 REVISION = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 REPO_ROOT = "/home/user/repo"  # where the captured reviewers ran
 REVIEWERS = ("honest", "lying")
-FILES = ("review.diff", "changed.txt") + tuple(
-    f"{name}.{kind}" for name in REVIEWERS for kind in ("pi-rpc.jsonl", "claims.json")
+FILES = (
+    "review.diff",
+    "changed.txt",
+    *tuple(f"{name}.{kind}" for name in REVIEWERS for kind in ("pi-rpc.jsonl", "claims.json")),
 )
 
 
@@ -36,7 +38,9 @@ def copy_examples(folder: Path) -> None:
             shutil.copyfile(path, folder / name)
 
 
-def run_demo(folder: Path, say: Callable[[str], None], show: Callable[[str], None]) -> list[DecisionDocument]:
+def run_demo(
+    folder: Path, say: Callable[[str], None], show: Callable[[str], None]
+) -> list[DecisionDocument]:
     copy_examples(folder)
     diff = DiffIndex.parse((folder / "review.diff").read_bytes())
     scope = parse_changed((folder / "changed.txt").read_text(), "changed.txt", REPO_ROOT)

@@ -20,9 +20,9 @@ class CoverageGateError(Exception):
     exit_code: ExitCode = ExitCode.INTERNAL
 
 
-class BadInput(CoverageGateError):
+class BadInputError(CoverageGateError):
     exit_code = ExitCode.BAD_INPUT
 
 
-class BadConfig(CoverageGateError):
+class BadConfigError(CoverageGateError):
     exit_code = ExitCode.BAD_CONFIG

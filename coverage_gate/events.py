@@ -111,9 +111,7 @@ class Unrecognised:
     line: int
 
 
-Event = (
-    ToolStart | ToolEnd | StreamComplete | StreamReopened | Malformed | TooLarge | Unrecognised
-)
+Event = ToolStart | ToolEnd | StreamComplete | StreamReopened | Malformed | TooLarge | Unrecognised
 
 
 class LineClass(Enum):

@@ -23,11 +23,11 @@ from coverage_gate.events import (
     ReadAction,
     StreamComplete,
     StreamReopened,
+    TooLarge,
     ToolEnd,
     ToolStart,
-    TooLarge,
-    Unrecognised,
     UnreadableArguments,
+    Unrecognised,
 )
 from coverage_gate.model import (
     EVIDENCE_VERSION,
@@ -388,9 +388,9 @@ class EvidenceFolder:
         if self._diff_ok == 0:
             return DiffStatus.FAILED if self._diff_failed else DiffStatus.NOT_REQUESTED
         total = self.diff.total if self.diff is not None else self._diff_total
-        if total is not None and self._diff_seen and self._diff_seen[0][0] == 0:
-            if self._diff_seen[0][1] >= total:
-                return DiffStatus.COMPLETE
+        seen = self._diff_seen
+        if total is not None and seen and seen[0][0] == 0 and seen[0][1] >= total:
+            return DiffStatus.COMPLETE
         return DiffStatus.PARTIAL
 
     def document(self, summary: StreamSummary) -> EvidenceDocument:

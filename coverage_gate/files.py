@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from coverage_gate.errors import BadInput
+from coverage_gate.errors import BadInputError
 from coverage_gate.model import EVIDENCE_SCHEMA, EVIDENCE_VERSION, EvidenceDocument
 
 M = TypeVar("M", bound=BaseModel)
@@ -21,24 +21,24 @@ def read_bytes(path: Path, what: str) -> bytes:
     try:
         return path.read_bytes()
     except FileNotFoundError:
-        raise BadInput(f"{what} {path}: no such file") from None
+        raise BadInputError(f"{what} {path}: no such file") from None
     except IsADirectoryError:
-        raise BadInput(f"{what} {path}: is a directory") from None
+        raise BadInputError(f"{what} {path}: is a directory") from None
     except OSError as error:
-        raise BadInput(f"{what} {path}: cannot be read ({error.strerror})") from None
+        raise BadInputError(f"{what} {path}: cannot be read ({error.strerror})") from None
 
 
 def parse_json(data: bytes, path: Path | str, what: str) -> Any:
     try:
         return json.loads(data)
     except UnicodeDecodeError as error:
-        raise BadInput(f"{what} {path}: not UTF-8 text (byte {error.start})") from None
+        raise BadInputError(f"{what} {path}: not UTF-8 text (byte {error.start})") from None
     except json.JSONDecodeError as error:
-        raise BadInput(
+        raise BadInputError(
             f"{what} {path}: not JSON: line {error.lineno} column {error.colno}: {error.msg}"
         ) from None
     except RecursionError:
-        raise BadInput(f"{what} {path}: JSON nested too deeply") from None
+        raise BadInputError(f"{what} {path}: JSON nested too deeply") from None
 
 
 def describe_validation(error: ValidationError) -> str:
@@ -58,7 +58,7 @@ def validate_json(model: type[M], data: bytes, path: Path | str, what: str) -> M
     try:
         return model.model_validate_json(data)
     except ValidationError as error:
-        raise BadInput(f"{what} {path}: {describe_validation(error)}") from None
+        raise BadInputError(f"{what} {path}: {describe_validation(error)}") from None
 
 
 def load_model(path: Path, model: type[M], what: str) -> M:
@@ -67,15 +67,17 @@ def load_model(path: Path, model: type[M], what: str) -> M:
 
 def check_evidence_version(data: Any, path: Path | str) -> None:
     if not isinstance(data, dict):
-        raise BadInput(f"evidence {path}: not a JSON object")
+        raise BadInputError(f"evidence {path}: not a JSON object")
     schema, version = data.get("schema"), data.get("version")
     if schema != EVIDENCE_SCHEMA:
-        raise BadInput(f"evidence {path}: field 'schema' is {schema!r}, not {EVIDENCE_SCHEMA!r}")
+        raise BadInputError(
+            f"evidence {path}: field 'schema' is {schema!r}, not {EVIDENCE_SCHEMA!r}"
+        )
     if not isinstance(version, str) or not version.split(".")[0].isdigit():
-        raise BadInput(f"evidence {path}: field 'version' is {version!r}, not 'MAJOR.MINOR'")
+        raise BadInputError(f"evidence {path}: field 'version' is {version!r}, not 'MAJOR.MINOR'")
     major = int(version.split(".")[0])
     if major > SUPPORTED_EVIDENCE_MAJOR:
-        raise BadInput(
+        raise BadInputError(
             f"evidence {path}: version {version} is newer than this coverage-gate reads "
             f"({SUPPORTED_EVIDENCE_MAJOR}.x); upgrade coverage-gate"
         )

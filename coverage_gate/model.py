@@ -194,7 +194,7 @@ class Bounds(_Contract):
 
 
 class EvidenceDocument(_Contract):
-    schema_: Literal["coverage-gate/evidence"] = Field(alias="schema", default=EVIDENCE_SCHEMA)
+    schema_: Literal["coverage-gate/evidence"] = Field(alias="schema", default="coverage-gate/evidence")
     version: str = EVIDENCE_VERSION
     source: str
     agent: str | None = None
@@ -268,7 +268,7 @@ class ReviewerDecision(_Contract):
 
 
 class DecisionDocument(_Contract):
-    schema_: Literal["coverage-gate/decision"] = Field(alias="schema", default=DECISION_SCHEMA)
+    schema_: Literal["coverage-gate/decision"] = Field(alias="schema", default="coverage-gate/decision")
     version: str = DECISION_VERSION
     repo: str
     revision: str

@@ -104,9 +104,13 @@ def _file_decision(
     entry = evidence.file(path) if evidence is not None else None
     summary = _describe(entry)
     if path in skipped:
-        return FileDecision(path=path, claim=Claim.SKIPPED, evidence=summary, status=FileStatus.SKIPPED)
+        return FileDecision(
+            path=path, claim=Claim.SKIPPED, evidence=summary, status=FileStatus.SKIPPED
+        )
     if path not in inspected:
-        return FileDecision(path=path, claim=Claim.NONE, evidence=summary, status=FileStatus.MISSING)
+        return FileDecision(
+            path=path, claim=Claim.NONE, evidence=summary, status=FileStatus.MISSING
+        )
     supported = entry is not None and (entry.reads_succeeded > 0 or entry.diff_pages_succeeded > 0)
     reason: UnknownReason | None = None
     if unavailable is UnknownReason.STALE:
@@ -152,13 +156,17 @@ def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
         reasons.append(Reason.CLAIMS_UNSUPPORTED)
     if FileStatus.UNKNOWN in statuses and review.unknown_policy is UnknownPolicy.DOWNGRADE:
         reasons.append(Reason.CLAIMS_UNVERIFIABLE)
-    coverage = {
-        Reason.REVIEWER_FAILED: Coverage.INCOMPLETE_FAILED,
-        Reason.FILES_SKIPPED: Coverage.INCOMPLETE_SKIPPED,
-        Reason.FILES_MISSING: Coverage.INCOMPLETE_MISSING,
-        Reason.CLAIMS_UNSUPPORTED: Coverage.INCOMPLETE_UNSUPPORTED,
-        Reason.CLAIMS_UNVERIFIABLE: Coverage.INCOMPLETE_UNVERIFIABLE,
-    }[reasons[0]] if reasons else Coverage.COMPLETE
+    coverage = (
+        {
+            Reason.REVIEWER_FAILED: Coverage.INCOMPLETE_FAILED,
+            Reason.FILES_SKIPPED: Coverage.INCOMPLETE_SKIPPED,
+            Reason.FILES_MISSING: Coverage.INCOMPLETE_MISSING,
+            Reason.CLAIMS_UNSUPPORTED: Coverage.INCOMPLETE_UNSUPPORTED,
+            Reason.CLAIMS_UNVERIFIABLE: Coverage.INCOMPLETE_UNVERIFIABLE,
+        }[reasons[0]]
+        if reasons
+        else Coverage.COMPLETE
+    )
     evidence = reviewer.evidence
     return ReviewerDecision(
         agent_id=reviewer.agent_id,
@@ -217,12 +225,12 @@ def _file_lines(reviewers: Sequence[ReviewerDecision], revision: str, legacy: bo
         for file in decision.files:
             if legacy and file.status is FileStatus.SKIPPED:
                 lines.append(f"- `{file.path}`: skipped by reviewer `{who}`")
-            elif legacy and file.status is FileStatus.MISSING and Reason.FILES_MISSING in (
-                decision.reasons
+            elif (
+                legacy
+                and file.status is FileStatus.MISSING
+                and Reason.FILES_MISSING in (decision.reasons)
             ):
-                lines.append(
-                    f"- `{file.path}`: neither inspected nor skipped by reviewer `{who}`"
-                )
+                lines.append(f"- `{file.path}`: neither inspected nor skipped by reviewer `{who}`")
             elif not legacy and file.status is FileStatus.UNSUPPORTED:
                 failed = f" ({file.evidence})" if "failed" in file.evidence else ""
                 lines.append(
@@ -274,9 +282,7 @@ def _note(
             head = "Claimed coverage without recorded evidence (verdict not affected):"
         if head:
             parts.append("\n".join([head, *new_lines]))
-    unknown = sum(
-        1 for d in reviewers for f in d.files if f.status is FileStatus.UNKNOWN
-    )
+    unknown = sum(1 for d in reviewers for f in d.files if f.status is FileStatus.UNKNOWN)
     if unknown and review.unknown_policy is UnknownPolicy.ACCEPT and review.mode is not Mode.OFF:
         parts.append(
             f"{unknown} claimed file(s) could not be verified (evidence unavailable); "

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pathspec
 
-from coverage_gate.errors import BadConfig, BadInput
+from coverage_gate.errors import BadConfigError, BadInputError
 from coverage_gate.paths import Rejected, normalise
 
 DEFAULT_EXCLUDES: tuple[str, ...] = (
@@ -52,7 +52,7 @@ def build_filter(excludes: Sequence[str], use_defaults: bool) -> pathspec.GitIgn
     try:
         return pathspec.GitIgnoreSpec.from_lines(patterns)
     except (ValueError, TypeError) as error:
-        raise BadConfig(f"--exclude: not a valid glob: {error}") from None
+        raise BadConfigError(f"--exclude: not a valid glob: {error}") from None
 
 
 def reviewable(paths: Iterable[str], spec: pathspec.GitIgnoreSpec) -> list[str]:
@@ -68,7 +68,7 @@ def parse_changed(text: str, source: str, root: str | None) -> list[str]:
             continue
         path = normalise(line, root)
         if isinstance(path, Rejected):
-            raise BadInput(f"changed-file list {source}: line {number}: {path.describe()}")
+            raise BadInputError(f"changed-file list {source}: line {number}: {path.describe()}")
         out.append(path)
     return out
 
@@ -84,11 +84,11 @@ def changed_from_git(repo_root: Path, base: str, head: str) -> list[str]:
             [*command, base, head, "--"], capture_output=True, check=False, timeout=60
         )
     except FileNotFoundError:
-        raise BadConfig("--base/--head need git on PATH") from None
+        raise BadConfigError("--base/--head need git on PATH") from None
     except subprocess.TimeoutExpired:
-        raise BadInput(f"git diff {base} {head} did not finish within 60 s") from None
+        raise BadInputError(f"git diff {base} {head} did not finish within 60 s") from None
     if result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise BadInput(f"git diff {base} {head}: {message[-1] if message else 'failed'}")
+        raise BadInputError(f"git diff {base} {head}: {message[-1] if message else 'failed'}")
     names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
     return sorted({name for name in names if name})

@@ -17,12 +17,27 @@ from tests.conftest import DATA
 runner = CliRunner()
 REV = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 PI = DATA / "pi-rpc"
-ALL = ["README.md", "docs/guide.md", "src/api/handlers.py", "src/api/models.py", "src/util/strings.py", "tests/test_handlers.py"]
+ALL = [
+    "README.md",
+    "docs/guide.md",
+    "src/api/handlers.py",
+    "src/api/models.py",
+    "src/util/strings.py",
+    "tests/test_handlers.py",
+]
 
 
-def claims_file(folder: Path, inspected: list[str], skipped: list[str] | None = None, name: str = "claims.json") -> Path:
+def claims_file(
+    folder: Path, inspected: list[str], skipped: list[str] | None = None, name: str = "claims.json"
+) -> Path:
     path = folder / name
-    body = {"schema_version": 1, "agent_id": name.split(".")[0], "inspected_files": inspected, "skipped_files": skipped or [], "findings": []}
+    body = {
+        "schema_version": 1,
+        "agent_id": name.split(".", maxsplit=1)[0],
+        "inspected_files": inspected,
+        "skipped_files": skipped or [],
+        "findings": [],
+    }
     path.write_text(json.dumps(body))
     return path
 
@@ -33,8 +48,18 @@ def work(tmp_path: Path) -> Path:
     for capture in ("pi_a_honest", "pi_b_overclaim"):
         result = runner.invoke(
             app,
-            ["record", str(PI / f"{capture}.jsonl"), "--format", "pi-rpc", "--repo-root", "/home/user/repo",
-             "--revision", REV, "-o", str(tmp_path / f"{capture}.evidence.json")],
+            [
+                "record",
+                str(PI / f"{capture}.jsonl"),
+                "--format",
+                "pi-rpc",
+                "--repo-root",
+                "/home/user/repo",
+                "--revision",
+                REV,
+                "-o",
+                str(tmp_path / f"{capture}.evidence.json"),
+            ],
         )
         assert result.exit_code == 0, result.output
     return tmp_path
@@ -42,21 +67,43 @@ def work(tmp_path: Path) -> Path:
 
 def reconcile_args(work: Path, evidence: str, mode: str, *extra: str) -> list[str]:
     return [
-        "reconcile", "--repo", "o/r", "--revision", REV, "--verdict", "approve",
-        "--changed", str(work / "changed.txt"), "--claims", str(claims_file(work, ALL)),
-        "--evidence", str(work / f"{evidence}.evidence.json"), "--mode", mode, "--format", "json",
-        "--repo-root", "/home/user/repo", *extra,
+        "reconcile",
+        "--repo",
+        "o/r",
+        "--revision",
+        REV,
+        "--verdict",
+        "approve",
+        "--changed",
+        str(work / "changed.txt"),
+        "--claims",
+        str(claims_file(work, ALL)),
+        "--evidence",
+        str(work / f"{evidence}.evidence.json"),
+        "--mode",
+        mode,
+        "--format",
+        "json",
+        "--repo-root",
+        "/home/user/repo",
+        *extra,
     ]
 
 
 def test_record_writes_the_evidence_document(work: Path) -> None:
     document = json.loads((work / "pi_b_overclaim.evidence.json").read_text())
-    assert document["schema"] == "coverage-gate/evidence" and document["revision"] == REV
-    assert {f["path"] for f in document["files"] if f["reads_succeeded"]} == {"src/api/handlers.py", "src/api/models.py"}
+    assert document["schema"] == "coverage-gate/evidence"
+    assert document["revision"] == REV
+    assert {f["path"] for f in document["files"] if f["reads_succeeded"]} == {
+        "src/api/handlers.py",
+        "src/api/models.py",
+    }
 
 
 def test_record_reads_stdin_and_writes_stdout() -> None:
-    result = runner.invoke(app, ["record", "--revision", "r"], input=(PI / "pi_a_honest.jsonl").read_bytes())
+    result = runner.invoke(
+        app, ["record", "--revision", "r"], input=(PI / "pi_a_honest.jsonl").read_bytes()
+    )
     assert result.exit_code == 0
     assert json.loads(result.stdout)["counters"]["calls"] == 8
 
@@ -70,18 +117,34 @@ def test_record_reads_stdin_and_writes_stdout() -> None:
         ("pi_b_overclaim", "off", "approve", True),
     ],
 )
-def test_reconcile_json_per_mode(work: Path, evidence: str, mode: str, verdict_out: str, would: bool) -> None:
+def test_reconcile_json_per_mode(
+    work: Path, evidence: str, mode: str, verdict_out: str, would: bool
+) -> None:
     result = runner.invoke(app, reconcile_args(work, evidence, mode))
     assert result.exit_code == 0, result.output
     decision = json.loads(result.stdout)
-    assert decision["verdict_out"] == verdict_out and decision["mode"] == mode
+    assert decision["verdict_out"] == verdict_out
+    assert decision["mode"] == mode
     assert decision["would_downgrade"] is would
 
 
 def test_exit_code_flag_makes_an_enforced_downgrade_exit_1(work: Path) -> None:
-    assert runner.invoke(app, reconcile_args(work, "pi_b_overclaim", "enforce", "--exit-code")).exit_code == 1
-    assert runner.invoke(app, reconcile_args(work, "pi_b_overclaim", "shadow", "--exit-code")).exit_code == 0
-    assert runner.invoke(app, reconcile_args(work, "pi_a_honest", "enforce", "--exit-code")).exit_code == 0
+    assert (
+        runner.invoke(
+            app, reconcile_args(work, "pi_b_overclaim", "enforce", "--exit-code")
+        ).exit_code
+        == 1
+    )
+    assert (
+        runner.invoke(
+            app, reconcile_args(work, "pi_b_overclaim", "shadow", "--exit-code")
+        ).exit_code
+        == 0
+    )
+    assert (
+        runner.invoke(app, reconcile_args(work, "pi_a_honest", "enforce", "--exit-code")).exit_code
+        == 0
+    )
 
 
 def test_markdown_and_text_outputs_name_the_unsupported_files(work: Path) -> None:
@@ -96,36 +159,66 @@ def test_markdown_and_text_outputs_name_the_unsupported_files(work: Path) -> Non
 def test_bundle_with_several_reviewers(work: Path) -> None:
     claims_file(work, ALL, name="honest.json")
     claims_file(work, ALL, name="liar.json")
-    (work / "bundle.json").write_text(json.dumps({
-        "schema_version": 1,
-        "reviewers": [
-            {"claims": "honest.json", "evidence": "pi_a_honest.evidence.json"},
-            {"claims": "liar.json", "evidence": "pi_b_overclaim.evidence.json"},
-            {"agent_id": "crashed", "failed": True},
+    (work / "bundle.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "reviewers": [
+                    {"claims": "honest.json", "evidence": "pi_a_honest.evidence.json"},
+                    {"claims": "liar.json", "evidence": "pi_b_overclaim.evidence.json"},
+                    {"agent_id": "crashed", "failed": True},
+                ],
+            }
+        )
+    )
+    result = runner.invoke(
+        app,
+        [
+            "reconcile",
+            "--repo",
+            "o/r",
+            "--revision",
+            REV,
+            "--verdict",
+            "approve",
+            "--changed",
+            str(work / "changed.txt"),
+            "--bundle",
+            str(work / "bundle.json"),
+            "--mode",
+            "enforce",
+            "--format",
+            "json",
         ],
-    }))
-    result = runner.invoke(app, [
-        "reconcile", "--repo", "o/r", "--revision", REV, "--verdict", "approve", "--changed",
-        str(work / "changed.txt"), "--bundle", str(work / "bundle.json"), "--mode", "enforce", "--format", "json",
-    ])
+    )
     assert result.exit_code == 0, result.output
     decision = json.loads(result.stdout)
-    assert [r["coverage"] for r in decision["reviewers"]] == ["complete", "incomplete_unsupported", "incomplete_failed"]
+    assert [r["coverage"] for r in decision["reviewers"]] == [
+        "complete",
+        "incomplete_unsupported",
+        "incomplete_failed",
+    ]
     assert decision["reasons"] == ["reviewer_failed", "claims_unsupported"]
 
 
 def test_default_filter_drops_lock_files_and_vendored_code(work: Path) -> None:
-    (work / "changed.txt").write_text("\n".join([*ALL, "poetry.lock", "vendor/x/y.go", "web/app.min.js"]))
+    (work / "changed.txt").write_text(
+        "\n".join([*ALL, "poetry.lock", "vendor/x/y.go", "web/app.min.js"])
+    )
     result = runner.invoke(app, reconcile_args(work, "pi_a_honest", "enforce"))
     assert json.loads(result.stdout)["scope"] == sorted(ALL)
-    excluded = runner.invoke(app, [*reconcile_args(work, "pi_a_honest", "enforce"), "--exclude", "docs/**"])
+    excluded = runner.invoke(
+        app, [*reconcile_args(work, "pi_a_honest", "enforce"), "--exclude", "docs/**"]
+    )
     assert "docs/guide.md" not in json.loads(excluded.stdout)["scope"]
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_scope_from_git_base_and_head(tmp_path: Path) -> None:
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(tmp_path), *args], check=True, capture_output=True, text=True
+        ).stdout.strip()
 
     git("init", "-q")
     git("config", "user.email", "t@example.com")
@@ -142,10 +235,30 @@ def test_scope_from_git_base_and_head(tmp_path: Path) -> None:
     git("commit", "-qm", "two")
     head = git("rev-parse", "HEAD")
     claims = claims_file(tmp_path, ["a.py", "b.py"])
-    result = runner.invoke(app, [
-        "reconcile", "--repo", "o/r", "--revision", head, "--verdict", "approve", "--base", base, "--head", head,
-        "--claims", str(claims), "--mode", "enforce", "--format", "json", "--repo-root", str(tmp_path),
-    ])
+    result = runner.invoke(
+        app,
+        [
+            "reconcile",
+            "--repo",
+            "o/r",
+            "--revision",
+            head,
+            "--verdict",
+            "approve",
+            "--base",
+            base,
+            "--head",
+            head,
+            "--claims",
+            str(claims),
+            "--mode",
+            "enforce",
+            "--format",
+            "json",
+            "--repo-root",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["scope"] == ["a.py", "b.py"]
 
@@ -155,20 +268,25 @@ def test_scope_from_git_base_and_head(tmp_path: Path) -> None:
 
 def test_claims_breaking_the_schema_name_the_field(work: Path) -> None:
     bad = work / "bad.json"
-    bad.write_text(json.dumps({"schema_version": 1, "agent_id": "x", "inspected_files": ["a", 3], "extra": 1}))
+    bad.write_text(
+        json.dumps({"schema_version": 1, "agent_id": "x", "inspected_files": ["a", 3], "extra": 1})
+    )
     args = reconcile_args(work, "pi_a_honest", "enforce")
     args[args.index("--claims") + 1] = str(bad)
     result = runner.invoke(app, args)
     assert result.exit_code == ExitCode.BAD_INPUT
     assert result.stdout == ""
-    assert "bad.json" in result.stderr and "inspected_files.1" in result.stderr and "extra" in result.stderr
+    assert "bad.json" in result.stderr
+    assert "inspected_files.1" in result.stderr
+    assert "extra" in result.stderr
 
 
 def test_file_both_inspected_and_skipped_is_bad_input(work: Path) -> None:
     args = reconcile_args(work, "pi_a_honest", "enforce")
     args[args.index("--claims") + 1] = str(claims_file(work, ["a.py"], ["a.py"], name="both.json"))
     result = runner.invoke(app, args)
-    assert result.exit_code == ExitCode.BAD_INPUT and "both inspected and skipped: a.py" in result.stderr
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "both inspected and skipped: a.py" in result.stderr
 
 
 def test_newer_evidence_version_is_refused_clearly(work: Path) -> None:
@@ -177,7 +295,8 @@ def test_newer_evidence_version_is_refused_clearly(work: Path) -> None:
     document["version"] = "2.0"
     path.write_text(json.dumps(document))
     result = runner.invoke(app, reconcile_args(work, "pi_a_honest", "enforce"))
-    assert result.exit_code == ExitCode.BAD_INPUT and result.stdout == ""
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert result.stdout == ""
     assert "version 2.0 is newer" in result.stderr
 
 
@@ -185,22 +304,31 @@ def test_newer_evidence_version_is_refused_clearly(work: Path) -> None:
 def test_unreadable_evidence_is_bad_input(work: Path, content: bytes) -> None:
     (work / "pi_a_honest.evidence.json").write_bytes(content)
     result = runner.invoke(app, reconcile_args(work, "pi_a_honest", "enforce"))
-    assert result.exit_code == ExitCode.BAD_INPUT and result.stdout == ""
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert result.stdout == ""
     assert "pi_a_honest.evidence.json" in result.stderr
 
 
 def test_missing_files_are_bad_input(work: Path) -> None:
     args = reconcile_args(work, "missing", "enforce")
     result = runner.invoke(app, args)
-    assert result.exit_code == ExitCode.BAD_INPUT and "no such file" in result.stderr
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "no such file" in result.stderr
     result = runner.invoke(app, ["record", str(work / "nope.jsonl"), "--revision", "r"])
-    assert result.exit_code == ExitCode.BAD_INPUT and "nope.jsonl" in result.stderr
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "nope.jsonl" in result.stderr
 
 
 def test_record_requires_a_revision_and_a_known_format() -> None:
-    assert runner.invoke(app, ["record", str(PI / "pi_a_honest.jsonl")]).exit_code == ExitCode.BAD_INPUT
-    result = runner.invoke(app, ["record", str(PI / "pi_a_honest.jsonl"), "--revision", "r", "--format", "nope"])
-    assert result.exit_code == ExitCode.BAD_INPUT and "known:" in result.stderr
+    assert (
+        runner.invoke(app, ["record", str(PI / "pi_a_honest.jsonl")]).exit_code
+        == ExitCode.BAD_INPUT
+    )
+    result = runner.invoke(
+        app, ["record", str(PI / "pi_a_honest.jsonl"), "--revision", "r", "--format", "nope"]
+    )
+    assert result.exit_code == ExitCode.BAD_INPUT
+    assert "known:" in result.stderr
 
 
 def test_usage_errors_exit_2() -> None:
@@ -211,7 +339,9 @@ def test_usage_errors_exit_2() -> None:
 def test_record_output_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
     out = tmp_path / "e.json"
     out.write_text("old")
-    result = runner.invoke(app, ["record", str(PI / "pi_a_honest.jsonl"), "--revision", "r", "-o", str(out)])
+    result = runner.invoke(
+        app, ["record", str(PI / "pi_a_honest.jsonl"), "--revision", "r", "-o", str(out)]
+    )
     assert result.exit_code == 0
     assert json.loads(out.read_text())["revision"] == "r"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["e.json"]
@@ -232,5 +362,7 @@ def test_demo_shows_the_honest_kept_and_the_liar_downgraded(tmp_path: Path) -> N
     lying = json.loads((tmp_path / "lying.enforce.decision.json").read_text())
     shadow = json.loads((tmp_path / "lying.shadow.decision.json").read_text())
     assert honest["verdict_out"] == "approve"
-    assert lying["verdict_out"] == "comment" and "tests/test_handlers.py" in lying["note"]
-    assert shadow["verdict_out"] == "approve" and shadow["would_downgrade"]
+    assert lying["verdict_out"] == "comment"
+    assert "tests/test_handlers.py" in lying["note"]
+    assert shadow["verdict_out"] == "approve"
+    assert shadow["would_downgrade"]

@@ -19,7 +19,9 @@ def line(obj: dict[str, Any]) -> str:
 
 
 def start(call_id: str, tool: str = "cr_read", **args: Any) -> str:
-    return line({"type": "tool_execution_start", "toolCallId": call_id, "toolName": tool, "args": args})
+    return line(
+        {"type": "tool_execution_start", "toolCallId": call_id, "toolName": tool, "args": args}
+    )
 
 
 def end(
@@ -33,7 +35,12 @@ def end(
     result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "details": {}}
     if result_error is not None:
         result["isError"] = result_error
-    obj: dict[str, Any] = {"type": "tool_execution_end", "toolCallId": call_id, "toolName": tool, "result": result}
+    obj: dict[str, Any] = {
+        "type": "tool_execution_end",
+        "toolCallId": call_id,
+        "toolName": tool,
+        "result": result,
+    }
     if is_error is not None:
         obj["isError"] = is_error
     return line(obj)
@@ -64,7 +71,8 @@ def issue_kinds(document: EvidenceDocument) -> list[IssueKind]:
 def test_start_and_end_with_same_id_and_tool_is_a_read() -> None:
     doc = record_bytes(stream(start("a", path="src/x.py"), end("a")))
     assert reads(doc) == {"src/x.py": (1, 0)}
-    assert doc.counters.calls == 1 and doc.counters.succeeded == 1
+    assert doc.counters.calls == 1
+    assert doc.counters.succeeded == 1
 
 
 def test_model_output_lines_never_create_evidence() -> None:
@@ -72,15 +80,36 @@ def test_model_output_lines_never_create_evidence() -> None:
     update = line(
         {
             "type": "message_update",
-            "assistantMessageEvent": {"type": "toolcall_end", "toolCall": {"name": "cr_read", "arguments": {"path": "a.py"}}},
+            "assistantMessageEvent": {
+                "type": "toolcall_end",
+                "toolCall": {"name": "cr_read", "arguments": {"path": "a.py"}},
+            },
         }
     )
     message_end = line(
-        {"type": "message_end", "message": {"content": [{"type": "toolCall", "id": "t1", "name": "cr_read", "arguments": {"path": "a.py"}}]}}
+        {
+            "type": "message_end",
+            "message": {
+                "content": [
+                    {
+                        "type": "toolCall",
+                        "id": "t1",
+                        "name": "cr_read",
+                        "arguments": {"path": "a.py"},
+                    }
+                ]
+            },
+        }
     )
-    turn_end = line({"type": "turn_end", "toolResults": [{"toolCallId": "t1", "toolName": "cr_read", "isError": False}]})
+    turn_end = line(
+        {
+            "type": "turn_end",
+            "toolResults": [{"toolCallId": "t1", "toolName": "cr_read", "isError": False}],
+        }
+    )
     doc = record_bytes(stream(update, message_end, turn_end))
-    assert doc.files == [] and doc.counters.calls == 0
+    assert doc.files == []
+    assert doc.counters.calls == 0
 
 
 def test_parallel_calls_pair_by_id_not_by_order() -> None:
@@ -109,12 +138,22 @@ def test_parallel_calls_pair_by_id_not_by_order() -> None:
         (None, None, (0, 1)),
         ("false", None, (0, 1)),
     ],
-    ids=["explicit-false", "both-false", "thrown", "returned-error", "both-true", "absent", "string"],
+    ids=[
+        "explicit-false",
+        "both-false",
+        "thrown",
+        "returned-error",
+        "both-true",
+        "absent",
+        "string",
+    ],
 )
 def test_success_only_on_explicit_is_error_false(
     is_error: Any, result_error: bool | None, expected: tuple[int, int]
 ) -> None:
-    doc = record_bytes(stream(start("a", path="a.py"), end("a", is_error=is_error, result_error=result_error)))
+    doc = record_bytes(
+        stream(start("a", path="a.py"), end("a", is_error=is_error, result_error=result_error))
+    )
     assert reads(doc) == {"a.py": expected}
 
 
@@ -135,9 +174,7 @@ def test_end_without_start_is_no_evidence_and_labelled() -> None:
 
 
 def test_reused_call_id_makes_every_call_under_it_ambiguous() -> None:
-    doc = record_bytes(
-        stream(start("a", path="a.py"), end("a"), start("a", path="b.py"), end("a"))
-    )
+    doc = record_bytes(stream(start("a", path="a.py"), end("a"), start("a", path="b.py"), end("a")))
     assert doc.files == []
     assert issue_kinds(doc) == [IssueKind.AMBIGUOUS_CALL_ID]
 
@@ -173,7 +210,16 @@ def test_paths_are_normalised_to_repo_relative(raw: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    ["../etc/passwd", "/etc/passwd", ".git/config", "src/.git/HEAD", "a\x00b", "a\nb", "", "/home/user/repository/x"],
+    [
+        "../etc/passwd",
+        "/etc/passwd",
+        ".git/config",
+        "src/.git/HEAD",
+        "a\x00b",
+        "a\nb",
+        "",
+        "/home/user/repository/x",
+    ],
 )
 def test_rejected_paths_give_no_evidence_and_are_labelled(raw: str) -> None:
     doc = record_bytes(stream(start("a", path=raw), end("a")))
@@ -209,9 +255,18 @@ def test_read_without_a_path_is_arguments_unavailable() -> None:
     assert issue_kinds(doc) == [IssueKind.ARGUMENTS_UNAVAILABLE]
 
 
-def _diff_page(call_id: str, offset: int, end_: int, total: int, *, header: bool = True) -> list[str]:
-    text = f"[cr-range offset={offset} end={end_} total={total} next_offset=-1]\n..." if header else "..."
-    return [start(call_id, "cr_diff", offset=offset, limit=end_ - offset), end(call_id, "cr_diff", text=text)]
+def _diff_page(
+    call_id: str, offset: int, end_: int, total: int, *, header: bool = True
+) -> list[str]:
+    text = (
+        f"[cr-range offset={offset} end={end_} total={total} next_offset=-1]\n..."
+        if header
+        else "..."
+    )
+    return [
+        start(call_id, "cr_diff", offset=offset, limit=end_ - offset),
+        end(call_id, "cr_diff", text=text),
+    ]
 
 
 def test_diff_page_is_per_file_evidence_only_for_overlapped_sections() -> None:
@@ -245,9 +300,11 @@ def test_page_of_another_diff_is_no_per_file_evidence() -> None:
 
 def test_failed_diff_page_is_no_evidence() -> None:
     doc = record_bytes(
-        stream(start("d", "cr_diff", offset=0, limit=10), end("d", "cr_diff", is_error=True)), diff=DIFF
+        stream(start("d", "cr_diff", offset=0, limit=10), end("d", "cr_diff", is_error=True)),
+        diff=DIFF,
     )
-    assert doc.files == [] and doc.diff_status is DiffStatus.FAILED
+    assert doc.files == []
+    assert doc.diff_status is DiffStatus.FAILED
 
 
 # --- rule 6: ranged reads ----------------------------------------------------------------------
@@ -261,7 +318,8 @@ def test_ranged_read_is_evidence_marked_partial_with_its_range() -> None:
         )
     )
     (entry,) = doc.files
-    assert entry.reads_succeeded == 1 and entry.partial
+    assert entry.reads_succeeded == 1
+    assert entry.partial
     assert [(r.offset, r.end, r.total) for r in entry.ranges] == [(100, 150, 900)]
 
 
@@ -275,7 +333,8 @@ def test_ranged_reads_that_cover_the_file_are_not_partial() -> None:
         )
     )
     (entry,) = doc.files
-    assert entry.reads_succeeded == 2 and not entry.partial
+    assert entry.reads_succeeded == 2
+    assert not entry.partial
 
 
 # --- rule 7: bounded, never silently -----------------------------------------------------------
@@ -285,12 +344,16 @@ def test_distinct_files_past_the_bound_are_dropped_and_counted() -> None:
     calls = [part for n in range(5) for part in (start(f"c{n}", path=f"f{n}.py"), end(f"c{n}"))]
     doc = record_bytes(stream(*calls), bounds=Bounds(max_files=3, max_issues=10))
     assert [f.path for f in doc.files] == ["f0.py", "f1.py", "f2.py"]
-    assert doc.truncated and doc.dropped_calls == 2
+    assert doc.truncated
+    assert doc.dropped_calls == 2
 
 
 def test_issue_sample_is_bounded_and_the_rest_counted() -> None:
-    doc = record_bytes(stream(*[start(f"c{n}", path="a.py") for n in range(7)]), bounds=Bounds(max_issues=4))
-    assert len(doc.issues) == 4 and doc.issues_dropped == 3
+    doc = record_bytes(
+        stream(*[start(f"c{n}", path="a.py") for n in range(7)]), bounds=Bounds(max_issues=4)
+    )
+    assert len(doc.issues) == 4
+    assert doc.issues_dropped == 3
     assert doc.counters.incomplete == 7
 
 
@@ -347,9 +410,15 @@ def test_malformed_and_unknown_lines_are_counted_with_line_numbers() -> None:
 
 
 def test_non_utf8_bytes_in_a_tool_event_are_a_malformed_line() -> None:
-    data = stream() .replace(b"\n", b"\n" + b'{"type":"tool_execution_start","toolCallId":"a","toolName":"cr_read","args":{"path":"\xff"}}\n', 1)
+    data = stream().replace(
+        b"\n",
+        b"\n"
+        + b'{"type":"tool_execution_start","toolCallId":"a","toolName":"cr_read","args":{"path":"\xff"}}\n',
+        1,
+    )
     doc = record_bytes(data)
-    assert doc.counters.malformed_lines == 1 and doc.files == []
+    assert doc.counters.malformed_lines == 1
+    assert doc.files == []
 
 
 def test_deeply_nested_json_is_malformed_not_a_crash() -> None:
@@ -358,7 +427,11 @@ def test_deeply_nested_json_is_malformed_not_a_crash() -> None:
 
 
 def test_line_longer_than_the_limit_is_labelled_not_held() -> None:
-    big = '{"type":"tool_execution_end","toolCallId":"a","toolName":"cr_read","result":"' + "x" * 300_000 + '","isError":false}'
+    big = (
+        '{"type":"tool_execution_end","toolCallId":"a","toolName":"cr_read","result":"'
+        + "x" * 300_000
+        + '","isError":false}'
+    )
     doc = record_bytes(stream(start("a", path="a.py"), big), max_line_bytes=100_000)
     assert IssueKind.LINE_TOO_LARGE in issue_kinds(doc)
     assert doc.files == []
@@ -367,11 +440,17 @@ def test_line_longer_than_the_limit_is_labelled_not_held() -> None:
 def test_huge_non_tool_lines_are_passed_over() -> None:
     huge = '{"type":"message_update","partial":"' + "y" * 3_000_000 + '"}'
     doc = record_bytes(stream(huge, start("a", path="a.py"), end("a")), max_line_bytes=100_000)
-    assert reads(doc) == {"a.py": (1, 0)} and doc.counters.malformed_lines == 0
+    assert reads(doc) == {"a.py": (1, 0)}
+    assert doc.counters.malformed_lines == 0
 
 
 def test_type_not_first_is_still_decoded() -> None:
-    obj = {"toolCallId": "a", "toolName": "cr_read", "args": {"path": "a.py"}, "type": "tool_execution_start"}
+    obj = {
+        "toolCallId": "a",
+        "toolName": "cr_read",
+        "args": {"path": "a.py"},
+        "type": "tool_execution_start",
+    }
     doc = record_bytes(stream(json.dumps(obj), end("a")))
     assert reads(doc) == {"a.py": (1, 0)}
 
@@ -397,7 +476,9 @@ def test_capture_reproduces_its_truth(truth_path: Path) -> None:
     assert doc.diff.pages_succeeded == truth["diff_pages_succeeded"]
     assert doc.diff.pages_failed == truth["diff_pages_failed"]
     read_ok = {f.path for f in doc.files if f.reads_succeeded}
-    assert sorted(set(truth["claimed_inspected"]) - read_ok) == sorted(truth["claimed_but_not_read"])
+    assert sorted(set(truth["claimed_inspected"]) - read_ok) == sorted(
+        truth["claimed_but_not_read"]
+    )
 
 
 @pytest.mark.parametrize("truth_path", CAPTURES, ids=lambda p: p.name.split(".")[0])
@@ -407,4 +488,7 @@ def test_capture_golden_evidence(truth_path: Path, with_diff: bool) -> None:
     data = (truth_path.parent / f"{name}.jsonl").read_bytes()
     doc = record_bytes(data, diff=DIFF if with_diff else None)
     suffix = ".diff" if with_diff else ""
-    check_golden(GOLDEN / "pi-rpc" / f"{name}{suffix}.evidence.json", doc.model_dump(mode="json", by_alias=True))
+    check_golden(
+        GOLDEN / "pi-rpc" / f"{name}{suffix}.evidence.json",
+        doc.model_dump(mode="json", by_alias=True),
+    )

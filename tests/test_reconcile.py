@@ -28,8 +28,12 @@ REV = "a" * 40
 SCOPE = ["a.py", "b.py", "c.py"]
 
 
-def claims(inspected: list[str], skipped: list[str] | None = None, agent: str = "r1") -> ReviewerOutput:
-    return ReviewerOutput(schema_version=1, agent_id=agent, inspected_files=inspected, skipped_files=skipped or [])
+def claims(
+    inspected: list[str], skipped: list[str] | None = None, agent: str = "r1"
+) -> ReviewerOutput:
+    return ReviewerOutput(
+        schema_version=1, agent_id=agent, inspected_files=inspected, skipped_files=skipped or []
+    )
 
 
 def evidence(
@@ -80,7 +84,9 @@ def review(
     )
 
 
-def one(output: ReviewerOutput | None, ev: EvidenceDocument | None, failed: bool = False) -> ReviewerInput:
+def one(
+    output: ReviewerOutput | None, ev: EvidenceDocument | None, failed: bool = False
+) -> ReviewerInput:
     return ReviewerInput("r1", output, ev, failed)
 
 
@@ -93,7 +99,8 @@ ALL_READ = {"a.py": (1, 0), "b.py": (1, 0), "c.py": (1, 0)}
 
 def test_every_claim_with_a_successful_read_is_verified_and_approve_is_kept() -> None:
     decision = reconcile(review(one(claims(SCOPE), evidence(ALL_READ))))
-    assert decision.verdict_out is Verdict.APPROVE and not decision.downgraded
+    assert decision.verdict_out is Verdict.APPROVE
+    assert not decision.downgraded
     assert set(statuses(decision.reviewers[0].files).values()) == {FileStatus.VERIFIED}
     assert decision.reviewers[0].coverage is Coverage.COMPLETE
 
@@ -105,20 +112,27 @@ def test_claim_without_successful_evidence_is_unsupported_and_enforce_downgrades
         "b.py": FileStatus.UNSUPPORTED,
         "c.py": FileStatus.UNSUPPORTED,
     }
-    assert decision.verdict_out is Verdict.COMMENT and decision.downgraded
+    assert decision.verdict_out is Verdict.COMMENT
+    assert decision.downgraded
     assert decision.reasons == [Reason.CLAIMS_UNSUPPORTED]
-    assert "`b.py`: claimed inspected by `r1`; no successful read or diff recorded at aaaaaaaaaaaa" in decision.note
+    assert (
+        "`b.py`: claimed inspected by `r1`; no successful read or diff recorded at aaaaaaaaaaaa"
+        in decision.note
+    )
     assert "`c.py`" in decision.note
 
 
 def test_diff_page_evidence_verifies_a_claim() -> None:
-    decision = reconcile(review(one(claims(SCOPE), evidence(diff_pages={"a.py": 1, "b.py": 1, "c.py": 2}))))
+    decision = reconcile(
+        review(one(claims(SCOPE), evidence(diff_pages={"a.py": 1, "b.py": 1, "c.py": 2})))
+    )
     assert decision.verdict_out is Verdict.APPROVE
 
 
 def test_shadow_records_the_would_be_downgrade_but_keeps_the_verdict() -> None:
     decision = reconcile(review(one(claims(SCOPE), evidence({})), mode=Mode.SHADOW))
-    assert decision.verdict_out is Verdict.APPROVE and decision.would_downgrade
+    assert decision.verdict_out is Verdict.APPROVE
+    assert decision.would_downgrade
     assert "Shadow mode" in decision.note
 
 
@@ -150,7 +164,9 @@ def test_stricter_policy_downgrades_unknown_claims() -> None:
 
 
 def test_incomplete_stream_still_verifies_what_was_read() -> None:
-    decision = reconcile(review(one(claims(["a.py"], ["b.py", "c.py"]), evidence({"a.py": (1, 0)}, complete=False))))
+    decision = reconcile(
+        review(one(claims(["a.py"], ["b.py", "c.py"]), evidence({"a.py": (1, 0)}, complete=False)))
+    )
     assert statuses(decision.reviewers[0].files)["a.py"] is FileStatus.VERIFIED
 
 
@@ -162,12 +178,17 @@ def test_stale_evidence_verifies_nothing() -> None:
 @pytest.mark.parametrize("mode", list(Mode))
 def test_legacy_gate_is_kept_in_every_mode(mode: Mode) -> None:
     """Skipped or missing files, or a failed reviewer, make coverage incomplete even when off."""
-    skipped = reconcile(review(one(claims(["a.py", "b.py"], ["c.py"]), evidence(ALL_READ)), mode=mode))
+    skipped = reconcile(
+        review(one(claims(["a.py", "b.py"], ["c.py"]), evidence(ALL_READ)), mode=mode)
+    )
     missing = reconcile(review(one(claims(["a.py"]), evidence(ALL_READ)), mode=mode))
     failed = reconcile(review(one(None, None, failed=True), mode=mode))
-    assert skipped.verdict_out is Verdict.COMMENT and skipped.reasons == [Reason.FILES_SKIPPED]
-    assert missing.verdict_out is Verdict.COMMENT and missing.reasons == [Reason.FILES_MISSING]
-    assert failed.verdict_out is Verdict.COMMENT and failed.reasons == [Reason.REVIEWER_FAILED]
+    assert skipped.verdict_out is Verdict.COMMENT
+    assert skipped.reasons == [Reason.FILES_SKIPPED]
+    assert missing.verdict_out is Verdict.COMMENT
+    assert missing.reasons == [Reason.FILES_MISSING]
+    assert failed.verdict_out is Verdict.COMMENT
+    assert failed.reasons == [Reason.REVIEWER_FAILED]
     assert not skipped.would_downgrade
 
 
@@ -179,7 +200,8 @@ def test_off_mode_never_applies_the_evidence_check() -> None:
 @pytest.mark.parametrize("verdict", [Verdict.COMMENT, Verdict.REQUEST_CHANGES])
 def test_non_approve_verdicts_are_never_touched(verdict: Verdict) -> None:
     decision = reconcile(review(one(claims(SCOPE), evidence({})), verdict=verdict))
-    assert decision.verdict_out is verdict and not decision.downgraded
+    assert decision.verdict_out is verdict
+    assert not decision.downgraded
 
 
 def test_several_reviewers_one_liar_downgrades_and_is_named() -> None:
@@ -187,8 +209,12 @@ def test_several_reviewers_one_liar_downgrades_and_is_named() -> None:
     liar = ReviewerInput("liar", claims(SCOPE, agent="liar"), evidence({"a.py": (1, 0)}))
     decision = reconcile(review(honest, liar))
     assert decision.verdict_out is Verdict.COMMENT
-    assert [r.coverage for r in decision.reviewers] == [Coverage.COMPLETE, Coverage.INCOMPLETE_UNSUPPORTED]
-    assert "by `liar`" in decision.note and "by `honest`" not in decision.note
+    assert [r.coverage for r in decision.reviewers] == [
+        Coverage.COMPLETE,
+        Coverage.INCOMPLETE_UNSUPPORTED,
+    ]
+    assert "by `liar`" in decision.note
+    assert "by `honest`" not in decision.note
 
 
 def test_claims_are_normalised_with_the_same_rules_as_evidence() -> None:
@@ -204,7 +230,12 @@ def test_claims_outside_scope_are_listed_not_counted() -> None:
 
 def test_same_inputs_same_decision_regardless_of_scope_order() -> None:
     first = reconcile(review(one(claims(SCOPE), evidence({"a.py": (1, 0)}))))
-    again = reconcile(replace(review(one(claims(list(reversed(SCOPE))), evidence({"a.py": (1, 0)}))), scope=list(reversed(SCOPE))))
+    again = reconcile(
+        replace(
+            review(one(claims(list(reversed(SCOPE))), evidence({"a.py": (1, 0)}))),
+            scope=list(reversed(SCOPE)),
+        )
+    )
     assert first == again
 
 
@@ -228,7 +259,9 @@ _ev = st.one_of(
 @st.composite
 def _reviewer(draw: st.DrawFn) -> ReviewerInput:
     inspected = draw(st.lists(_files, unique=True))
-    skipped = draw(st.lists(st.sampled_from([f for f in SCOPE if f not in inspected] or ["x.py"]), unique=True))
+    skipped = draw(
+        st.lists(st.sampled_from([f for f in SCOPE if f not in inspected] or ["x.py"]), unique=True)
+    )
     failed = draw(st.booleans())
     output = None if failed and draw(st.booleans()) else claims(inspected, skipped)
     return ReviewerInput("r", output, draw(_ev), failed)
@@ -264,7 +297,9 @@ def test_shadow_never_changes_a_verdict_beyond_the_legacy_gate(item: ReviewInput
 
 @settings(max_examples=300)
 @given(_reviews, st.lists(_files, min_size=1))
-def test_more_successful_evidence_never_causes_a_downgrade(item: ReviewInput, extra: list[str]) -> None:
+def test_more_successful_evidence_never_causes_a_downgrade(
+    item: ReviewInput, extra: list[str]
+) -> None:
     before = reconcile(item)
     reviewer = item.reviewers[0]
     if reviewer.evidence is None:
@@ -273,6 +308,8 @@ def test_more_successful_evidence_never_causes_a_downgrade(item: ReviewInput, ex
     for path in extra:
         old = files.get(path, FileEvidence(path=path))
         files[path] = old.model_copy(update={"reads_succeeded": old.reads_succeeded + 1})
-    richer = reviewer.evidence.model_copy(update={"files": sorted(files.values(), key=lambda f: f.path)})
+    richer = reviewer.evidence.model_copy(
+        update={"files": sorted(files.values(), key=lambda f: f.path)}
+    )
     after = reconcile(replace(item, reviewers=[replace(reviewer, evidence=richer)]))
     assert _PERMISSIVENESS[after.verdict_out] >= _PERMISSIVENESS[before.verdict_out]

@@ -1,0 +1,61 @@
+"""A wheel built from the repo installs into a fresh venv, runs the demo, and ships no top-level
+``adapters`` module."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+
+
+@pytest.mark.slow
+def test_wheel_in_a_fresh_venv_runs_the_demo_without_a_top_level_adapters(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(ROOT),
+        ],
+        check=True,
+        timeout=600,
+    )
+    (wheel,) = (tmp_path / "dist").glob("coverage_gate-*.whl")
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(wheel)], check=True, timeout=900)
+    demo = subprocess.run(
+        [str(env_dir / "bin" / "coverage-gate"), "demo"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert demo.returncode == 0, demo.stderr
+    assert "approve -> comment (mode enforce" in demo.stdout
+    probe = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import importlib.util, sysconfig, pathlib;"
+            "site = pathlib.Path(sysconfig.get_paths()['purelib']);"
+            "print(importlib.util.find_spec('adapters') is None, (site / 'adapters').exists(),"
+            " importlib.util.find_spec('coverage_gate.adapters.pi_rpc') is not None)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    assert probe.stdout.split() == ["True", "False", "True"]

@@ -1,0 +1,43 @@
+"""The README's tables stay true: exit codes, formats, commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from typer.main import get_command
+
+from coverage_gate.adapters import ADAPTERS
+from coverage_gate.cli import app
+from coverage_gate.errors import ExitCode
+
+README = (Path(__file__).parent.parent / "README.md").read_text()
+
+
+def table_after(heading: str) -> list[list[str]]:
+    section = README.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[1:]]
+
+
+def test_exit_code_table_matches_the_code() -> None:
+    documented = {int(row[0]) for row in table_after("Exit codes")}
+    assert documented == {int(code) for code in ExitCode}
+
+
+def test_exit_codes_are_in_the_top_level_help() -> None:
+    help_text = app.info.help or ""
+    for code in ExitCode:
+        assert f"{int(code)} " in help_text
+
+
+def test_every_format_is_documented() -> None:
+    documented = {row[0].strip("`") for row in table_after("Source formats")}
+    assert documented == set(ADAPTERS)
+
+
+def test_every_command_is_mentioned() -> None:
+    command = get_command(app)
+    names = set(getattr(command, "commands", {}))
+    missing = [name for name in names if not re.search(rf"coverage-gate {name}\b", README)]
+    assert not missing, f"README does not mention: {missing}"
