@@ -104,6 +104,7 @@ class Loaded:
     malformed_lines: int = 0
     malformed_sample: list[MalformedLine] = field(default_factory=list)
     unreadable_files: list[str] = field(default_factory=list)
+    seen_spans: set[tuple[str, str]] = field(default_factory=set)
 
     def malformed(self, file: str, line: int, detail: str) -> None:
         self.malformed_lines += 1
@@ -266,15 +267,16 @@ def _error_points(request: Mapping[str, object]) -> Iterator[tuple[str, str, int
 def _fold(
     loaded: Loaded,
     request: Mapping[str, object],
-    seen_spans: set[tuple[str, str]],
     cumulative: dict[tuple[str, str, int], int],
 ) -> None:
     if "resourceSpans" in request:
         for span in _spans(request):
+            # The same span in two files (a copy, or a Collector's file beside a run's) is
+            # one review.
             key = (str(span.get("traceId", "")), str(span.get("spanId", "")))
-            if key in seen_spans and key != ("", ""):
+            if key in loaded.seen_spans and key != ("", ""):
                 continue
-            seen_spans.add(key)
+            loaded.seen_spans.add(key)
             review = _review(span)
             if review is not None:
                 loaded.reviews.append(review)
@@ -292,14 +294,13 @@ def _fold(
 
 def read_lines(loaded: Loaded, name: str, lines: Iterable[str]) -> None:
     """Fold one file's lines into ``loaded``; a bad line is counted and skipped."""
-    seen_spans: set[tuple[str, str]] = set()
     cumulative: dict[tuple[str, str, int], int] = {}
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
         loaded.lines += 1
         try:
-            _fold(loaded, _obj(json.loads(text), "line"), seen_spans, cumulative)
+            _fold(loaded, _obj(json.loads(text), "line"), cumulative)
         except json.JSONDecodeError as error:
             loaded.malformed(name, number, f"not JSON: {error.msg}")
         except _BadLineError as error:

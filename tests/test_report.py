@@ -1,0 +1,356 @@
+"""The shadow report: reading OTLP JSON lines, the statistics, readiness, and the command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from coverage_gate import metrics as m
+from coverage_gate import otel_setup
+from coverage_gate.cli_report import report_app
+from coverage_gate.model import Capability, DecisionDocument, Mode, ModeSource, Verdict
+from coverage_gate.report import (
+    Criteria,
+    build_report,
+    load_folder,
+    percentile,
+    render_text,
+    to_json,
+    wilson,
+)
+from tests.simulate_rollout import ReviewerSpec, decide
+
+SCOPE = ["src/api.py", "src/db.py", "README.md"]
+HONEST = ReviewerSpec("security", claimed=SCOPE, read=SCOPE)
+LIAR = ReviewerSpec("security", claimed=SCOPE, read=SCOPE[:1])
+BLIND = ReviewerSpec(
+    "style", claimed=SCOPE, read=(), source="codex-exec", capability=Capability.NONE
+)
+DAY_NS = 86_400 * 10**9
+T0 = 1_790_000_000 * 10**9
+
+
+def write(
+    folder: Path,
+    decisions: list[tuple[DecisionDocument, int]],
+    *,
+    errors: dict[str, int] | None = None,
+    duration_s: float = 0.01,
+) -> None:
+    """Record decisions (each with its span end time) and errors through the real sink."""
+    telemetry = otel_setup.setup({otel_setup.TELEMETRY_DIR_ENV: str(folder)})
+    for decision, end_ns in decisions:
+        m.record_decision(telemetry.meter(), decision, duration_s=duration_s)
+        m.record_reconcile_span(
+            telemetry.tracer(), decision, duration_s=duration_s, end_time_ns=end_ns
+        )
+    for repo, count in (errors or {}).items():
+        for _ in range(count):
+            m.record_error(telemetry.meter(), repo=repo, kind=m.ErrorKind.BAD_INPUT)
+    assert telemetry.shutdown() is True
+
+
+def spread(decisions: list[DecisionDocument], days: float) -> list[tuple[DecisionDocument, int]]:
+    step = int(days * DAY_NS / max(len(decisions) - 1, 1))
+    return [(d, T0 + i * step) for i, d in enumerate(decisions)]
+
+
+# --- statistics -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "low", "high"),
+    [
+        (0, 10, 0.0, 0.2775),
+        (5, 10, 0.2366, 0.7634),
+        (10, 10, 0.7225, 1.0),
+        (1, 50, 0.0035, 0.1050),
+    ],
+)
+def test_wilson_interval_matches_known_values(k: int, n: int, low: float, high: float) -> None:
+    interval = wilson(k, n)
+    assert interval is not None
+    assert interval[0] == pytest.approx(low, abs=5e-4)
+    assert interval[1] == pytest.approx(high, abs=5e-4)
+
+
+def test_wilson_without_trials_is_none() -> None:
+    assert wilson(0, 0) is None
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 0.5) == 50.0
+    assert percentile(values, 0.95) == 95.0
+    assert percentile([3.0], 0.95) == 3.0
+    assert percentile([], 0.5) is None
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def test_malformed_lines_are_counted_with_their_place_and_never_fatal(tmp_path: Path) -> None:
+    write(tmp_path, [(decide("acme/api", scope=SCOPE, reviewers=[HONEST]), T0)])
+    (tmp_path / "bad.jsonl").write_text(
+        "{not json\n"
+        "\n"
+        '["a list"]\n'
+        '{"something": "else"}\n'
+        '{"resourceSpans": [{"scopeSpans": "oops"}]}\n'
+        '{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "reconcile x",'
+        ' "attributes": [{"key": "coverage_gate.outcome", "value": {"stringValue": "kept"}}],'
+        ' "endTimeUnixNano": "soon"}]}]}]}\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "notes.txt").write_text("ignored: not a .jsonl/.json file")
+    loaded = load_folder(tmp_path)
+    assert len(loaded.reviews) == 1
+    assert loaded.malformed_lines == 5
+    assert [(x.file, x.line) for x in loaded.malformed_sample] == [
+        ("bad.jsonl", 1),
+        ("bad.jsonl", 3),
+        ("bad.jsonl", 4),
+        ("bad.jsonl", 5),
+        ("bad.jsonl", 6),
+    ]
+    assert "bad.jsonl:1: not JSON" in render_text(build_report(loaded, Criteria()))
+
+
+def test_spans_other_than_reconcile_are_ignored(tmp_path: Path) -> None:
+    telemetry = otel_setup.setup({otel_setup.TELEMETRY_DIR_ENV: str(tmp_path)})
+    telemetry.tracer().start_span("invoke_agent security").end()
+    telemetry.tracer().start_span("reconcile without attributes").end()
+    telemetry.shutdown()
+    loaded = load_folder(tmp_path)
+    assert loaded.reviews == []
+    assert loaded.malformed_lines == 0
+
+
+def test_the_same_span_read_twice_counts_once(tmp_path: Path) -> None:
+    """A copied file (or a Collector writing what a run also wrote) does not double a review."""
+    write(tmp_path, [(decide("acme/api", scope=SCOPE, reviewers=[HONEST]), T0)])
+    (traces,) = tmp_path.glob("traces-*.jsonl")
+    (tmp_path / "copy.jsonl").write_text(traces.read_text())
+    assert len(load_folder(tmp_path).reviews) == 1
+
+
+def test_errors_come_from_the_metric_and_name_repositories_without_reviews(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, [], errors={"acme/broken": 2})
+    write(tmp_path, [], errors={"acme/broken": 1})
+    report = build_report(load_folder(tmp_path), Criteria())
+    (repo,) = report.repositories
+    assert (repo.repository, repo.errors, repo.reviews, repo.ready) == ("acme/broken", 3, 0, False)
+
+
+def test_cumulative_error_points_are_not_summed_twice(tmp_path: Path) -> None:
+    """A Collector writing cumulative points repeats the running total: the latest counts."""
+    point = (
+        '{{"resourceMetrics":[{{"scopeMetrics":[{{"metrics":[{{"name":"coverage_gate.errors",'
+        '"sum":{{"aggregationTemporality":2,"isMonotonic":true,"dataPoints":[{{'
+        '"startTimeUnixNano":"1","timeUnixNano":"{t}","asInt":"{v}","attributes":['
+        '{{"key":"repository","value":{{"stringValue":"acme/api"}}}},'
+        '{{"key":"kind","value":{{"stringValue":"internal"}}}}]}}]}}}}]}}]}}]}}\n'
+    )
+    (tmp_path / "c.jsonl").write_text(point.format(t=2, v=1) + point.format(t=3, v=4))
+    assert load_folder(tmp_path).errors["acme/api"] == 4
+
+
+# --- per-repository figures and readiness -----------------------------------------------------
+
+
+def test_repository_figures(tmp_path: Path) -> None:
+    """Counts, shares, the Wilson interval, evidence availability, mode sources, durations and
+    reasons, from known decisions."""
+    decisions = (
+        [decide("acme/api", scope=SCOPE, reviewers=[HONEST])] * 6
+        + [decide("acme/api", scope=SCOPE, reviewers=[LIAR])] * 2
+        + [decide("acme/api", scope=SCOPE, reviewers=[HONEST, BLIND])]
+        + [
+            decide(
+                "acme/api",
+                scope=SCOPE,
+                reviewers=[HONEST],
+                verdict=Verdict.REQUEST_CHANGES,
+                mode_source=ModeSource.FALLBACK,
+            )
+        ]
+    )
+    write(tmp_path, spread(decisions, days=2), duration_s=0.004)
+    (repo,) = build_report(load_folder(tmp_path), Criteria()).repositories
+    assert repo.reviews == 10
+    assert repo.approvals == 9
+    assert repo.outcomes == {
+        "kept": 6,
+        "not_applicable": 1,
+        "unverifiable": 1,
+        "would_downgrade": 2,
+    }
+    assert repo.would_downgrade == 2
+    assert repo.would_downgrade_rate == pytest.approx(2 / 9)
+    assert repo.would_downgrade_interval == pytest.approx(wilson(2, 9))
+    assert repo.claimed_files == 33
+    assert repo.unsupported_share == pytest.approx(4 / 33)
+    assert repo.unknown_share == pytest.approx(3 / 33)
+    assert (repo.evidence.reviews_available, repo.evidence.capability_none) == (9, 1)
+    assert repo.mode_sources == {"fallback": 1, "snapshot": 9}
+    assert repo.fallbacks == 1
+    assert repo.duration_p50_s == pytest.approx(0.004)
+    assert repo.top_reasons == [("claims_unsupported", 2)]
+    assert repo.days == pytest.approx(2.0)
+
+
+CRITERIA = Criteria(min_approvals=10, min_days=5)
+
+
+@pytest.mark.parametrize(
+    ("case", "failing"),
+    [
+        ("ready", set()),
+        ("few", {"approvals"}),
+        ("short", {"days"}),
+        ("blind", {"evidence"}),
+        ("incomplete", {"evidence"}),
+        ("stale", {"evidence"}),
+        ("liars", {"would_downgrade_rate"}),
+        ("fallback", {"fallbacks"}),
+        ("errors", {"errors"}),
+    ],
+)
+def test_each_readiness_criterion_fails_on_its_own(
+    tmp_path: Path, case: str, failing: set[str]
+) -> None:
+    """Each criterion can fail alone; a repository is ready only when all pass."""
+    reviewers = {
+        "blind": [HONEST, BLIND],
+        "incomplete": [ReviewerSpec("security", claimed=SCOPE, read=SCOPE[:1], complete=False)],
+        "stale": [ReviewerSpec("security", claimed=SCOPE, read=SCOPE, evidence_revision="old")],
+    }.get(case, [HONEST])
+    count = 5 if case == "few" else 12
+    decisions = [
+        decide(
+            "acme/api",
+            scope=SCOPE,
+            reviewers=[LIAR] if case == "liars" and i % 3 == 0 else reviewers,
+            mode_source=ModeSource.FALLBACK if case == "fallback" and i == 4 else ModeSource.LIVE,
+        )
+        for i in range(count)
+    ]
+    write(
+        tmp_path,
+        spread(decisions, days=2 if case == "short" else 6),
+        errors={"acme/api": 1} if case == "errors" else None,
+    )
+    (repo,) = build_report(load_folder(tmp_path), CRITERIA).repositories
+    assert {c.name for c in repo.checks if not c.ok} == failing
+    assert repo.ready is (not failing)
+
+
+def test_off_and_enforce_decisions_count_toward_the_rate(tmp_path: Path) -> None:
+    """Downgraded (enforce) and would-downgrade (shadow or off) are both flagged approvals."""
+    decisions = [
+        decide("acme/api", scope=SCOPE, reviewers=[LIAR], mode=Mode.ENFORCE),
+        decide("acme/api", scope=SCOPE, reviewers=[LIAR], mode=Mode.OFF),
+        decide("acme/api", scope=SCOPE, reviewers=[HONEST], mode=Mode.ENFORCE),
+    ]
+    write(tmp_path, spread(decisions, days=1))
+    (repo,) = build_report(load_folder(tmp_path), Criteria()).repositories
+    assert repo.outcomes == {"downgraded": 1, "kept": 1, "would_downgrade": 1}
+    assert repo.would_downgrade == 2
+    assert repo.modes == {"enforce": 2, "off": 1}
+
+
+def test_list_would_downgrade_names_repository_revision_reviewer_and_files(
+    tmp_path: Path,
+) -> None:
+    honest_style = ReviewerSpec("style", claimed=SCOPE, read=SCOPE)
+    decisions = [
+        decide("acme/api", scope=SCOPE, reviewers=[LIAR, honest_style], revision="r1"),
+        decide("acme/api", scope=SCOPE, reviewers=[HONEST], revision="r2"),
+        decide("acme/web", scope=SCOPE, reviewers=[LIAR], revision="r3", mode=Mode.ENFORCE),
+    ]
+    write(tmp_path, spread(decisions, days=1))
+    report = build_report(load_folder(tmp_path), Criteria(), list_flagged=True)
+    assert report.would_downgrade is not None
+    listed = [(f.repository, f.revision, f.reviewer, f.files) for f in report.would_downgrade]
+    assert listed == [
+        ("acme/api", "r1", "security", ("README.md", "src/db.py")),
+        ("acme/web", "r3", "security", ("README.md", "src/db.py")),
+    ]
+    document = json.loads(json.dumps(to_json(report)))
+    assert document["would_downgrade"][0]["files"] == ["README.md", "src/db.py"]
+
+
+# --- the command ------------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+def test_report_command_json(tmp_path: Path) -> None:
+    write(tmp_path, spread([decide("acme/api", scope=SCOPE, reviewers=[LIAR])] * 3, days=1))
+    result = runner.invoke(
+        report_app,
+        ["--telemetry-dir", str(tmp_path), "--format", "json", "--min-approvals", "3"],
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["schema"] == "coverage-gate/report"
+    assert document["criteria"]["min_approvals"] == 3
+    (repo,) = document["repositories"]
+    assert repo["repository"] == "acme/api"
+    assert repo["readiness"] == "not_ready"
+    assert repo["would_downgrade"] == 3
+    assert set(repo["would_downgrade_interval"]) == {"low", "high"}
+    assert "would_downgrade" not in document
+
+
+def test_report_command_text_lists_flagged_decisions(tmp_path: Path) -> None:
+    write(tmp_path, [(decide("acme/api", scope=SCOPE, reviewers=[LIAR], revision="abc"), T0)])
+    result = runner.invoke(
+        report_app, ["--telemetry-dir", str(tmp_path), "--list", "would_downgrade"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "acme/api: NOT READY to enforce" in result.stdout
+    assert "acme/api abc security [shadow]" in result.stdout
+
+
+def test_report_on_an_empty_folder_says_so(tmp_path: Path) -> None:
+    result = runner.invoke(report_app, ["--telemetry-dir", str(tmp_path)])
+    assert result.exit_code == 0
+    assert "no reviews recorded" in result.stdout
+
+
+def test_missing_telemetry_folder_is_bad_input(tmp_path: Path) -> None:
+    result = runner.invoke(report_app, ["--telemetry-dir", str(tmp_path / "nope")])
+    assert result.exit_code == 3
+    assert "no telemetry folder" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--min-evidence", "1.5"],
+        ["--max-would-downgrade-rate", "-0.1"],
+        ["--min-approvals", "-1"],
+        ["--max-errors", "-1"],
+    ],
+)
+def test_criteria_out_of_range_are_bad_configuration(tmp_path: Path, option: list[str]) -> None:
+    result = runner.invoke(report_app, ["--telemetry-dir", str(tmp_path), *option])
+    assert result.exit_code == 4
+    assert "coverage-gate report:" in result.stderr
+
+
+def test_default_folder_comes_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --telemetry-dir the report reads where the embedded default writes."""
+    write(tmp_path, [(decide("acme/api", scope=SCOPE, reviewers=[HONEST]), T0)])
+    monkeypatch.setenv(otel_setup.TELEMETRY_DIR_ENV, str(tmp_path))
+    result = runner.invoke(report_app, ["--format", "json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["input"]["reviews"] == 1
