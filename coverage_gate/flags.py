@@ -10,8 +10,10 @@ Sources are asked in a fixed order and the first one that knows the flag answers
 4. the configured fallback, ``shadow`` by default and never ``enforce``.
 
 A source that answers but does not define the flag passes the question on to the next source, and
-the resolution's ``detail`` says so. Every evaluation, offline or live, is UnleashClient's (and its
-yggdrasil engine's): this module maps the variant it returns to a mode and nothing more.
+the resolution's ``detail`` says so. Every evaluation is Unleash's own: the live source runs
+UnleashClient; offline documents (snapshot, disk copy) go to the client's yggdrasil engine directly,
+which keeps the client's scheduler and HTTP stack out of offline runs. This module maps the variant
+they return to a mode and nothing more.
 
 * flag disabled for the repository → ``off``
 * enabled with variant ``enforce`` → ``enforce``
@@ -26,7 +28,7 @@ import os
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
@@ -48,8 +50,6 @@ ON_ERROR_CHOICES: tuple[str, ...] = get_args(OnError)
 # UnleashClient reports fetch failures through these loggers instead of raising. They are captured
 # while we talk to it, so the reason lands in ``detail`` rather than as a traceback on stderr.
 _CLIENT_LOGGERS = ("UnleashClient", "yggdrasil_engine")
-# Offline clients are never started; the URL is required by the constructor and never contacted.
-_OFFLINE_URL = "http://offline.invalid"
 # Live clients live for one resolution: nothing may be scheduled inside that window.
 _NEVER_SECONDS = 24 * 3600
 
@@ -293,10 +293,11 @@ def _client_logs() -> Iterator[_CapturedLogs]:
             _log.debug("UnleashClient: %s", message)
 
 
-def _memory_cache(features_text: str | None) -> Any:
-    """An in-memory UnleashClient cache, bootstrapped with ``features_text`` when given.
+def _memory_cache() -> Any:
+    """An in-memory UnleashClient cache for one live conversation.
 
-    Replaces the client's default FileCache, which pickles into the home folder.
+    Replaces the client's default FileCache, which pickles into the home folder; the document we
+    keep is written by us, as plain JSON, only once it has been checked.
     """
     from UnleashClient.cache import BaseCache  # noqa: PLC0415 - UnleashClient is imported lazily
     from UnleashClient.constants import FEATURES_URL  # noqa: PLC0415
@@ -304,9 +305,6 @@ def _memory_cache(features_text: str | None) -> Any:
     class MemoryCache(BaseCache):
         def __init__(self) -> None:
             self.values: dict[str, Any] = {}
-            if features_text is not None:
-                self.values[FEATURES_URL] = features_text
-                self.bootstrapped = True
 
         def set(self, key: str, value: Any) -> None:
             self.values[key] = value
@@ -331,6 +329,7 @@ def _memory_cache(features_text: str | None) -> Any:
 
 
 def _client(settings: FlagSettings, cache: Any, *, url: str) -> UnleashClient:
+    """A client for one fetch: no registration, no retries, nothing scheduled in its lifetime."""
     # Imported here, not at the top: an explicit override must never load the client.
     from UnleashClient.clients.unleash_client import UnleashClient  # noqa: PLC0415
     from UnleashClient.utils import InstanceAllowType  # noqa: PLC0415
@@ -341,8 +340,8 @@ def _client(settings: FlagSettings, cache: Any, *, url: str) -> UnleashClient:
         app_name=settings.app_name,
         environment=settings.environment,
         disable_registration=True,
-        # Offline clients never send anything; a live client sends its usage once, on destroy().
-        disable_metrics=url == _OFFLINE_URL,
+        # Usage metrics are sent once, when destroy() flushes them, within the request timeout.
+        disable_metrics=False,
         request_timeout=settings.timeout_s,  # type: ignore[arg-type]  # requests takes float seconds
         request_retries=0,
         refresh_interval=_NEVER_SECONDS,
@@ -354,23 +353,25 @@ def _client(settings: FlagSettings, cache: Any, *, url: str) -> UnleashClient:
     )
 
 
-def _ask(client: UnleashClient, flag_name: str, context: dict[str, Any]) -> _Answer:
-    """Ask the client for the flag's variant; a flag it does not know is reported as not found."""
-    if flag_name not in client.feature_definitions():
+def _answer(found: bool, variant: Mapping[str, Any]) -> _Answer:
+    if not found:
         return _Answer(found=False)
-    variant = client.get_variant(flag_name, context)
     name = variant.get("name")
     return _Answer(
-        found=True,
-        variant=name if isinstance(name, str) else None,
-        mode=mode_for_variant(variant),
+        found=True, variant=name if isinstance(name, str) else None, mode=mode_for_variant(variant)
     )
 
 
-def _check_engine_accepted(client: UnleashClient, document: Mapping[str, Any], origin: str) -> None:
+def _ask(client: UnleashClient, flag_name: str, context: dict[str, Any]) -> _Answer:
+    """Ask the live client for the flag's variant; a flag it does not know is not found."""
+    if flag_name not in client.feature_definitions():
+        return _Answer(found=False)
+    return _answer(True, client.get_variant(flag_name, context))
+
+
+def _check_all_loaded(document: Mapping[str, Any], known: set[str], origin: str) -> None:
     """The engine drops a whole state it cannot parse, silently: every name must have arrived."""
-    known = client.feature_definitions()
-    rejected = sorted({f["name"] for f in document["features"] if isinstance(f, dict)} - set(known))
+    rejected = sorted({f["name"] for f in document["features"]} - known)
     if rejected:
         shown = ", ".join(rejected[:5]) + (", ..." if len(rejected) > 5 else "")
         raise FlagConfigError(
@@ -378,15 +379,46 @@ def _check_engine_accepted(client: UnleashClient, document: Mapping[str, Any], o
         )
 
 
+def offline_context(settings: FlagSettings, context: Mapping[str, Any]) -> dict[str, Any]:
+    """The context UnleashClient would build (static appName and environment, the current time,
+    string properties), for the engine asked directly."""
+    properties = context.get("properties", {})
+    return {
+        "appName": settings.app_name,
+        "environment": settings.environment,
+        "currentTime": datetime.now(UTC).isoformat(),
+        **{key: str(value) for key, value in context.items() if key != "properties"},
+        "properties": {key: str(value) for key, value in properties.items()},
+    }
+
+
 def _evaluate_document(
     text: str, settings: FlagSettings, context: dict[str, Any], *, origin: str
 ) -> _Answer:
-    """Evaluate the flag offline, from a features document, with a never-started UnleashClient."""
+    """Evaluate the flag offline, from a features document.
+
+    Asks UnleashClient's own engine (yggdrasil) directly: the same evaluation the client runs,
+    without loading the client's scheduler and HTTP stack, which a snapshot does not need.
+    """
     document = check_features_document(text, origin)
+    # Lazy, like UnleashClient; the engine ships no type information.
+    from yggdrasil_engine.engine import (  # type: ignore[import-untyped]  # noqa: PLC0415
+        UnleashEngine,
+        YggdrasilError,
+    )
+
+    engine = UnleashEngine()
     with _client_logs():
-        client = _client(settings, _memory_cache(text), url=_OFFLINE_URL)
-        _check_engine_accepted(client, document, origin)
-        return _ask(client, settings.flag_name, context)
+        try:
+            engine.take_state(text)
+        except (YggdrasilError, KeyError, TypeError, ValueError, AttributeError) as error:
+            raise FlagConfigError(
+                f"{origin}: the Unleash engine rejected the feature definitions "
+                f"({type(error).__name__}: {error})"
+            ) from None
+        _check_all_loaded(document, {t.name for t in engine.list_known_toggles()}, origin)
+        result = engine.check_variant(settings.flag_name, offline_context(settings, context))
+    return _answer(result.is_found, asdict(result.variant))
 
 
 @dataclass(frozen=True)
@@ -429,7 +461,7 @@ def _talk_to_server(
     """Fetch once from the server (no registration, no retries, short timeout); when a flag name is
     given, evaluate it on the fetched state. The client is destroyed before returning: its
     scheduler thread is joined and its usage metrics are sent once, bounded by the timeout."""
-    cache = _memory_cache(None)
+    cache = _memory_cache()
     with _client_logs() as logs:
         client = _client(settings, cache, url=url)
         try:
@@ -439,7 +471,7 @@ def _talk_to_server(
                 return _LiveOutcome(None, _describe_failure(logs.problems(), settings.timeout_s))
             try:
                 document = check_features_document(text, "response")
-                _check_engine_accepted(client, document, "response")
+                _check_all_loaded(document, set(client.feature_definitions()), "response")
             except FlagConfigError as error:
                 return _LiveOutcome(None, f"malformed features document ({error})")
             answer = _ask(client, flag_name, context) if flag_name else None

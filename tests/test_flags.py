@@ -278,6 +278,31 @@ def test_override_never_imports_unleash_client(tmp_path: Path) -> None:
     assert completed.stdout.strip() == ""
 
 
+def test_snapshot_loads_the_engine_but_not_the_client(tmp_path: Path) -> None:
+    """Offline answers use UnleashClient's engine alone: the client's scheduler and HTTP stack
+    (most of its import cost) are not loaded for a snapshot."""
+    path = snapshot(tmp_path, document(feature([enforce_strategy(ENFORCED)])))
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+        from coverage_gate.flags import FlagSettings, resolve_mode
+        result = resolve_mode("acme/payments", FlagSettings(snapshot=Path({str(path)!r})))
+        assert result.mode.value == "enforce", result
+        print(",".join(sorted({{m.split(".")[0] for m in sys.modules}} &
+                              {{"UnleashClient", "yggdrasil_engine", "apscheduler", "requests"}})))
+        """
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert completed.stdout.strip() == "yggdrasil_engine"
+
+
 # --- bad configuration ---------------------------------------------------------------------------
 
 
@@ -290,7 +315,7 @@ CORRUPT = {
     "nameless feature": ('{"features": [{"enabled": true}]}', "features[0]"),
     "engine rejects": (
         '{"features": [{"name": "review.coverage-reconciler", "enabled": true}]}',
-        "rejected the feature definitions (review.coverage-reconciler)",
+        "rejected the feature definitions",
     ),
     "strategies not a list": (
         '{"features": [{"name": "x", "enabled": true, "strategies": "all"}]}',

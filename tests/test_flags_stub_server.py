@@ -223,6 +223,19 @@ def test_snapshot_without_the_flag_goes_on_to_the_server(servers: Servers, tmp_p
     assert (result.mode, result.source) == (Mode.ENFORCE, ModeSource.LIVE)
 
 
+def test_live_and_offline_evaluation_agree(servers: Servers, tmp_path: Path) -> None:
+    """The live client and the engine asked offline give every repository the same answer for
+    the same document (the example rollout: constraint, then a sticky 30% rollout)."""
+    example = Path(__file__).parent.parent / "coverage_gate" / "examples" / "flags.snapshot.json"
+    servers.stub.serve(json.loads(example.read_text("utf-8")))
+    repos = ["acme/payments", "acme/billing"] + [f"org/repo-{i}" for i in range(40)]
+    for repo in repos:
+        live_answer = resolve_mode(repo, live(servers.url, tmp_path))
+        offline = resolve_mode(repo, FlagSettings(snapshot=example))
+        assert (live_answer.source, offline.source) == (ModeSource.LIVE, ModeSource.SNAPSHOT)
+        assert (live_answer.mode, live_answer.variant) == (offline.mode, offline.variant), repo
+
+
 # --- faults -------------------------------------------------------------------------------------
 
 FAULTS: dict[str, tuple[int, bytes, str]] = {
