@@ -56,6 +56,8 @@ class Stub:
     status: int = 200
     body: bytes = b""
     requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    metrics_stall_s: float = 0.0
+    release: threading.Event = field(default_factory=threading.Event)
 
     def serve(self, document: dict[str, Any]) -> None:
         self.status, self.body = 200, json.dumps(document).encode()
@@ -83,6 +85,7 @@ def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length", "0"))
             self.rfile.read(length)
             stub.requests.append(("POST", self.path, dict(self.headers)))
+            stub.release.wait(stub.metrics_stall_s)
             self.send_response(202)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -133,6 +136,7 @@ def servers() -> Iterator[Servers]:
             refused_url=f"http://127.0.0.1:{refused_port}/api",
         )
     finally:
+        stub.release.set()
         server.shutdown()
         server.server_close()
         serving.join(timeout=5)
@@ -182,6 +186,19 @@ def test_live_client_sends_token_skips_registration_and_flushes_usage(
     headers = servers.stub.requests[0][2]
     assert headers["Authorization"] == TOKEN
     assert headers["UNLEASH-APPNAME"] == "gate-ci"
+
+
+def test_usage_flush_at_exit_is_bounded_by_the_timeout(servers: Servers, tmp_path: Path) -> None:
+    """The one metrics send at exit cannot hold the run: a server that stalls on it costs at most
+    the request timeout, and the answer stands."""
+    servers.stub.serve(features_document(["acme/payments"]))
+    servers.stub.metrics_stall_s = 10.0
+    started = time.perf_counter()
+    result = resolve_mode("acme/payments", live(servers.url, tmp_path, timeout_s=0.5))
+    elapsed = time.perf_counter() - started
+    assert (result.mode, result.source) == (Mode.ENFORCE, ModeSource.LIVE)
+    assert ("POST", "/api/client/metrics") in [(m, p) for m, p, _ in servers.stub.requests]
+    assert 0.4 <= elapsed < 2.0
 
 
 def test_no_thread_is_left_behind(servers: Servers, tmp_path: Path) -> None:
