@@ -8,16 +8,53 @@ the format the stream looks like, instead of a silently empty evidence document.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, BinaryIO
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.events import Adapter
 from coverage_gate.model import Counters
 
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
 SNIFF_LINES = 16
 """How many of the first non-blank lines are looked at."""
 SNIFF_LINE_BYTES = 64 * 1024
 """How much of each of those lines is looked at."""
+PEEK_BYTES = 64 * 1024
+"""How much of a stream ``peek`` reads before any of it is recorded."""
+
+
+class _Replayed(io.RawIOBase):
+    """A stream whose first bytes were already read: yields them again, then the rest."""
+
+    def __init__(self, prefix: bytes, rest: BinaryIO) -> None:
+        super().__init__()
+        self._prefix = memoryview(prefix)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        target = memoryview(buffer).cast("B")
+        if self._prefix:
+            size = min(len(target), len(self._prefix))
+            target[:size] = self._prefix[:size]
+            self._prefix = self._prefix[size:]
+            return size
+        data = self._rest.read(len(target))
+        target[: len(data)] = data
+        return len(data)
+
+
+def peek(stream: BinaryIO, size: int = PEEK_BYTES) -> tuple[bytes, BinaryIO]:
+    """The first ``size`` bytes of ``stream`` (fewer if it ends first), and a stream that yields
+    every byte from the start again, so a pipe can be sniffed and still recorded whole."""
+    prefix = stream.read(size)
+    return prefix, io.BufferedReader(_Replayed(prefix, stream))
 
 
 def head_lines(

@@ -464,9 +464,15 @@ def test_non_utf8_tool_result_line_loses_only_that_call() -> None:
 
 def test_result_line_of_several_megabytes_is_decoded() -> None:
     text = "".join(f"{n}\t{'x' * 80}\n" for n in range(1, 60_001))  # ~5 MB
-    data = stream(use("a", file_path="big.py"), result("a", text=text))
+    file = {"startLine": 1, "numLines": 60_000, "totalLines": 60_000}
+    data = stream(use("a", file_path="big.py"), result("a", text=text, file=file))
     assert len(data) > 5_000_000
-    assert reads(record(data)) == {"big.py": (1, 0)}
+    doc = record(data)
+    assert reads(doc) == {"big.py": (1, 0)}
+    check_golden(
+        GOLDEN / FORMAT / "generated_several_mb_line.evidence.json",
+        doc.model_dump(mode="json", by_alias=True),
+    )
 
 
 def test_result_line_over_the_line_limit_is_labelled_and_gives_no_evidence() -> None:

@@ -248,6 +248,13 @@ def test_malformed_lines_are_counted_with_a_detail_naming_the_fault(
     assert detail in issue.detail
 
 
+def test_command_record_of_several_megabytes_is_decoded() -> None:
+    big = json.loads(completed("c1", "big.log"))
+    big["payload"]["item"]["aggregated_output"] = "x" * 6_000_000
+    doc = record(rollout(call("c1"), line(big), output("c1", "y" * 6_000_000)))
+    assert reads(doc) == {"big.log": (1, 0)}
+
+
 def test_model_text_and_token_lines_are_passed_over_from_their_head() -> None:
     decoder = ROLLOUT_ADAPTER.decoder()
     message = envelope("response_item", {"type": "message", "role": "assistant", "content": []})
