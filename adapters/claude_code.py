@@ -37,7 +37,9 @@ true). They are executions the harness performed for this review, against the sa
 sub-agent's ``Read`` counts exactly like the main agent's, under the same success rules, paired
 by its own ``tool_use`` id (interleaved sub-agents cannot mix up their calls). The ``Task`` call
 itself is ignored, and its result text (the sub-agent's summary) is never evidence. Sub-agent
-lines never complete or reopen the stream.
+lines never complete or reopen the stream. Newer Claude Code versions write a sub-agent's
+transcript to its own file (``<session>/subagents/agent-*.jsonl``); record the main transcript
+followed by those files (``cat``) to include the sub-agents' reads.
 
 Completion:
 

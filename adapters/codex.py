@@ -22,7 +22,13 @@ command, recorded in the rollout file.
   completion with no start before it is passed on as an end alone (the core labels it
   ``missing_start``); a start that never ends is passed on when the stream ends (``missing_end``).
   A call id started twice is passed on at once, both starts (``ambiguous_call_id``).
-- Completion: ``event_msg`` ``task_complete``; a ``task_started`` after it reopens the stream.
+- Completion: ``event_msg`` ``task_complete``; a ``task_started`` after it reopens the stream. A
+  rollout in which a started call never got its end (a command without its ``CommandExecution``
+  record, as older Codex versions write them) is not complete either: what that command read is
+  unknown, so the absence of a read proves nothing.
+- Codex's parser keeps no line range (``sed -n '1,60p' f``, ``head -n 5 f`` are plain ``read``
+  entries): such reads are recorded as reads of the whole file. That is the harness's own
+  classification, the only one this format offers; it is not refined by parsing the command.
 
 ``codex-exec`` (``codex exec --json``): ``item.started``/``item.completed`` of
 ``command_execution`` (and ``mcp_tool_call``) items are calls, paired by ``item.id`` and counted,
@@ -163,6 +169,7 @@ class CodexRolloutDecoder:
         self._pending: dict[str, _Pending] = {}
         self._seen: set[str] = set()
         self._complete = False
+        self._last_line = 0
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
             "session_meta": self._context,
             "turn_context": self._context,
@@ -179,6 +186,7 @@ class CodexRolloutDecoder:
         return LineClass.PARSE
 
     def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        self._last_line = lineno
         obj = load_object(line, lineno)
         if isinstance(obj, Malformed):
             return [obj]
@@ -197,13 +205,17 @@ class CodexRolloutDecoder:
         return []  # never asked for: no line is classified HEAD_ONLY
 
     def finish(self) -> Sequence[Event]:
-        """Starts that never ended: passed on so the core labels them ``missing_end``."""
-        starts = [
+        """Starts that never ended, passed on so the core labels them ``missing_end``; if any,
+        the rollout did not record what those commands read, so it is not complete."""
+        events: list[Event] = [
             ToolStart(call_id, pending.tool, IgnoredAction(), pending.line)
             for call_id, pending in self._pending.items()
         ]
+        if events and self._complete:
+            self._complete = False
+            events.append(StreamReopened(self._last_line))
         self._pending.clear()
-        return starts
+        return events
 
     # --- line kinds ----------------------------------------------------------------------------
 

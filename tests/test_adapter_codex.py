@@ -194,6 +194,12 @@ def test_command_output_without_the_harness_record_is_no_evidence() -> None:
     assert issue_kinds(doc) == [IssueKind.MISSING_END]
 
 
+def test_call_without_its_end_keeps_a_finished_rollout_incomplete() -> None:
+    """What an unrecorded command read is unknown: its absence of evidence proves nothing."""
+    assert not record(rollout(call("c1"), output("c1"))).stream_complete
+    assert record(rollout(call("c1"), completed("c1", "a.py"), output("c1"))).stream_complete
+
+
 def test_harness_record_without_a_call_is_missing_start() -> None:
     doc = record(rollout(completed("ghost", "a.py")))
     assert reads(doc) == {}
