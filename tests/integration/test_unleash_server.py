@@ -137,12 +137,19 @@ class UnleashServer:
         _stop_group(self.process, signal.SIGTERM, grace=15)
 
 
+def _run(command: list[str]) -> None:
+    """Run a setup step; on failure, show what it printed."""
+    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.fail(f"{' '.join(command)}: exit {done.returncode}\n{done.stdout}{done.stderr}")
+
+
 def _start_postgres(work: Path, stack: contextlib.ExitStack) -> int:
     prefix = _as_postgres_user()
     if prefix:
         shutil.chown(work, user="postgres")
     data = work / "pgdata"
-    subprocess.run(
+    _run(
         [
             *prefix,
             str(PG_BIN / "initdb"),
@@ -154,9 +161,7 @@ def _start_postgres(work: Path, stack: contextlib.ExitStack) -> int:
             "-E",
             "UTF8",
             "--no-instructions",
-        ],
-        check=True,
-        capture_output=True,
+        ]
     )
     port = _free_port()
     log = work / "postgres.log"
@@ -189,11 +194,7 @@ def _start_postgres(work: Path, stack: contextlib.ExitStack) -> int:
         return subprocess.run(probe, check=False).returncode == 0
 
     _wait_until(accepting, process, log)
-    subprocess.run(
-        [str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "unleash", "unleash"],
-        check=True,
-        capture_output=True,
-    )
+    _run([str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "unleash", "unleash"])
     return port
 
 
