@@ -130,7 +130,14 @@ def _end_outcome(obj: Mapping[str, object]) -> tuple[bool, str | None]:
     return True, None
 
 
+def _prefixes(kinds: frozenset[str]) -> tuple[bytes, ...]:
+    """How pi (compact) and re-serialised captures (``": "``) start lines of these kinds."""
+    return tuple(f'{{"type"{sep}"{kind}"'.encode() for kind in sorted(kinds) for sep in (":", ": "))
+
+
 class PiRpcDecoder:
+    skip_prefixes = _prefixes(_KNOWN_SKIPPED)
+
     def __init__(self) -> None:
         self._done = False
 

@@ -72,22 +72,20 @@ class DiffIndex:
 
     @classmethod
     def parse(cls, diff: bytes) -> DiffIndex:
+        """Sections start at ``diff --git`` headers; a diff without any (plain ``diff -u``
+        output) is split at each ``---``/``+++`` pair instead."""
         lines = diff.splitlines(keepends=True)
-        starts: list[int] = []
-        offset = 0
         offsets: list[int] = []
-        for index, line in enumerate(lines):
+        offset = 0
+        for line in lines:
             offsets.append(offset)
-            is_git = line.startswith(b"diff --git ")
-            is_plain = (
-                line.startswith(b"--- ")
-                and index + 1 < len(lines)
-                and lines[index + 1].startswith(b"+++ ")
-                and not (starts and _in_git_section(lines, starts, offsets, index))
-            )
-            if is_git or is_plain:
-                starts.append(index)
             offset += len(line)
+        git = any(line.startswith(b"diff --git ") for line in lines)
+        starts = [
+            index
+            for index, line in enumerate(lines)
+            if (line.startswith(b"diff --git ") if git else _plain_header(lines, index))
+        ]
         sections: list[Section] = []
         for position, first in enumerate(starts):
             last = starts[position + 1] if position + 1 < len(starts) else len(lines)
@@ -115,7 +113,9 @@ class DiffIndex:
         return sorted({section.path for section in self.sections})
 
 
-def _in_git_section(lines: list[bytes], starts: list[int], offsets: list[int], index: int) -> bool:
-    """A ``---``/``+++`` pair right after a ``diff --git`` header belongs to that section."""
-    del offsets
-    return lines[starts[-1]].startswith(b"diff --git ") and index > starts[-1]
+def _plain_header(lines: list[bytes], index: int) -> bool:
+    return (
+        lines[index].startswith(b"--- ")
+        and index + 1 < len(lines)
+        and lines[index + 1].startswith(b"+++ ")
+    )

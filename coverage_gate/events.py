@@ -123,7 +123,11 @@ class LineClass(Enum):
 
 
 class Decoder(Protocol):
-    """Per-stream decoding state of one adapter. Plain classes satisfy it."""
+    """Per-stream decoding state of one adapter. Plain classes satisfy it.
+
+    A decoder may also declare ``skip_prefixes: tuple[bytes, ...]``: lines starting with one of
+    them are known to be ``SKIP`` and are passed over without calling ``classify``.
+    """
 
     def classify(self, head: bytes) -> LineClass:
         """Decide from the first bytes of a line (at most ``HEAD_BYTES``) what is needed."""

@@ -9,7 +9,7 @@ two, so the document is what the spans say.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from coverage_gate.diffmap import DiffIndex
@@ -18,7 +18,6 @@ from coverage_gate.events import (
     ByteSpan,
     DiffPageAction,
     Event,
-    IgnoredAction,
     Malformed,
     ReadAction,
     StreamComplete,
@@ -191,51 +190,48 @@ class Pairer:
                 issue=IssueKind.MISSING_START,
                 detail=f"end at line {end.line} has no start",
             )
-        base = self._describe(call_id, start)
-        if state.ambiguous:
-            return replace(
-                base,
-                outcome=Outcome.INCOMPLETE,
-                issue=IssueKind.AMBIGUOUS_CALL_ID,
-                detail=state.ambiguous,
-            )
-        if end is None:
-            return replace(
-                base,
-                outcome=Outcome.INCOMPLETE,
-                issue=base.issue or IssueKind.MISSING_END,
-                detail=base.detail or f"start at line {start.line} has no end",
-            )
-        outcome = Outcome.SUCCEEDED if end.succeeded else Outcome.FAILED
-        return replace(
-            base, outcome=outcome, error_type=end.error_type, result_range=end.result_range
-        )
-
-    def _describe(self, call_id: str, start: ToolStart) -> CallRecord:
         action = start.action
-        record = CallRecord(
+        path: str | None = None
+        offset = limit = None
+        issue: IssueKind | None = None
+        detail = ""
+        if isinstance(action, ReadAction):
+            offset, limit = action.offset, action.limit
+            normalised = normalise(action.path, self._root, action.cwd)
+            if isinstance(normalised, Rejected):
+                issue, detail = IssueKind.PATH_REJECTED, normalised.describe()
+            else:
+                path = normalised
+        elif isinstance(action, DiffPageAction):
+            offset, limit = action.offset, action.limit
+        elif isinstance(action, UnreadableArguments):
+            issue, detail = IssueKind.ARGUMENTS_UNAVAILABLE, action.detail
+        outcome = Outcome.INCOMPLETE
+        if state.ambiguous:
+            issue, detail = IssueKind.AMBIGUOUS_CALL_ID, state.ambiguous
+        elif end is None:
+            issue = issue or IssueKind.MISSING_END
+            detail = detail or f"start at line {start.line} has no end"
+        else:
+            outcome = Outcome.SUCCEEDED if end.succeeded else Outcome.FAILED
+        return CallRecord(
             call_id=call_id,
             tool=start.tool,
             kind=_kind(action),
-            outcome=Outcome.INCOMPLETE,
+            outcome=outcome,
             line=start.line,
+            path=path,
+            offset=offset,
+            limit=limit,
+            error_type=end.error_type
+            if end is not None and outcome is not Outcome.INCOMPLETE
+            else None,
+            result_range=end.result_range
+            if end is not None and outcome is not Outcome.INCOMPLETE
+            else None,
+            issue=issue,
+            detail=detail,
         )
-        if isinstance(action, UnreadableArguments):
-            return replace(record, issue=IssueKind.ARGUMENTS_UNAVAILABLE, detail=action.detail)
-        if isinstance(action, DiffPageAction):
-            return replace(record, offset=action.offset, limit=action.limit)
-        if isinstance(action, IgnoredAction):
-            return record
-        path = normalise(action.path, self._root, action.cwd)
-        if isinstance(path, Rejected):
-            return replace(
-                record,
-                offset=action.offset,
-                limit=action.limit,
-                issue=IssueKind.PATH_REJECTED,
-                detail=path.describe(),
-            )
-        return replace(record, path=path, offset=action.offset, limit=action.limit)
 
 
 # --- folding -----------------------------------------------------------------------------------

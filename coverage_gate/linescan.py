@@ -40,6 +40,9 @@ class LineScanner:
         self._class = LineClass.SKIP
         self._last = b""
         self._too_large = False
+        # Line prefixes the decoder declares skippable are passed over without a call into it:
+        # most lines of a long stream are of a few known kinds.
+        self._skip: tuple[bytes, ...] = tuple(getattr(decoder, "skip_prefixes", ())) or (b"\0\0",)
         self.lines = 0
         self.bytes = 0
 
@@ -69,6 +72,8 @@ class LineScanner:
                 self._state = _State.HOLDING
                 self._check_held()
                 return
+            elif chunk.startswith(self._skip, pos):
+                self.lines += 1
             else:
                 head = chunk[pos : min(nl, pos + HEAD_BYTES)]
                 self.lines += 1

@@ -161,3 +161,10 @@ def test_diff_index_handles_new_deleted_and_quoted_files() -> None:
         b"diff --git a/bin.png b/bin.png\nBinary files a/bin.png and b/bin.png differ\n"
     )
     assert DiffIndex.parse(diff).paths == ["bin.png", "café.txt", "old.txt"]
+
+
+def test_plain_unified_diff_without_git_headers_is_split_per_file() -> None:
+    diff = b"--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n-c\n+d\n"
+    index = DiffIndex.parse(diff)
+    assert index.paths == ["x.py", "y.py"]
+    assert index.files_overlapping(0, 10) == ["x.py"]
