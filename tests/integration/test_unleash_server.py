@@ -18,6 +18,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -57,6 +58,13 @@ def _missing_tools() -> str | None:
     if not missing:
         return None
     return f"Unleash integration tools missing ({', '.join(missing)}); run .ci/setup-unleash.sh"
+
+
+def _check_dev_null() -> None:
+    """initdb's own shell steps write to /dev/null; a regular file there (left by an atomic write
+    aimed at /dev/null) makes them fail with a puzzling error, so say it plainly."""
+    if not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+        pytest.fail("/dev/null is not a device any more; restore it: mknod -m 666 /dev/null c 1 3")
 
 
 def _free_port() -> int:
@@ -306,6 +314,7 @@ def rig() -> Iterator[Rig]:
         if os.environ.get("CG_REQUIRE_INTEGRATION") == "1":
             pytest.fail(f"CG_REQUIRE_INTEGRATION=1 but {missing}")
         pytest.skip(missing)
+    _check_dev_null()
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="cg-unleash-"))
     with contextlib.ExitStack() as stack:
