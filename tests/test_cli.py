@@ -366,3 +366,24 @@ def test_demo_shows_the_honest_kept_and_the_liar_downgraded(tmp_path: Path) -> N
     assert "tests/test_handlers.py" in lying["note"]
     assert shadow["verdict_out"] == "approve"
     assert shadow["would_downgrade"]
+
+
+def test_record_killed_midway_leaves_no_evidence_file(tmp_path: Path) -> None:
+    """The document is written only once the stream has ended, through a rename."""
+    import signal
+    import sys
+
+    out = tmp_path / "e.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "coverage_gate", "record", "--revision", "r", "-o", str(out)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None
+    process.stdin.write((PI / "pi_a_honest.jsonl").read_bytes()[:20_000])
+    process.stdin.flush()
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    process.stdin.close()
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
