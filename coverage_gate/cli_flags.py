@@ -6,8 +6,8 @@ Mounted into the main CLI with ``app.add_typer(flags_app, name="flags")``; also 
     coverage-gate flags --repo acme/api [--flags FILE] [--format json]
     coverage-gate flags pull -o flags.snapshot.json
 
-Exit codes: 0 answered (whatever the mode), 4 bad configuration (corrupt snapshot, bad setting, or
-no usable answer from the server ``pull`` was pointed at).
+Exit codes: 0 answered (whatever the mode), 2 usage, 4 bad configuration (corrupt snapshot, bad
+setting, or no usable answer from the server ``pull`` was pointed at).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Annotated
 
 import typer
 
+from coverage_gate.errors import ExitCode
 from coverage_gate.flags import (
     FlagConfigError,
     FlagFetchError,
@@ -34,8 +35,9 @@ from coverage_gate.flags import (
     write_atomically,
 )
 
-EXIT_OK = 0
-EXIT_BAD_CONFIG = 4
+EXIT_OK = int(ExitCode.OK)
+EXIT_USAGE = int(ExitCode.USAGE)
+EXIT_BAD_CONFIG = int(ExitCode.BAD_CONFIG)
 
 
 class OutputFormat(StrEnum):
@@ -90,9 +92,9 @@ EnvironmentOption = Annotated[
 ]
 
 
-def _fail(message: str) -> typer.Exit:
+def _fail(message: str, code: int = EXIT_BAD_CONFIG) -> typer.Exit:
     typer.echo(f"coverage-gate flags: {message}", err=True)
-    return typer.Exit(EXIT_BAD_CONFIG)
+    return typer.Exit(code)
 
 
 def resolution_document(repo: str, flag_name: str, resolution: ModeResolution) -> dict[str, object]:
@@ -157,7 +159,7 @@ def flags(
     if ctx.invoked_subcommand is not None:
         return
     if not repo:
-        raise _fail("--repo is required (or use a subcommand: pull)")
+        raise _fail("--repo is required (or use a subcommand: pull)", EXIT_USAGE)
     properties = {
         key: value
         for key, value in (("agent", agent), ("format", stream_format))
@@ -217,7 +219,7 @@ def pull(
         text = fetch_features(settings)
         document = check_features_document(text, "response")
         write_atomically(output, text)
-    except (FlagConfigError, FlagFetchError, OSError) as error:
+    except (FlagConfigError, FlagFetchError, OSError) as error:  # OSError: -o cannot be written
         raise _fail(str(error)) from None
     names = {feature["name"] for feature in document["features"]}
     present = "present" if settings.flag_name in names else "ABSENT"

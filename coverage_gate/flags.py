@@ -34,6 +34,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from coverage_gate.errors import BadConfigError
 from coverage_gate.model import Mode, ModeSource
 
 if TYPE_CHECKING:
@@ -58,12 +59,12 @@ _NO_PROPERTIES: Mapping[str, str] = MappingProxyType({})
 _log = logging.getLogger(__name__)
 
 
-class FlagConfigError(Exception):
+class FlagConfigError(BadConfigError):
     """The flag configuration cannot be used (corrupt snapshot, bad setting). Exit code 4."""
 
 
-class FlagFetchError(Exception):
-    """A live Unleash server gave no usable features document (``flags pull``)."""
+class FlagFetchError(BadConfigError):
+    """The configured Unleash server gave no usable features document (``flags pull``)."""
 
 
 @dataclass(frozen=True)

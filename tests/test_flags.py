@@ -19,10 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from coverage_gate.cli_flags import EXIT_BAD_CONFIG, flags_app
+from coverage_gate.cli_flags import EXIT_BAD_CONFIG, EXIT_USAGE, flags_app
+from coverage_gate.errors import ExitCode
 from coverage_gate.flags import (
     DEFAULT_FLAG_NAME,
     FlagConfigError,
+    FlagFetchError,
     FlagSettings,
     evaluation_context,
     mode_for_variant,
@@ -355,6 +357,12 @@ def test_missing_snapshot_file_is_a_configuration_error(tmp_path: Path) -> None:
         resolve(tmp_path / "absent.json", "acme/web")
 
 
+def test_flag_errors_map_to_the_bad_configuration_exit_code() -> None:
+    """The main CLI's handler maps BadConfigError to exit 4; flag errors are of that kind."""
+    assert FlagConfigError("x").exit_code == ExitCode.BAD_CONFIG == EXIT_BAD_CONFIG
+    assert FlagFetchError("x").exit_code == ExitCode.BAD_CONFIG
+
+
 def test_enforce_can_never_be_the_fallback() -> None:
     """The fallback may be off or shadow; asking for enforce is rejected, from code or env."""
     with pytest.raises(FlagConfigError, match="may not be 'enforce'"):
@@ -580,8 +588,8 @@ def test_cli_corrupt_snapshot_exits_with_the_configuration_code(tmp_path: Path) 
 
 
 def test_cli_requires_a_repository() -> None:
-    """Without --repo and without a subcommand there is nothing to answer: exit 4."""
-    assert invoke([]).exit_code == EXIT_BAD_CONFIG
+    """Without --repo and without a subcommand there is nothing to answer: a usage error."""
+    assert invoke([]).exit_code == EXIT_USAGE
 
 
 def test_cli_pull_without_a_server_is_a_configuration_error(tmp_path: Path) -> None:
