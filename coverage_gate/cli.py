@@ -352,6 +352,7 @@ def demo(
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
             run_demo(keep, _say, typer.echo)
+            _say(f"the demo's streams, evidence and decisions are in {keep}")
         else:
             with tempfile.TemporaryDirectory(prefix="coverage-gate-demo-") as folder:
                 run_demo(Path(folder), _say, typer.echo)

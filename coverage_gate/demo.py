@@ -69,5 +69,4 @@ def run_demo(
             decisions.append(decision)
             show(f"=== {name} reviewer, mode {mode.value} ===")
             show(render.text(decision))
-    say(f"files in {folder}")
     return decisions
