@@ -88,7 +88,11 @@ FlagNameOption = Annotated[
 ]
 EnvironmentOption = Annotated[
     str | None,
-    typer.Option("--environment", help="Unleash environment (env UNLEASH_ENVIRONMENT)."),
+    typer.Option(
+        "--environment",
+        help="Environment in the evaluation context (env UNLEASH_ENVIRONMENT); the server side "
+        "environment is the one the API token belongs to.",
+    ),
 ]
 
 
