@@ -130,13 +130,20 @@ def _read_action(block: JsonObject, cwd: str | None) -> Action:
     path = get_str(arguments, "file_path")
     if path is None:
         return UnreadableArguments("Read input has no string 'file_path'")
-    offset = get_int(arguments, "offset")
+    offset, limit = _count(arguments, "offset"), _count(arguments, "limit")
     return ReadAction(
         path=path,
         offset=None if offset is None else max(offset - 1, 0),
-        limit=get_int(arguments, "limit"),
+        limit=limit,
         cwd=cwd,
     )
+
+
+def _count(arguments: JsonObject, key: str) -> int | None:
+    """A non-negative integer argument; anything else is left out (the result's own line range,
+    when reported, is what is recorded)."""
+    value = get_int(arguments, key)
+    return value if value is not None and value >= 0 else None
 
 
 def _line_span(detail: object) -> ByteSpan | None:

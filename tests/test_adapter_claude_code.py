@@ -183,6 +183,20 @@ def test_requested_offset_is_one_based_and_becomes_zero_based() -> None:
     assert event.action == ReadAction("a.py", offset=4, limit=3, cwd=None)
 
 
+@pytest.mark.parametrize(
+    ("offset", "limit", "expected"),
+    [(-3, 5, (None, 5)), ("5", 5, (None, 5)), (5, -1, (4, None)), (5, True, (4, None))],
+)
+def test_requested_offset_or_limit_that_is_not_a_count_is_left_out(
+    offset: Any, limit: Any, expected: tuple[int | None, int | None]
+) -> None:
+    decoder = ADAPTER.decoder()
+    (event,) = decoder.decode(use("a", file_path="a.py", offset=offset, limit=limit).encode(), 1)
+    assert isinstance(event, ToolStart)
+    assert isinstance(event.action, ReadAction)
+    assert (event.action.offset, event.action.limit) == expected
+
+
 def test_result_range_is_only_taken_from_a_line_with_one_result() -> None:
     decoder = ADAPTER.decoder()
     two = json.loads(result("a", file={"startLine": 1, "numLines": 2, "totalLines": 9}))
