@@ -129,9 +129,34 @@ def test_other_tools_are_ignored_and_never_parsed() -> None:
 
 
 def test_read_without_a_string_file_path_is_arguments_unavailable() -> None:
-    doc = record(stream(use("a", path="a.py"), result("a"), use("b", file_path=5), result("b")))
+    no_input = json.loads(use("c"))
+    no_input["message"]["content"][0]["input"] = "a.py"
+    data = stream(
+        use("a", path="a.py"),
+        result("a"),
+        use("b", file_path=5),
+        result("b"),
+        line(no_input),
+        result("c"),
+    )
+    doc = record(data)
     assert reads(doc) == {}
-    assert issue_kinds(doc) == [IssueKind.ARGUMENTS_UNAVAILABLE] * 2
+    assert issue_kinds(doc) == [IssueKind.ARGUMENTS_UNAVAILABLE] * 3
+
+
+def test_result_detail_without_a_usable_file_range_records_no_range() -> None:
+    """Claude's tool_use_result is a string on errors and has no line fields for images."""
+    for detail in (
+        "Error: x",
+        {"type": "image"},
+        {"file": {"startLine": 0, "numLines": 1, "totalLines": 1}},
+    ):
+        obj = json.loads(result("a"))
+        obj["tool_use_result"] = detail
+        (end,) = ADAPTER.decoder().decode(line(obj).encode(), 1)
+        assert isinstance(end, ToolEnd)
+        assert end.succeeded
+        assert end.result_range is None
 
 
 def test_relative_path_resolves_against_the_init_cwd() -> None:
@@ -224,6 +249,26 @@ def test_result_range_is_only_taken_from_a_line_with_one_result() -> None:
 def test_denial_text_without_is_error_is_a_failed_call(text: str) -> None:
     doc = record(stream(use("a", file_path="a.py"), result("a", text=text)))
     assert reads(doc) == {"a.py": (0, 1)}
+
+
+def test_denial_text_in_a_list_of_content_blocks_is_a_failed_call() -> None:
+    blocks = json.loads(result("a"))
+    blocks["message"]["content"][0]["content"] = [
+        {"type": "text", "text": "The user doesn't want to proceed with this tool use."}
+    ]
+    assert reads(record(stream(use("a", file_path="a.py"), line(blocks)))) == {"a.py": (0, 1)}
+
+
+def test_denial_without_a_call_id_in_the_result_line_is_passed_over() -> None:
+    final = json.loads(done())
+    final["permission_denials"] = [{"tool_name": "Read"}, "junk"]
+    data = (
+        stream(use("a", file_path="a.py"), result("a"), complete=False)
+        + (line(final) + "\n").encode()
+    )
+    doc = record(data)
+    assert reads(doc) == {"a.py": (1, 0)}
+    assert doc.stream_complete
 
 
 def test_denial_words_inside_file_content_are_not_a_denial() -> None:
