@@ -58,8 +58,8 @@ def report(
     telemetry_dir: Annotated[
         Path | None,
         typer.Option(
-            help=f"Folder of OTLP JSON lines [default: ${TELEMETRY_DIR_ENV}, "
-            "else ~/.local/state/coverage-gate/telemetry]."
+            help=f"Folder of OTLP JSON lines (default: ${TELEMETRY_DIR_ENV}, else "
+            "$XDG_STATE_HOME or ~/.local/state, then coverage-gate/telemetry)."
         ),
     ] = None,
     output: Annotated[
