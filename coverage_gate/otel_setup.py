@@ -82,7 +82,6 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
-    SimpleSpanProcessor,
     SpanExporter,
     SpanExportResult,
 )
@@ -397,26 +396,27 @@ def setup(
     else:
         sdk_tracer = TracerProvider(resource=resource, shutdown_on_exit=False)
         endpoint = otlp_endpoint(environ, "traces")
+        exporter: SpanExporter
         if endpoint:
-            exporter: SpanExporter = OTLPSpanExporter(
+            exporter = OTLPSpanExporter(
                 endpoint=endpoint,
                 headers=_headers(environ, "traces"),
                 timeout=export_timeout_s,
                 compression=_compression(environ, "traces"),
             )
-            sdk_tracer.add_span_processor(
-                BatchSpanProcessor(
-                    exporter,
-                    schedule_delay_millis=METRIC_INTERVAL_MS,
-                    export_timeout_millis=export_timeout_s * 1000,
-                )
-            )
             sinks["traces"] = f"otlp {endpoint}"
         else:
-            # A local append is cheap and cannot hang: export as each span ends.
-            sink = JsonLinesFile(folder, "traces")
-            sdk_tracer.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(sink)))
+            exporter = JsonLinesSpanExporter(JsonLinesFile(folder, "traces"))
             sinks["traces"] = f"files {folder}"
+        # Batched on both sinks: a run with many tool-call spans writes a few lines (or
+        # requests), never one per span, and ending a span never waits on I/O.
+        sdk_tracer.add_span_processor(
+            BatchSpanProcessor(
+                exporter,
+                schedule_delay_millis=METRIC_INTERVAL_MS,
+                export_timeout_millis=export_timeout_s * 1000,
+            )
+        )
         tracer_provider = sdk_tracer
 
     if _signal_disabled(environ, "metrics"):
