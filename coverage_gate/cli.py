@@ -42,6 +42,7 @@ from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
 from coverage_gate.recording import RecordSettings, record_stream
 from coverage_gate.schemas import SCHEMAS
 from coverage_gate.scope import build_filter, changed_from_git, parse_changed, reviewable
+from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
 
 app = typer.Typer(
     name="coverage-gate",
@@ -89,8 +90,13 @@ def record(
         str, typer.Argument(help="Stream file to read; '-' (the default) reads stdin.")
     ] = "-",
     source_format: Annotated[
-        str, typer.Option("--format", "-f", help="Stream format (see `coverage-gate formats`).")
-    ] = "pi-rpc",
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Stream format (see `coverage-gate formats`); detected when omitted.",
+        ),
+    ] = None,
     revision: Annotated[
         str, typer.Option(help="The commit (head SHA) under review; evidence is bound to it.")
     ] = "",
@@ -127,8 +133,7 @@ def record(
             raise BadInputError(
                 "--revision is required: evidence is bound to the commit under review"
             )
-        adapter = ADAPTERS.get(source_format)
-        if adapter is None:
+        if source_format is not None and source_format not in ADAPTERS:
             raise BadInputError(f"--format {source_format!r} is unknown; known: {_format_names()}")
         settings = RecordSettings(
             revision=revision,
@@ -138,10 +143,23 @@ def record(
             agent=agent,
             max_line_bytes=max_line_bytes,
         )
-        with _open_stream(stream) as handle:
-            document = record_stream(handle, adapter, settings)
+        with _open_stream(stream) as raw:
+            prefix, handle = peek(raw)
+            lines = head_lines(prefix)
+            chosen = source_format or sniff(lines)
+            if chosen is None:
+                raise BadInputError(
+                    "cannot tell the stream's format from its first lines; "
+                    f"pass --format (known: {_format_names()})"
+                )
+            if source_format is None:
+                _say(f"coverage-gate: format {chosen} (detected from the first lines)")
+            document = record_stream(handle, ADAPTERS[chosen], settings)
         _emit_document(dump_model(document), output)
         _say(render.evidence_summary(document))
+        hint = wrong_format_hint(chosen, document.counters, lines)
+        if hint is not None:
+            _say(f"coverage-gate: warning: {hint}")
 
 
 @contextlib.contextmanager

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -370,9 +372,6 @@ def test_demo_shows_the_honest_kept_and_the_liar_downgraded(tmp_path: Path) -> N
 
 def test_record_killed_midway_leaves_no_evidence_file(tmp_path: Path) -> None:
     """The document is written only once the stream has ended, through a rename."""
-    import signal
-    import sys
-
     out = tmp_path / "e.json"
     process = subprocess.Popen(
         [sys.executable, "-m", "coverage_gate", "record", "--revision", "r", "-o", str(out)],
