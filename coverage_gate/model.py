@@ -194,7 +194,9 @@ class Bounds(_Contract):
 
 
 class EvidenceDocument(_Contract):
-    schema_: Literal["coverage-gate/evidence"] = Field(alias="schema", default="coverage-gate/evidence")
+    schema_: Literal["coverage-gate/evidence"] = Field(
+        alias="schema", default="coverage-gate/evidence"
+    )
     version: str = EVIDENCE_VERSION
     source: str
     agent: str | None = None
@@ -268,7 +270,9 @@ class ReviewerDecision(_Contract):
 
 
 class DecisionDocument(_Contract):
-    schema_: Literal["coverage-gate/decision"] = Field(alias="schema", default="coverage-gate/decision")
+    schema_: Literal["coverage-gate/decision"] = Field(
+        alias="schema", default="coverage-gate/decision"
+    )
     version: str = DECISION_VERSION
     repo: str
     revision: str

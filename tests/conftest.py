@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from coverage_gate.adapters import ADAPTERS
-
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.model import Bounds, EvidenceDocument
 from coverage_gate.recording import RecordSettings, record_stream

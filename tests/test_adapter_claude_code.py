@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from coverage_gate.adapters.claude_code import ADAPTER
 
+from coverage_gate.adapters.claude_code import ADAPTER
 from coverage_gate.events import ByteSpan, LineClass, ReadAction, ToolEnd, ToolStart
 from coverage_gate.model import EvidenceDocument, IssueKind
 from tests.conftest import DATA, GOLDEN, REPO_ROOT, check_golden, record_bytes

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from coverage_gate.adapters.codex import EXEC_ADAPTER, ROLLOUT_ADAPTER
 
+from coverage_gate.adapters.codex import EXEC_ADAPTER, ROLLOUT_ADAPTER
 from coverage_gate.events import LineClass, ReadAction, ToolStart
 from coverage_gate.model import Capability, EvidenceDocument, IssueKind
 from tests.conftest import DATA, GOLDEN, REPO_ROOT, check_golden, record_bytes

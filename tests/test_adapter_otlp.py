@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from coverage_gate.adapters import ADAPTERS
-from coverage_gate.adapters.otlp_json import ADAPTER, attributes
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from coverage_gate.adapters import ADAPTERS
+from coverage_gate.adapters.otlp_json import ADAPTER, attributes
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.events import LineClass
 from coverage_gate.model import EvidenceDocument, IssueKind

@@ -5,9 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from coverage_gate.adapters import ADAPTERS
-
 import coverage_gate
+from coverage_gate.adapters import ADAPTERS
 from coverage_gate.events import Adapter, Decoder
 
 PACKAGE = Path(coverage_gate.__file__).parent

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 
-from coverage_gate.adapters import ADAPTERS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coverage_gate.adapters import ADAPTERS
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.paths import Rejected, Rejection, normalise
 from coverage_gate.recording import Recorder, RecordSettings

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from coverage_gate.adapters import ADAPTERS
 
+from coverage_gate.adapters import ADAPTERS
 from coverage_gate.events import Adapter, Decoder
 from coverage_gate.model import Capability, Counters
 from coverage_gate.sniff import candidates, head_lines, peek, sniff, wrong_format_hint
