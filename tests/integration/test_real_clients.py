@@ -29,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -190,36 +191,39 @@ class Workspace:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, procs: Processes) -> Workspace:
-    repo, home, tmp = tmp_path / "repo", tmp_path / "home", tmp_path / "tmp"
+def workspace(procs: Processes) -> Iterator[Workspace]:
+    """A fresh repository, HOME and TMPDIR, removed afterwards even when the test fails
+    (``CG_KEEP_WORKSPACES=1`` keeps them for a look, and names the folder)."""
+    root = Path(tempfile.mkdtemp(prefix="coverage-gate-clients-"))
+    try:
+        yield _make_workspace(procs, root)
+    finally:
+        procs.cleanup()  # nothing may still write into the folder
+        if os.environ.get("CG_KEEP_WORKSPACES") == "1":
+            sys.stderr.write(f"kept {root}\n")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _make_workspace(procs: Processes, root: Path) -> Workspace:
+    repo, home, tmp = root / "repo", root / "home", root / "tmp"
     home.mkdir()
     tmp.mkdir()
-    done = procs.run(
-        ["bash", str(KIT / "make_repo.sh"), str(repo)],
-        timeout=60,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    pipes: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    done = procs.run(["bash", str(KIT / "make_repo.sh"), str(repo)], timeout=60, **pipes)
     assert done.returncode == 0, done.stderr
     git = ["git", "-C", str(repo), "-c", "core.quotepath=off"]
-    diff = procs.run(
-        [*git, "diff", "--no-color", "--no-ext-diff"],
-        timeout=60,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    head = procs.run(
-        [*git, "rev-parse", "HEAD"], timeout=60, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    (tmp_path / "pr.diff").write_bytes(diff.stdout)
-    (tmp_path / "changed.txt").write_text("\n".join(CHANGED) + "\n")
+    diff = procs.run([*git, "diff", "--no-color", "--no-ext-diff"], timeout=60, **pipes)
+    head = procs.run([*git, "rev-parse", "HEAD"], timeout=60, **pipes)
+    (root / "pr.diff").write_bytes(diff.stdout)
+    (root / "changed.txt").write_text("\n".join(CHANGED) + "\n")
     return Workspace(
-        root=tmp_path,
+        root=root,
         repo=repo,
         home=home,
         tmp=tmp,
-        diff=tmp_path / "pr.diff",
-        changed=tmp_path / "changed.txt",
+        diff=root / "pr.diff",
+        changed=root / "changed.txt",
         revision=head.stdout.decode().strip(),
     )
 
@@ -576,11 +580,19 @@ def run_codex(
     (codex_home / "config.toml").write_text(with_port(KIT / "codex_config.toml", port))
     env = ws.env(CODEX_HOME=str(codex_home), MOCK_API_KEY="dummy")
     stream = ws.root / "codex.exec.jsonl"
-    with stream.open("wb") as out, (ws.root / "codex.stderr").open("wb") as err:
-        done = procs.run(
-            [str(clients.codex), "exec", "--json", SHELL_PROMPT],
-            cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-        )  # fmt: skip
+    # Codex makes /tmp/codex-daemon-<uid> whatever TMPDIR says; remove it if we caused it
+    daemon_dir = Path("/tmp") / f"codex-daemon-{os.getuid()}"
+    existed = daemon_dir.exists()
+    try:
+        with stream.open("wb") as out, (ws.root / "codex.stderr").open("wb") as err:
+            done = procs.run(
+                [str(clients.codex), "exec", "--json", SHELL_PROMPT],
+                cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            )  # fmt: skip
+    finally:
+        if not existed:
+            with contextlib.suppress(OSError):  # not empty or already gone: leave it
+                daemon_dir.rmdir()
     assert done.returncode == 0, (ws.root / "codex.stderr").read_text()
     (rollout,) = codex_home.glob("sessions/*/*/*/rollout-*.jsonl")
     messages = [
