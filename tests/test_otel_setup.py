@@ -40,6 +40,7 @@ DECISION = decide(
         ReviewerSpec("style", claimed=SCOPE, read=(), capability=Capability.NONE),
     ],
 )
+ROOT = Path(__file__).resolve().parent.parent
 FILE_NAME = re.compile(r"(traces|metrics)-\d{8}T\d{6}Z-\d+-[0-9a-f]{8}\.jsonl")
 # Slack over the 2.5 s budget for thread scheduling on a loaded CI machine.
 EXIT_LIMIT_S = 3.0
@@ -216,8 +217,7 @@ def test_concurrent_runs_write_separate_whole_files(tmp_path: Path) -> None:
     """Six processes writing at once into one folder: every file its own, every line whole."""
     env = {otel_setup.TELEMETRY_DIR_ENV: str(tmp_path), "PATH": "/usr/bin:/bin"}
     children = [
-        subprocess.Popen([sys.executable, "-c", CHILD, "5"], env=env, cwd=Path.cwd())
-        for _ in range(6)
+        subprocess.Popen([sys.executable, "-c", CHILD, "5"], env=env, cwd=ROOT) for _ in range(6)
     ]
     assert [child.wait(timeout=120) for child in children] == [0] * 6
     files = list(tmp_path.iterdir())
@@ -384,7 +384,7 @@ def exit_seconds(endpoint: str | None, budget_env: dict[str, str] | None = None)
     if endpoint:
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
     child = subprocess.Popen(
-        [sys.executable, "-c", EXIT_CHILD], env=env, stdout=subprocess.PIPE, cwd=Path.cwd()
+        [sys.executable, "-c", EXIT_CHILD], env=env, stdout=subprocess.PIPE, cwd=ROOT
     )
     assert child.stdout is not None
     started = float(child.stdout.readline())
