@@ -16,7 +16,7 @@ import typer
 from coverage_gate import render
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.errors import BadInput, CoverageGateError
+from coverage_gate.errors import BadInputError, CoverageGateError
 from coverage_gate.files import read_bytes
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES
 from coverage_gate.live import (
@@ -107,7 +107,7 @@ def run_command(
 ) -> None:
     """Run a reviewer command, pass its stdin and stdout through unchanged, and record evidence
     from its stdout as it flows. Exits with the reviewer's exit code (128+N if it died of
-    signal N; 124 on --timeout; 130/143 when interrupted by SIGINT/SIGTERM)."""
+    signal N; 124 on --timeout; 128+N when we are interrupted by SIGINT, SIGTERM or SIGHUP)."""
     try:
         recorder, evidence_path = _prepare(
             source_format=source_format,
@@ -136,7 +136,7 @@ def run_command(
             interrupter.close()
     except LiveError as error:
         _say(f"coverage-gate: error: {error}")
-        raise typer.Exit(int(BadInput.exit_code)) from None
+        raise typer.Exit(int(BadInputError.exit_code)) from None
     except CoverageGateError as error:
         _say(f"coverage-gate: error: {error}")
         raise typer.Exit(int(error.exit_code)) from None
@@ -163,15 +163,17 @@ def _prepare(
 ) -> tuple[Recorder, Path]:
     """Check everything before the reviewer starts: a run is never wasted on a bad option."""
     if not revision:
-        raise BadInput("--revision is required: evidence is bound to the commit under review")
+        raise BadInputError("--revision is required: evidence is bound to the commit under review")
     if output is None:
-        raise BadInput("--output is required: stdout carries the reviewer's own output")
+        raise BadInputError("--output is required: stdout carries the reviewer's own output")
     if not output.absolute().parent.is_dir():
-        raise BadInput(f"output {output}: folder {output.absolute().parent} does not exist")
+        raise BadInputError(f"output {output}: folder {output.absolute().parent} does not exist")
+    if output.is_dir():
+        raise BadInputError(f"output {output}: is a directory")
     adapter = ADAPTERS.get(source_format)
     if adapter is None:
         known = ", ".join(sorted(ADAPTERS))
-        raise BadInput(f"--format {source_format!r} is unknown; known: {known}")
+        raise BadInputError(f"--format {source_format!r} is unknown; known: {known}")
     settings = RecordSettings(
         revision=revision,
         repo_root=str((repo_root or Path.cwd()).absolute()),

@@ -39,6 +39,9 @@ DEFAULT_GRACE_SECONDS = 5.0
 EXIT_TIMEOUT = 124  # what GNU timeout(1) returns; documented in the README
 _SIGNAL_EXIT_BASE = 128  # the shell's convention: 128 + signal number
 _KILL_WAIT_SECONDS = 5.0
+_DRAIN_QUIET_SECONDS = 1.0  # after the group is ended: stop draining after this much silence
+_DRAIN_MAX_SECONDS = 10.0  # ... or after this long in all (a writer outside the group)
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class LiveError(Exception):
@@ -112,7 +115,8 @@ class Interrupter:
 
 @contextlib.contextmanager
 def forwarding_signals(interrupter: Interrupter) -> Iterator[None]:
-    """Route SIGINT and SIGTERM to ``interrupter`` while the block runs (main thread only)."""
+    """Route SIGINT, SIGTERM and SIGHUP to ``interrupter`` while the block runs (main thread
+    only): the reviewer is ended and its evidence written instead of us dying mid-stream."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -120,7 +124,7 @@ def forwarding_signals(interrupter: Interrupter) -> Iterator[None]:
     def handler(signum: int, _frame: FrameType | None) -> None:
         interrupter.interrupt(signum)
 
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, handler) for sig in FORWARDED_SIGNALS}
     try:
         yield
     finally:
@@ -408,11 +412,12 @@ def _wait_leader(
 
 
 def _drain(stream: IO[bytes], tee: _Tee) -> None:
-    """After the group was ended: keep whatever it had already written."""
+    """After the group was ended: keep whatever it had already written, within bounds."""
     fd = stream.fileno()
+    deadline = time.monotonic() + _DRAIN_MAX_SECONDS
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
-        while sel.select(1.0):
+        while time.monotonic() < deadline and sel.select(_DRAIN_QUIET_SECONDS):
             chunk = os.read(fd, CHUNK)
             if not chunk:
                 return
@@ -456,5 +461,8 @@ def run_recorded(
     )
     evidence = recorder.finish(interrupted=outcome.cut_off)
     if output is not None:
-        write_atomic(output, dump_model(evidence))
+        try:
+            write_atomic(output, dump_model(evidence))
+        except OSError as exc:
+            raise LiveError(f"evidence {output}: cannot be written ({exc.strerror})") from exc
     return LiveResult(outcome=outcome, evidence=evidence)

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 import typer
-from coverage_gate.adapters import ADAPTERS
 from typer.testing import CliRunner
 
+from coverage_gate.adapters import ADAPTERS
 from coverage_gate.cli_run import run_command
 from coverage_gate.live import (
     EXIT_TIMEOUT,
@@ -571,7 +571,8 @@ def test_run_command_passes_through_and_writes_evidence(tmp_path: Path) -> None:
         ),
         (["-o", "EV"], "--revision is required"),
         (["--revision", "r"], "--output is required"),
-        (["--revision", "r", "-o", "missing-folder/ev.json"], "does not exist"),
+        (["--revision", "r", "-o", "/no/such/folder/ev.json"], "does not exist"),
+        (["--revision", "r", "-o", "HERE"], "is a directory"),
         (["--revision", "r", "-o", "EV", "--diff", "no-such.diff"], "no such file"),
     ],
 )
@@ -580,7 +581,8 @@ def test_run_command_refuses_bad_options_before_starting(
 ) -> None:
     """Bad options are a one-line error with exit code 3, and the reviewer is never started."""
     marker = tmp_path / "started"
-    args = [arg.replace("EV", str(tmp_path / "ev.json")) for arg in args]
+    places = {"EV": str(tmp_path / "ev.json"), "HERE": str(tmp_path)}
+    args = [places.get(arg, arg) for arg in args]
     result = CliRunner().invoke(
         run_app(),
         ["run", *args, "--", *child(f"open({str(marker)!r}, 'w')")],
@@ -640,3 +642,30 @@ def test_sigint_to_run_ends_the_reviewer_and_keeps_its_evidence(
     assert a_py is not None
     assert a_py.reads_succeeded == 1
     assert not pid_alive(pids[0])
+
+
+def test_evidence_that_cannot_be_written_is_a_clear_error(tmp_path: Path) -> None:
+    """If the evidence file cannot be written when the reviewer ends, the run says so (and the
+    caller maps it to bad input) instead of failing with a traceback."""
+    folder = tmp_path / "gone"
+    folder.mkdir()
+    with pytest.raises(LiveError, match="cannot be written"):
+        run_recorded(
+            child(f"import shutil; shutil.rmtree({str(folder)!r})"),
+            recorder=Recorder(ADAPTERS["subprocess"], settings(tmp_path)),
+            output=folder / "evidence.json",
+            stdin=None,
+            stdout=io.BytesIO(),
+        )
+
+
+def test_sighup_is_forwarded_too() -> None:
+    """A hang-up (the terminal went away) ends the reviewer like SIGINT and SIGTERM do."""
+    interrupter = Interrupter()
+    try:
+        with forwarding_signals(interrupter):
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.05)
+        assert interrupter.signum == signal.SIGHUP
+    finally:
+        interrupter.close()
