@@ -10,15 +10,27 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
 import typer
 
-from coverage_gate import render
+from coverage_gate import otel_setup, render
 from coverage_gate.adapters import ADAPTERS
+from coverage_gate.cli_flags import (
+    FallbackChoice,
+    FlagNameOption,
+    FlagsFileOption,
+    ModeChoice,
+    OnErrorChoice,
+    flags_app,
+)
+from coverage_gate.cli_report import report_app
+from coverage_gate.cli_run import run_command
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
 from coverage_gate.files import (
@@ -28,6 +40,15 @@ from coverage_gate.files import (
     read_bytes,
     write_atomic,
 )
+from coverage_gate.flags import (
+    FlagSettings,
+    ModeResolution,
+    override_from_env,
+    parse_mode,
+    resolve_mode,
+    settings_from_env,
+)
+from coverage_gate.metrics import ErrorKind, record_decision, record_error, record_reconcile_span
 from coverage_gate.model import (
     Bounds,
     DecisionDocument,
@@ -38,6 +59,7 @@ from coverage_gate.model import (
     UnknownPolicy,
     Verdict,
 )
+from coverage_gate.otel_setup import Telemetry
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
 from coverage_gate.recording import RecordSettings, record_stream
 from coverage_gate.schemas import SCHEMAS
@@ -57,6 +79,14 @@ app = typer.Typer(
 )
 
 
+app.add_typer(flags_app, name="flags")
+app.add_typer(report_app, name="report")
+app.command(
+    "run",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)(run_command)
+
+
 class OutputFormat(StrEnum):
     TEXT = "text"
     JSON = "json"
@@ -68,12 +98,21 @@ def _say(message: str) -> None:
 
 
 @contextlib.contextmanager
-def _errors_to_exit() -> Iterator[None]:
-    """Known errors become a one-line message and their exit code, never a traceback."""
+def _errors_to_exit(telemetry: Telemetry | None = None, repo: str = "") -> Iterator[None]:
+    """Known errors become a one-line message and their exit code, never a traceback; with
+    ``telemetry``, they are also counted."""
     try:
         yield
     except CoverageGateError as error:
         _say(f"coverage-gate: error: {error}")
+        if telemetry is not None:
+            kind = (
+                ErrorKind.BAD_CONFIGURATION
+                if error.exit_code is ExitCode.BAD_CONFIG
+                else ErrorKind.BAD_INPUT
+            )
+            with contextlib.suppress(Exception):  # counting an error must not add another
+                record_error(telemetry.meter(), repo=repo, kind=kind)
         raise typer.Exit(int(error.exit_code)) from None
 
 
@@ -241,6 +280,59 @@ def _render(decision: DecisionDocument, fmt: OutputFormat) -> str:
     return render.text(decision)
 
 
+def _resolve_mode(
+    repo: str,
+    mode: ModeChoice,
+    settings: FlagSettings,
+    reviewers: list[ReviewerInput],
+) -> ModeResolution:
+    """Explicit --mode, else COVERAGE_GATE_MODE, else the flag sources (DESIGN §8)."""
+    override = parse_mode(mode.value, what="--mode") or override_from_env(os.environ)
+    agents = sorted({reviewer.agent_id for reviewer in reviewers})
+    formats = sorted({r.evidence.source for r in reviewers if r.evidence is not None})
+    properties = {"agent": ",".join(agents), "format": ",".join(formats)}
+    return resolve_mode(repo, settings, override=override, properties=properties)
+
+
+def _reconcile_guarded(review: ReviewInput) -> DecisionDocument:
+    """Reconcile; in shadow mode a failure of the new check must not change the review.
+
+    Like a scientist experiment, shadow returns the control value: if the evidence check itself
+    fails, the legacy gate alone decides, and the note says the check failed.
+    """
+    if review.mode is not Mode.SHADOW:
+        return reconcile(review)
+    try:
+        return reconcile(review)
+    # Shadow boundary: the experimental check may fail in ways no test foresaw; in shadow mode
+    # that must never cost the review its verdict. The legacy-only decision stands instead.
+    except Exception as error:  # noqa: BLE001
+        legacy = [replace(reviewer, evidence=None) for reviewer in review.reviewers]
+        fallback = reconcile(
+            replace(review, mode=Mode.OFF, reviewers=legacy, unknown_policy=UnknownPolicy.ACCEPT)
+        )
+        note = f"The shadow evidence check failed ({type(error).__name__}); legacy gate only."
+        return fallback.model_copy(
+            update={
+                "mode": Mode.SHADOW,
+                "would_downgrade": False,
+                "note": f"{note}\n\n{fallback.note}",
+            }
+        )
+
+
+def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration_s: float) -> None:
+    formats = {
+        reviewer.agent_id: reviewer.evidence_source or "none" for reviewer in decision.reviewers
+    }
+    try:
+        record_decision(telemetry.meter(), decision, duration_s=duration_s, formats=formats)
+        record_reconcile_span(telemetry.tracer(), decision, duration_s=duration_s, formats=formats)
+    # Telemetry export boundary: recording metrics must never change a decision or an exit code.
+    except Exception as error:  # noqa: BLE001
+        _say(f"coverage-gate: warning: telemetry not recorded: {error}")
+
+
 @app.command("reconcile")
 def reconcile_command(
     repo: Annotated[str, typer.Option(help="Repository as OWNER/NAME.")],
@@ -266,8 +358,30 @@ def reconcile_command(
     ] = None,
     head: Annotated[str | None, typer.Option(help="Head commit for --base.")] = None,
     mode: Annotated[
-        Mode, typer.Option(help="off: legacy gate only; shadow: record, never change; enforce.")
-    ] = Mode.SHADOW,
+        ModeChoice,
+        typer.Option(
+            help="auto: ask the feature flag (override env COVERAGE_GATE_MODE); off: legacy "
+            "gate only; shadow: record, never change; enforce."
+        ),
+    ] = ModeChoice.AUTO,
+    flags_file: FlagsFileOption = None,
+    flags_on_error: Annotated[
+        OnErrorChoice | None,
+        typer.Option(
+            "--flags-on-error",
+            help="On a corrupt snapshot: fail (exit 4) or use the fallback mode "
+            "(env COVERAGE_GATE_FLAGS_ON_ERROR).",
+        ),
+    ] = None,
+    fallback_mode: Annotated[
+        FallbackChoice | None,
+        typer.Option(
+            "--fallback-mode",
+            help="Mode when no flag answers: off or shadow, never enforce "
+            "(env COVERAGE_GATE_FALLBACK_MODE; default shadow).",
+        ),
+    ] = None,
+    flag_name: FlagNameOption = None,
     unknown_policy: Annotated[
         UnknownPolicy,
         typer.Option(help="Whether claims whose evidence is unavailable downgrade an Approve."),
@@ -295,35 +409,55 @@ def reconcile_command(
     ] = False,
 ) -> None:
     """Reconcile claims with evidence over the changed files and print the decision."""
-    with _errors_to_exit():
-        root = repo_root or Path.cwd()
-        if (claims is None) == (bundle is None):
-            raise BadInputError("give exactly one of --claims (one reviewer) or --bundle (several)")
-        scope = _scope(changed, base, head, root, exclude or [], default_excludes)
-        if claims is not None:
-            output_model = load_model(claims, ReviewerOutput, "reviewer output")
-            evidence_doc = load_evidence(evidence) if evidence else None
-            reviewers = [ReviewerInput(output_model.agent_id, output_model, evidence_doc)]
-        else:
-            assert bundle is not None  # noqa: S101 - checked above
-            reviewers = _reviewers_from_bundle(bundle)
-        decision = reconcile(
-            ReviewInput(
-                repo=repo,
-                revision=revision,
-                verdict_in=verdict,
-                mode=mode,
-                mode_source=ModeSource.OVERRIDE,
-                scope=scope,
-                reviewers=reviewers,
-                unknown_policy=unknown_policy,
-                repo_root=str(root.absolute()),
+    telemetry = otel_setup.setup(os.environ)
+    try:
+        with _errors_to_exit(telemetry, repo):
+            began = time.perf_counter()
+            root = repo_root or Path.cwd()
+            if (claims is None) == (bundle is None):
+                raise BadInputError(
+                    "give exactly one of --claims (one reviewer) or --bundle (several)"
+                )
+            scope = _scope(changed, base, head, root, exclude or [], default_excludes)
+            if claims is not None:
+                output_model = load_model(claims, ReviewerOutput, "reviewer output")
+                evidence_doc = load_evidence(evidence) if evidence else None
+                reviewers = [ReviewerInput(output_model.agent_id, output_model, evidence_doc)]
+            else:
+                assert bundle is not None  # noqa: S101 - checked above
+                reviewers = _reviewers_from_bundle(bundle)
+            settings = settings_from_env(
+                os.environ,
+                snapshot=flags_file,
+                flag_name=flag_name,
+                fallback=parse_mode(
+                    fallback_mode.value if fallback_mode else None, what="fallback"
+                ),
+                on_error=flags_on_error.value if flags_on_error else None,
             )
-        )
-        if output is not None:
-            _emit_document(dump_model(decision), output)
-        sys.stdout.write(_render(decision, output_format))
-        sys.stdout.flush()
+            resolution = _resolve_mode(repo, mode, settings, reviewers)
+            if resolution.source is ModeSource.FALLBACK:
+                _say(f"coverage-gate: mode {resolution.mode.value} (fallback): {resolution.detail}")
+            decision = _reconcile_guarded(
+                ReviewInput(
+                    repo=repo,
+                    revision=revision,
+                    verdict_in=verdict,
+                    mode=resolution.mode,
+                    mode_source=resolution.source,
+                    scope=scope,
+                    reviewers=reviewers,
+                    unknown_policy=unknown_policy,
+                    repo_root=str(root.absolute()),
+                )
+            )
+            _record_telemetry(telemetry, decision, time.perf_counter() - began)
+            if output is not None:
+                _emit_document(dump_model(decision), output)
+            sys.stdout.write(_render(decision, output_format))
+            sys.stdout.flush()
+    finally:
+        telemetry.shutdown()
     if exit_code and decision.downgraded:
         raise typer.Exit(int(ExitCode.DOWNGRADED))
 

@@ -94,7 +94,15 @@ def dump_model(model: BaseModel) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` so that ``path`` holds either its old content or all of the new one."""
+    """Write ``text`` so that ``path`` holds either its old content or all of the new one.
+
+    A device or FIFO target (``/dev/stdout``, ``/dev/null``, a named pipe) is written straight
+    through: replacing it with a file would break it for everyone else.
+    """
+    if path.is_char_device() or path.is_fifo():
+        with path.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+        return
     directory = path.parent if str(path.parent) else Path()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:

@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.model import Bounds, EvidenceDocument
@@ -55,3 +57,23 @@ def check_golden(path: Path, actual: Any) -> None:
         path.write_text(text, encoding="utf-8")
         return
     assert path.read_text(encoding="utf-8") == text, f"{path} differs from the recorded evidence"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_state(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test writes telemetry or flag copies into the real home folder, or reads a mode,
+    flag source or collector from the environment it happens to run in."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("COVERAGE_GATE_TELEMETRY_DIR", str(state / "telemetry"))
+    monkeypatch.setenv("COVERAGE_GATE_FLAGS_DISK_COPY", str(state / "flags.json"))
+    for name in list(os.environ):
+        if name.startswith(("OTEL_", "UNLEASH_")) or name in {
+            "COVERAGE_GATE_MODE",
+            "COVERAGE_GATE_FLAGS",
+            "COVERAGE_GATE_FALLBACK_MODE",
+            "COVERAGE_GATE_FLAGS_ON_ERROR",
+            "COVERAGE_GATE_FLAG_NAME",
+        }:
+            monkeypatch.delenv(name)

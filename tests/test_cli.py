@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -386,3 +388,17 @@ def test_record_killed_midway_leaves_no_evidence_file(tmp_path: Path) -> None:
     process.stdin.close()
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_output_to_a_device_writes_through_and_never_replaces_it(tmp_path: Path) -> None:
+    """``-o /dev/null`` (or a FIFO) must stay what it is: an atomic rename would replace it."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    result = runner.invoke(
+        app, ["record", str(PI / "pi_a_honest.jsonl"), "--revision", "r", "-o", str(fifo)]
+    )
+    out, _ = reader.communicate(timeout=30)
+    assert result.exit_code == 0
+    assert json.loads(out)["revision"] == "r"
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
