@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated, BinaryIO
 
 import typer
+from opentelemetry.sdk.trace import TracerProvider
 
 from coverage_gate import otel_setup, render
 from coverage_gate.adapters import ADAPTERS
@@ -182,7 +183,7 @@ def record(
             agent=agent,
             max_line_bytes=max_line_bytes,
         )
-        with _open_stream(stream) as raw:
+        with _open_stream(stream) as raw, _telemetry() as telemetry:
             prefix, handle = peek(raw)
             lines = head_lines(prefix)
             chosen = source_format or sniff(lines)
@@ -193,12 +194,29 @@ def record(
                 )
             if source_format is None:
                 _say(f"coverage-gate: format {chosen} (detected from the first lines)")
-            document = record_stream(handle, ADAPTERS[chosen], settings)
+            provider = telemetry.tracer_provider
+            document = record_stream(
+                handle,
+                ADAPTERS[chosen],
+                settings,
+                provider if isinstance(provider, TracerProvider) else None,
+            )
         _emit_document(dump_model(document), output)
         _say(render.evidence_summary(document))
         hint = wrong_format_hint(chosen, document.counters, lines)
         if hint is not None:
             _say(f"coverage-gate: warning: {hint}")
+
+
+@contextlib.contextmanager
+def _telemetry() -> Iterator[Telemetry]:
+    """The run's providers (OTLP when configured, else local OTLP JSON files), always shut down
+    within their short budget."""
+    telemetry = otel_setup.setup(os.environ)
+    try:
+        yield telemetry
+    finally:
+        telemetry.shutdown()
 
 
 @contextlib.contextmanager

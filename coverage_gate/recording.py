@@ -79,15 +79,18 @@ class Recorder:
         )
         processor = EvidenceSpanProcessor(EvidenceFolder(settings.bounds, settings.diff))
         self._provider.add_span_processor(processor)
+        records = pairer.records()
         emit_spans(
-            self._provider.get_tracer(TRACER_NAME),
-            summary,
-            pairer.records(),
-            settings.bounds.max_issues,
+            self._provider.get_tracer(TRACER_NAME), summary, records, settings.bounds.max_issues
         )
-        if processor.document is None:
-            raise RuntimeError("the invoke_agent span ended without producing evidence")
-        return processor.document
+        if processor.document is not None:
+            return processor.document
+        # The SDK records nothing when OTEL_SDK_DISABLED=true: evidence must not depend on
+        # telemetry being on, so the same records are folded directly.
+        folder = EvidenceFolder(settings.bounds, settings.diff)
+        for record in records:
+            folder.add(record)
+        return folder.document(summary)
 
 
 def record_stream(

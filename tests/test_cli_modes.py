@@ -179,3 +179,52 @@ def test_reconcile_writes_its_span_and_metrics_to_the_local_telemetry_folder(
     metrics = "".join(p.read_text() for p in folder.glob("metrics-*.jsonl"))
     assert "reconcile acme/payments" in traces
     assert "coverage_gate.reviews" in metrics
+
+
+def test_record_exports_its_spans_and_they_read_back_as_the_same_evidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OTLP round trip through the CLI: the exported execute_tool spans are the evidence."""
+    folder = tmp_path / "telemetry"
+    monkeypatch.setenv("COVERAGE_GATE_TELEMETRY_DIR", str(folder))
+    first = runner.invoke(
+        app,
+        [
+            "record",
+            str(DATA / "pi-rpc" / "pi_b_overclaim.jsonl"),
+            "-f",
+            "pi-rpc",
+            "--repo-root",
+            "/home/user/repo",
+            "--revision",
+            REV,
+            "--diff",
+            str(DATA / "pi-rpc" / "review.diff"),
+            "-o",
+            str(tmp_path / "direct.json"),
+        ],
+    )
+    assert first.exit_code == 0, first.output
+    (traces,) = folder.glob("traces-*.jsonl")
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    again = runner.invoke(
+        app,
+        [
+            "record",
+            str(traces),
+            "-f",
+            "otlp-json",
+            "--revision",
+            REV,
+            "-o",
+            str(tmp_path / "back.json"),
+        ],
+    )
+    assert again.exit_code == 0, again.output
+    direct = json.loads((tmp_path / "direct.json").read_text())
+    back = json.loads((tmp_path / "back.json").read_text())
+    for key in ("files", "stream_complete", "capability", "truncated", "diff_status", "issues"):
+        assert back[key] == direct[key], key
+    assert {k: v for k, v in back["counters"].items() if k != "lines"} == {
+        k: v for k, v in direct["counters"].items() if k != "lines"
+    }

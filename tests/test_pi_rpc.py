@@ -492,3 +492,11 @@ def test_capture_golden_evidence(truth_path: Path, with_diff: bool) -> None:
         GOLDEN / "pi-rpc" / f"{name}{suffix}.evidence.json",
         doc.model_dump(mode="json", by_alias=True),
     )
+
+
+def test_evidence_does_not_depend_on_the_sdk_being_enabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OTEL_SDK_DISABLED=true turns spans off; the evidence document stays the same."""
+    data = (DATA / "pi-rpc" / "pi_b_overclaim.jsonl").read_bytes()
+    with_spans = record_bytes(data, diff=DIFF)
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    assert record_bytes(data, diff=DIFF) == with_spans
