@@ -184,7 +184,8 @@ def test_reconcile_writes_its_span_and_metrics_to_the_local_telemetry_folder(
 def test_record_exports_its_spans_and_they_read_back_as_the_same_evidence(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """OTLP round trip through the CLI: the exported execute_tool spans are the evidence."""
+    """OTLP round trip through the CLI: the exported execute_tool spans are the evidence (the
+    pinned diff is given again: spans carry page ranges, the diff maps them to files)."""
     folder = tmp_path / "telemetry"
     monkeypatch.setenv("COVERAGE_GATE_TELEMETRY_DIR", str(folder))
     first = runner.invoke(
@@ -216,6 +217,8 @@ def test_record_exports_its_spans_and_they_read_back_as_the_same_evidence(
             "otlp-json",
             "--revision",
             REV,
+            "--diff",
+            str(DATA / "pi-rpc" / "review.diff"),
             "-o",
             str(tmp_path / "back.json"),
         ],
