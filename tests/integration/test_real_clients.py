@@ -199,10 +199,32 @@ def workspace(procs: Processes) -> Iterator[Workspace]:
         yield _make_workspace(procs, root)
     finally:
         procs.cleanup()  # nothing may still write into the folder
+        strays = _processes_inside(root)
+        for pid in strays:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         if os.environ.get("CG_KEEP_WORKSPACES") == "1":
             sys.stderr.write(f"kept {root}\n")
         else:
             shutil.rmtree(root, ignore_errors=True)
+    assert not strays, f"processes outlived their process group: {strays}"
+
+
+def _processes_inside(root: Path) -> dict[int, str]:
+    """Running processes whose working directory is inside ``root`` (a client that escaped
+    its process group would show up here), with their command lines."""
+    found: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # gone meanwhile, or not ours to look at
+            continue
+        if (cwd == str(root) or cwd.startswith(f"{root}/")) and _running(int(entry.name)):
+            found[int(entry.name)] = command.strip()
+    return found
 
 
 def _make_workspace(procs: Processes, root: Path) -> Workspace:
@@ -690,3 +712,17 @@ def _running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_process_that_escaped_its_group_is_found(tmp_path: Path) -> None:
+    """The workspace check finds a process that left its process group (a new session) but
+    still works inside the workspace, so the fixture can kill it and fail the test."""
+    escaped = subprocess.Popen(
+        [PY, "-c", "import time; time.sleep(60)"], cwd=tmp_path, start_new_session=True
+    )
+    try:
+        assert escaped.pid in _processes_inside(tmp_path)
+    finally:
+        escaped.kill()
+        escaped.wait()
+    assert escaped.pid not in _processes_inside(tmp_path)
