@@ -5,6 +5,10 @@ Everything is measured in one run on the same file, and reported as ratios again
 measured alongside (this machine is shared and noisy): ``jq`` selecting tool events, and a bare
 Python loop that JSON-parses every line. Sizes: ``BENCH_THROUGHPUT_MB`` (default 200) and
 ``BENCH_RSS_MB`` (default "50,500").
+
+Three figures for record: the whole CLI process with the default telemetry sink (local OTLP JSON
+files: every tool call is an exported span), the whole process with ``OTEL_SDK_DISABLED=true``, and
+the stream pass alone (scan, decode, pair), timed inside the process: what grows with input size.
 """
 
 from __future__ import annotations
@@ -22,6 +26,17 @@ import pytest
 HERE = Path(__file__).parent
 RUNS = 3
 BARE_LOOP = "import json,sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
+STREAM_PASS = """
+import sys, time
+from coverage_gate.adapters import ADAPTERS
+from coverage_gate.recording import Recorder, RecordSettings
+recorder = Recorder(ADAPTERS["pi-rpc"], RecordSettings(revision="bench", repo_root="/r"))
+began = time.perf_counter()
+with open(sys.argv[1], "rb") as stream:
+    while chunk := stream.read(1 << 22):
+        recorder.feed(chunk)
+print(time.perf_counter() - began)
+"""
 
 
 def generate(size_mb: int, folder: Path) -> Path:
@@ -35,25 +50,15 @@ def generate(size_mb: int, folder: Path) -> Path:
 
 
 def record_command(path: Path) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "coverage_gate",
-        "record",
-        str(path),
-        "--format",
-        "pi-rpc",
-        "--revision",
-        "bench",
-        "-o",
-        os.devnull,
-    ]
+    out = path.with_suffix(".evidence.json")
+    return [sys.executable, "-m", "coverage_gate", "record", str(path), "--format", "pi-rpc",
+            "--revision", "bench", "-o", str(out)]  # fmt: skip
 
 
-def run_measured(command: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, int]:
+def run_measured(command: list[str]) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of one child process."""
     began = time.perf_counter()
-    process = subprocess.Popen(command, stdout=stdout, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - began
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -61,38 +66,60 @@ def run_measured(command: list[str], stdout: int | None = subprocess.DEVNULL) ->
     return elapsed, usage.ru_maxrss
 
 
-def median_seconds(command: list[str]) -> float:
+def median_wall(command: list[str]) -> float:
     return statistics.median(run_measured(command)[0] for _ in range(RUNS))
 
 
+def median_stream_pass(path: Path) -> float:
+    def once() -> float:
+        out = subprocess.run(
+            [sys.executable, "-c", STREAM_PASS, str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return float(out.stdout)
+
+    return statistics.median(once() for _ in range(RUNS))
+
+
 @pytest.mark.bench
-def test_record_throughput_and_memory(tmp_path: Path) -> None:
+def test_record_throughput_and_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COVERAGE_GATE_TELEMETRY_DIR", str(tmp_path / "telemetry"))
     size_mb = int(os.environ.get("BENCH_THROUGHPUT_MB", "200"))
     stream = generate(size_mb, tmp_path)
     megabytes = stream.stat().st_size / 1e6
-    record_s = median_seconds(record_command(stream))
-    loop_s = median_seconds([sys.executable, "-c", BARE_LOOP, str(stream)])
+    loop_s = median_wall([sys.executable, "-c", BARE_LOOP, str(stream)])
+    jq = ["jq", "-c", 'select(.type|startswith("tool_execution"))', str(stream)]
+    jq_s = median_wall(jq) if shutil.which("jq") else None
+    default_s = median_wall(record_command(stream))
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    quiet_s = median_wall(record_command(stream))
+    monkeypatch.delenv("OTEL_SDK_DISABLED")
+    pass_s = median_stream_pass(stream)
     print(f"\ninput: {megabytes:.0f} MB generated pi RPC stream; medians of {RUNS} runs")
-    print(f"record (whole CLI process)       {megabytes / record_s:8.0f} MB/s")
-    print(
-        f"bare Python loop, json per line  {megabytes / loop_s:8.0f} MB/s   record/loop = {loop_s / record_s:.1f}x"
-    )
-    if shutil.which("jq"):
-        jq_s = median_seconds(
-            ["jq", "-c", 'select(.type|startswith("tool_execution"))', str(stream)]
-        )
-        print(
-            f"jq select tool_execution*        {megabytes / jq_s:8.0f} MB/s   record/jq   = {jq_s / record_s:.1f}x"
-        )
-    else:
+    print(f"{'bare Python loop, json per line':<38}{megabytes / loop_s:6.0f} MB/s")
+    if jq_s is None:
         print("jq not installed: that baseline was not measured")
+    else:
+        print(f"{'jq select tool_execution*':<38}{megabytes / jq_s:6.0f} MB/s")
+    for label, seconds in (
+        ("record, whole process, default sink", default_s),
+        ("record, whole process, SDK disabled", quiet_s),
+        ("record's stream pass, in process", pass_s),
+    ):
+        ratios = f"vs loop {loop_s / seconds:4.1f}x"
+        if jq_s is not None:
+            ratios += f"   vs jq {jq_s / seconds:4.1f}x"
+        print(f"{label:<38}{megabytes / seconds:6.0f} MB/s   {ratios}")
     stream.unlink()
     for rss_mb in (int(part) for part in os.environ.get("BENCH_RSS_MB", "50,500").split(",")):
         path = generate(rss_mb, tmp_path)
         seconds, peak_kib = run_measured(record_command(path))
         _, baseline_kib = run_measured([sys.executable, "-c", "import coverage_gate.cli"])
         print(
-            f"record peak RSS at {path.stat().st_size / 1e6:5.0f} MB input: {peak_kib / 1024:6.1f} MiB "
-            f"(interpreter + imports alone: {baseline_kib / 1024:.1f} MiB; {seconds:.2f} s)"
+            f"record peak RSS at {path.stat().st_size / 1e6:5.0f} MB input: "
+            f"{peak_kib / 1024:6.1f} MiB (interpreter + imports alone: "
+            f"{baseline_kib / 1024:.1f} MiB; {seconds:.2f} s)"
         )
         path.unlink()
