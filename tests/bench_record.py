@@ -26,7 +26,7 @@ import pytest
 HERE = Path(__file__).parent
 RUNS = 3
 BARE_LOOP = "import json,sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
-STREAM_PASS = """
+STREAM_SCAN = """
 import sys, time
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.recording import Recorder, RecordSettings
@@ -73,7 +73,7 @@ def median_wall(command: list[str]) -> float:
 def median_stream_pass(path: Path) -> float:
     def once() -> float:
         out = subprocess.run(
-            [sys.executable, "-c", STREAM_PASS, str(path)],
+            [sys.executable, "-c", STREAM_SCAN, str(path)],
             capture_output=True,
             text=True,
             check=True,
