@@ -1,7 +1,9 @@
 """``coverage-gate run``: launch a reviewer, pass its stream through, record evidence live.
 
-Registered by the CLI with ``app.command("run")(run_command)``. The reviewer's command follows
-``--``; everything before it are ``record``'s options plus ``--timeout`` and ``--grace``.
+Registered by the CLI with
+``app.command("run", context_settings=RUN_CONTEXT_SETTINGS)(run_command)``. The reviewer's
+command follows our options (``--`` before it is allowed); our options are ``record``'s plus
+``--timeout`` and ``--grace``.
 Our own messages go to stderr: stdout belongs to the reviewer.
 """
 
@@ -29,6 +31,10 @@ from coverage_gate.live import (
 )
 from coverage_gate.model import Bounds
 from coverage_gate.recording import Recorder, RecordSettings
+
+# Options are parsed only up to the reviewer's command: everything from its first word on is the
+# reviewer's, so its own -o/--format/--timeout are never taken for ours ('--' stays optional).
+RUN_CONTEXT_SETTINGS: dict[str, object] = {"allow_interspersed_args": False}
 
 
 def _say(message: str) -> None:

@@ -24,7 +24,7 @@ import typer
 from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.cli_run import run_command
+from coverage_gate.cli_run import RUN_CONTEXT_SETTINGS, run_command
 from coverage_gate.live import (
     EXIT_TIMEOUT,
     Ending,
@@ -669,3 +669,25 @@ def test_sighup_is_forwarded_too() -> None:
         assert interrupter.signum == signal.SIGHUP
     finally:
         interrupter.close()
+
+
+@pytest.mark.parametrize("separator", [["--"], []])
+def test_the_reviewers_own_options_are_never_taken_for_ours(
+    tmp_path: Path, separator: list[str]
+) -> None:
+    """With RUN_CONTEXT_SETTINGS, options after the reviewer's command are the reviewer's, with
+    or without '--': its -o and --timeout reach it, and our evidence goes where we said."""
+    local = typer.Typer()
+    local.command("run", context_settings=RUN_CONTEXT_SETTINGS)(run_command)
+    local.command("formats")(lambda: None)
+    out = tmp_path / "evidence.json"
+    echo = child("import sys; print(' '.join(sys.argv[1:]))")
+    result = CliRunner().invoke(
+        local,
+        ["run", "--format", "subprocess", "-o", str(out), "--revision", "r",
+         *separator, *echo, "-o", "elsewhere", "--timeout", "5"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "-o elsewhere --timeout 5\n"
+    assert out.exists()
+    assert not (tmp_path / "elsewhere").exists()
