@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from google.protobuf.json_format import (  # type: ignore[import-untyped, unused-ignore]
@@ -55,9 +55,6 @@ from opentelemetry import metrics as metrics_api
 from opentelemetry import trace as trace_api
 from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.exporter.otlp.proto.http import Compression
-from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
 )
@@ -87,6 +84,11 @@ from opentelemetry.sdk.trace.export import (
 )
 
 from coverage_gate.metrics import METER_NAME, TRACER_NAME
+
+if TYPE_CHECKING:
+    # The OTLP/HTTP exporters (and the HTTP stack under them) are imported only when an endpoint
+    # is configured: the local default does not pay their start-up cost.
+    from opentelemetry.exporter.otlp.proto.http import Compression
 
 _log = logging.getLogger(__name__)
 
@@ -166,6 +168,8 @@ def _headers(environ: Mapping[str, str], signal: str) -> dict[str, str]:
 
 
 def _compression(environ: Mapping[str, str], signal: str) -> Compression:
+    from opentelemetry.exporter.otlp.proto.http import Compression  # noqa: PLC0415 - lazy
+
     raw = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_COMPRESSION") or _get(
         environ, "OTEL_EXPORTER_OTLP_COMPRESSION"
     )
@@ -398,6 +402,10 @@ def setup(
         endpoint = otlp_endpoint(environ, "traces")
         exporter: SpanExporter
         if endpoint:
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415
+                OTLPSpanExporter,
+            )
+
             exporter = OTLPSpanExporter(
                 endpoint=endpoint,
                 headers=_headers(environ, "traces"),
@@ -425,6 +433,10 @@ def setup(
         endpoint = otlp_endpoint(environ, "metrics")
         metric_exporter: MetricExporter
         if endpoint:
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import (  # noqa: PLC0415
+                OTLPMetricExporter,
+            )
+
             metric_exporter = OTLPMetricExporter(
                 endpoint=endpoint,
                 headers=_headers(environ, "metrics"),
