@@ -9,16 +9,19 @@ Our own messages go to stderr: stdout belongs to the reviewer.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import IO, Annotated
 
 import typer
+from opentelemetry.sdk.trace import TracerProvider
 
-from coverage_gate import render
-from coverage_gate.adapters import ADAPTERS
+from coverage_gate import otel_setup, render
+from coverage_gate.adapters import ADAPTERS, placeholder
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.errors import BadInputError, CoverageGateError
+from coverage_gate.events import Adapter
 from coverage_gate.files import read_bytes
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES
 from coverage_gate.live import (
@@ -26,11 +29,13 @@ from coverage_gate.live import (
     Ending,
     Interrupter,
     LiveError,
+    LiveResult,
     forwarding_signals,
     run_recorded,
 )
-from coverage_gate.model import Bounds
+from coverage_gate.model import Bounds, EvidenceDocument
 from coverage_gate.recording import Recorder, RecordSettings
+from coverage_gate.sniff import PEEK_BYTES, head_lines, wrong_format_hint
 
 # Options are parsed only up to the reviewer's command: everything from its first word on is the
 # reviewer's, so its own -o/--format/--timeout are never taken for ours ('--' stays optional).
@@ -115,7 +120,7 @@ def run_command(
     from its stdout as it flows. Exits with the reviewer's exit code (128+N if it died of
     signal N; 124 on --timeout; 128+N when we are interrupted by SIGINT, SIGTERM or SIGHUP)."""
     try:
-        recorder, evidence_path = _prepare(
+        adapter, settings, evidence_path = _prepare(
             source_format=source_format,
             output=output,
             revision=revision,
@@ -125,21 +130,7 @@ def run_command(
             bounds=Bounds(max_files=max_files, max_issues=max_issues),
             max_line_bytes=max_line_bytes,
         )
-        interrupter = Interrupter()
-        try:
-            with forwarding_signals(interrupter):
-                result = run_recorded(
-                    command,
-                    recorder=recorder,
-                    output=evidence_path,
-                    stdin=_our_stdin(),
-                    stdout=sys.stdout.buffer,
-                    timeout=timeout,
-                    grace=grace,
-                    interrupter=interrupter,
-                )
-        finally:
-            interrupter.close()
+        result, head = _run(command, adapter, settings, evidence_path, timeout, grace)
     except LiveError as error:
         _say(f"coverage-gate: error: {error}")
         raise typer.Exit(int(BadInputError.exit_code)) from None
@@ -152,8 +143,63 @@ def run_command(
     elif outcome.ending is Ending.INTERRUPTED:
         _say(f"coverage-gate: interrupted (signal {outcome.signal}); the reviewer was ended")
     _say(render.evidence_summary(result.evidence))
+    if adapter.name != placeholder.NAME:  # the placeholder recognises no calls by design
+        hint = wrong_format_hint(adapter.name, result.evidence.counters, head_lines(head))
+        if hint is not None:
+            _say(f"coverage-gate: warning: {hint}")
     _say(f"coverage-gate: evidence written to {evidence_path}")
     raise typer.Exit(outcome.exit_code)
+
+
+class _KeepingHead:
+    """Passes chunks to the recorder and keeps the stream's first bytes for the format hint."""
+
+    def __init__(self, recorder: Recorder, limit: int = PEEK_BYTES) -> None:
+        self._recorder = recorder
+        self._limit = limit
+        self.head = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        if len(self.head) < self._limit:
+            self.head += chunk[: self._limit - len(self.head)]
+        self._recorder.feed(chunk)
+
+    def finish(self, interrupted: bool = False) -> EvidenceDocument:
+        return self._recorder.finish(interrupted)
+
+
+def _run(
+    command: list[str],
+    adapter: Adapter,
+    settings: RecordSettings,
+    evidence_path: Path,
+    timeout: float | None,
+    grace: float,
+) -> tuple[LiveResult, bytes]:
+    """The live run, with the run's telemetry (spans exported like `record`'s) and SIGINT,
+    SIGTERM and SIGHUP routed to ending the reviewer."""
+    telemetry = otel_setup.setup(os.environ)
+    interrupter = Interrupter()
+    try:
+        provider = telemetry.tracer_provider
+        recorder = _KeepingHead(
+            Recorder(adapter, settings, provider if isinstance(provider, TracerProvider) else None)
+        )
+        with forwarding_signals(interrupter):
+            result = run_recorded(
+                command,
+                recorder=recorder,
+                output=evidence_path,
+                stdin=_our_stdin(),
+                stdout=sys.stdout.buffer,
+                timeout=timeout,
+                grace=grace,
+                interrupter=interrupter,
+            )
+        return result, bytes(recorder.head)
+    finally:
+        interrupter.close()
+        telemetry.shutdown()
 
 
 def _prepare(
@@ -166,7 +212,7 @@ def _prepare(
     agent: str | None,
     bounds: Bounds,
     max_line_bytes: int,
-) -> tuple[Recorder, Path]:
+) -> tuple[Adapter, RecordSettings, Path]:
     """Check everything before the reviewer starts: a run is never wasted on a bad option."""
     if not revision:
         raise BadInputError("--revision is required: evidence is bound to the commit under review")
@@ -188,4 +234,4 @@ def _prepare(
         agent=agent,
         max_line_bytes=max_line_bytes,
     )
-    return Recorder(adapter, settings), output
+    return adapter, settings, output

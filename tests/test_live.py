@@ -691,3 +691,44 @@ def test_the_reviewers_own_options_are_never_taken_for_ours(
     assert result.stdout == "-o elsewhere --timeout 5\n"
     assert out.exists()
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_run_exports_its_spans_like_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run` exports the invoke_agent/execute_tool spans of what it recorded, as `record` does:
+    read back with the otlp-json format they give the same per-file evidence."""
+    folder = tmp_path / "telemetry"
+    monkeypatch.setenv("COVERAGE_GATE_TELEMETRY_DIR", str(folder))
+    stream = pi_lines(complete=True)
+    out = tmp_path / "evidence.json"
+    result = CliRunner().invoke(
+        run_app(),
+        ["run", "-o", str(out), "--revision", REVISION, "--repo-root", str(tmp_path), "--",
+         *child(f"import sys; sys.stdout.buffer.write({stream!r})")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    (traces,) = folder.glob("traces-*.jsonl")
+    assert "execute_tool cr_read" in traces.read_text()
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    back = CliRunner().invoke(
+        run_app(),
+        ["record", str(traces), "-f", "otlp-json", "--revision", REVISION,
+         "--repo-root", str(tmp_path), "-o", str(tmp_path / "back.json")],
+    )  # fmt: skip
+    assert back.exit_code == 0, back.stderr
+    run_doc = json.loads(out.read_text())
+    back_doc = json.loads((tmp_path / "back.json").read_text())
+    assert back_doc["files"] == run_doc["files"]
+    assert run_doc["files"]
+
+
+def test_run_warns_when_the_stream_looks_like_another_format(tmp_path: Path) -> None:
+    """A pi stream run with --format claude-code records no calls, and `run` says what the
+    stream looks like instead of leaving a silently empty evidence document."""
+    stream = pi_lines(complete=True)
+    result = CliRunner().invoke(
+        run_app(),
+        ["run", "-f", "claude-code", "-o", str(tmp_path / "ev.json"), "--revision", REVISION,
+         "--", *child(f"import sys; sys.stdout.buffer.write({stream!r})")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert "warning: 0 tool calls recognised in 6 lines: is this a pi-rpc stream?" in result.stderr
