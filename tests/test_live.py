@@ -732,3 +732,30 @@ def test_run_warns_when_the_stream_looks_like_another_format(tmp_path: Path) -> 
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr
     assert "warning: 0 tool calls recognised in 6 lines: is this a pi-rpc stream?" in result.stderr
+
+
+def test_run_timeout_exits_124_with_incomplete_evidence(tmp_path: Path) -> None:
+    """`run --timeout` ends a reviewer that never finishes: exit 124, a message on stderr, and
+    the evidence written with what was seen, marked incomplete."""
+    stream = pi_lines(complete=True)
+    out = tmp_path / "evidence.json"
+    reviewer = child(
+        f"""
+        import sys, time
+        sys.stdout.buffer.write({stream!r}); sys.stdout.buffer.flush()
+        time.sleep(60)
+        """
+    )
+    result = CliRunner().invoke(
+        run_app(),
+        ["run", "-o", str(out), "--revision", REVISION, "--repo-root", str(tmp_path),
+         "--timeout", "1", "--grace", "0.5", "--", *reviewer],
+    )  # fmt: skip
+    assert result.exit_code == EXIT_TIMEOUT
+    assert "timed out after 1s" in result.stderr
+    assert result.stdout_bytes == stream
+    written = EvidenceDocument.model_validate_json(out.read_text())
+    assert not written.stream_complete
+    a_py = written.file("src/a.py")
+    assert a_py is not None
+    assert a_py.reads_succeeded == 1
