@@ -517,23 +517,13 @@ def test_reviewer_runs_in_its_own_process_group() -> None:
 
 
 def run_app() -> typer.Typer:
-    """The CLI with `run` registered (the CLI module registers it; this works either way)."""
+    """The CLI, which registers `run`."""
     from coverage_gate.cli import app  # noqa: PLC0415 - imported where the command is needed
 
-    if any(command.name == "run" for command in app.registered_commands):
-        return app
-    local = typer.Typer()
-    local.command("run")(run_command)
-    local.command("formats")(lambda: None)
-    return local
+    return app
 
 
-RUN_ENTRY = [
-    PY,
-    "-c",
-    "from tests.test_live import run_app; run_app()(prog_name='coverage-gate')",
-    "run",
-]
+RUN_ENTRY = [PY, "-m", "coverage_gate", "run"]
 
 
 def test_run_command_passes_through_and_writes_evidence(tmp_path: Path) -> None:
@@ -623,7 +613,7 @@ def test_sigint_to_run_ends_the_reviewer_and_keeps_its_evidence(
         [*RUN_ENTRY, "-o", str(out), "--revision", REVISION, "--repo-root", str(tmp_path),
          "--grace", "1", "--", *reviewer],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        cwd=Path(__file__).parent.parent, process_group=0,
+        process_group=0,
     )  # fmt: skip
     try:
         pids.append(int(wait_for_file(pidfile)))

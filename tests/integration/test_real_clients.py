@@ -312,17 +312,7 @@ def with_port(template: Path, port: int) -> str:
 
 
 def coverage_gate() -> list[str]:
-    """How to call the CLI. Until the CLI registers `run`, a small entry point does."""
-    from coverage_gate.cli import app  # noqa: PLC0415 - only to see which commands it has
-
-    if any(command.name == "run" for command in app.registered_commands):
-        return [PY, "-m", "coverage_gate"]
-    return [
-        PY,
-        "-c",
-        "from coverage_gate.cli import app, main; from coverage_gate.cli_run import run_command; "
-        "app.command('run')(run_command); main()",
-    ]
+    return [PY, "-m", "coverage_gate"]
 
 
 def cg(procs: Processes, *args: str | Path) -> subprocess.CompletedProcess[bytes]:
