@@ -31,7 +31,7 @@ from coverage_gate.cli_flags import (
     flags_app,
 )
 from coverage_gate.cli_report import report_app
-from coverage_gate.cli_run import run_command
+from coverage_gate.cli_run import RUN_CONTEXT_SETTINGS, run_command
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
 from coverage_gate.files import (
@@ -82,10 +82,7 @@ app = typer.Typer(
 
 app.add_typer(flags_app, name="flags")
 app.add_typer(report_app, name="report")
-app.command(
-    "run",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-)(run_command)
+app.command("run", context_settings=RUN_CONTEXT_SETTINGS)(run_command)
 
 
 class OutputFormat(StrEnum):

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.main import get_command
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
@@ -402,3 +403,10 @@ def test_output_to_a_device_writes_through_and_never_replaces_it(tmp_path: Path)
     assert result.exit_code == 0
     assert json.loads(out)["revision"] == "r"
     assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_run_never_takes_the_reviewers_options_for_its_own() -> None:
+    """Everything from the reviewer's command on belongs to the reviewer."""
+    command = get_command(app)
+    run = command.commands["run"]  # type: ignore[attr-defined]
+    assert run.context_settings.get("allow_interspersed_args") is False
