@@ -30,9 +30,21 @@ from coverage_gate.cli_flags import (
     OnErrorChoice,
     flags_app,
 )
+from coverage_gate.cli_options import (
+    DEFAULT_LINE_BYTES,
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_ISSUES,
+    AgentOption,
+    DiffOption,
+    MaxFilesOption,
+    MaxIssuesOption,
+    MaxLineBytesOption,
+    RepoRootOption,
+    RevisionOption,
+    record_settings,
+)
 from coverage_gate.cli_report import report_app
 from coverage_gate.cli_run import RUN_CONTEXT_SETTINGS, run_command
-from coverage_gate.diffmap import DiffIndex
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
 from coverage_gate.files import (
     dump_model,
@@ -51,7 +63,6 @@ from coverage_gate.flags import (
 )
 from coverage_gate.metrics import ErrorKind, record_decision, record_error, record_reconcile_span
 from coverage_gate.model import (
-    Bounds,
     DecisionDocument,
     Mode,
     ModeSource,
@@ -62,7 +73,7 @@ from coverage_gate.model import (
 )
 from coverage_gate.otel_setup import Telemetry
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
-from coverage_gate.recording import RecordSettings, record_stream
+from coverage_gate.recording import record_stream
 from coverage_gate.schemas import SCHEMAS
 from coverage_gate.scope import build_filter, changed_from_git, parse_changed, reviewable
 from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
@@ -134,50 +145,29 @@ def record(
             help="Stream format (see `coverage-gate formats`); detected when omitted.",
         ),
     ] = None,
-    revision: Annotated[
-        str, typer.Option(help="The commit (head SHA) under review; evidence is bound to it.")
-    ] = "",
+    revision: RevisionOption = "",
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Write the evidence document here (atomically)."),
     ] = None,
-    repo_root: Annotated[
-        Path | None,
-        typer.Option(
-            help="Repository root that absolute paths are made relative to [default: cwd]."
-        ),
-    ] = None,
-    diff: Annotated[
-        Path | None,
-        typer.Option(
-            help="The pinned unified diff cr_diff pages through: enables per-file diff evidence."
-        ),
-    ] = None,
-    agent: Annotated[
-        str | None, typer.Option(help="Reviewer name for the invoke_agent span.")
-    ] = None,
-    max_files: Annotated[int, typer.Option(min=1, help="Bound on distinct files kept.")] = 2000,
-    max_issues: Annotated[
-        int, typer.Option(min=0, help="Bound on sampled call-level issues.")
-    ] = 256,
-    max_line_bytes: Annotated[
-        int, typer.Option(min=1024, help="Longest line decoded whole (tool events).")
-    ] = 64 * 1024 * 1024,
+    repo_root: RepoRootOption = None,
+    diff: DiffOption = None,
+    agent: AgentOption = None,
+    max_files: MaxFilesOption = DEFAULT_MAX_FILES,
+    max_issues: MaxIssuesOption = DEFAULT_MAX_ISSUES,
+    max_line_bytes: MaxLineBytesOption = DEFAULT_LINE_BYTES,
 ) -> None:
     """Read an agent's event stream and write the evidence document (JSON)."""
     with _errors_to_exit():
-        if not revision:
-            raise BadInputError(
-                "--revision is required: evidence is bound to the commit under review"
-            )
         if source_format is not None and source_format not in ADAPTERS:
             raise BadInputError(f"--format {source_format!r} is unknown; known: {_format_names()}")
-        settings = RecordSettings(
+        settings = record_settings(
             revision=revision,
-            repo_root=str((repo_root or Path.cwd()).absolute()),
-            bounds=Bounds(max_files=max_files, max_issues=max_issues),
-            diff=DiffIndex.parse(read_bytes(diff, "diff")) if diff else None,
+            repo_root=repo_root,
+            diff=diff,
             agent=agent,
+            max_files=max_files,
+            max_issues=max_issues,
             max_line_bytes=max_line_bytes,
         )
         with _open_stream(stream) as raw, _telemetry() as telemetry:

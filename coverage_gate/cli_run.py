@@ -19,11 +19,21 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from coverage_gate import otel_setup, render
 from coverage_gate.adapters import ADAPTERS, placeholder
-from coverage_gate.diffmap import DiffIndex
+from coverage_gate.cli_options import (
+    DEFAULT_LINE_BYTES,
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_ISSUES,
+    AgentOption,
+    DiffOption,
+    MaxFilesOption,
+    MaxIssuesOption,
+    MaxLineBytesOption,
+    RepoRootOption,
+    RevisionOption,
+    record_settings,
+)
 from coverage_gate.errors import BadInputError, CoverageGateError
 from coverage_gate.events import Adapter
-from coverage_gate.files import read_bytes
-from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES
 from coverage_gate.live import (
     DEFAULT_GRACE_SECONDS,
     Ending,
@@ -33,7 +43,7 @@ from coverage_gate.live import (
     forwarding_signals,
     run_recorded,
 )
-from coverage_gate.model import Bounds, EvidenceDocument
+from coverage_gate.model import EvidenceDocument
 from coverage_gate.recording import Recorder, RecordSettings
 from coverage_gate.sniff import PEEK_BYTES, head_lines, wrong_format_hint
 
@@ -78,31 +88,13 @@ def run_command(
             "stdout carries the reviewer's own output.",
         ),
     ] = None,
-    revision: Annotated[
-        str, typer.Option(help="The commit (head SHA) under review; evidence is bound to it.")
-    ] = "",
-    repo_root: Annotated[
-        Path | None,
-        typer.Option(
-            help="Repository root that absolute paths are made relative to [default: cwd]."
-        ),
-    ] = None,
-    diff: Annotated[
-        Path | None,
-        typer.Option(
-            help="The pinned unified diff cr_diff pages through: enables per-file diff evidence."
-        ),
-    ] = None,
-    agent: Annotated[
-        str | None, typer.Option(help="Reviewer name for the invoke_agent span.")
-    ] = None,
-    max_files: Annotated[int, typer.Option(min=1, help="Bound on distinct files kept.")] = 2000,
-    max_issues: Annotated[
-        int, typer.Option(min=0, help="Bound on sampled call-level issues.")
-    ] = 256,
-    max_line_bytes: Annotated[
-        int, typer.Option(min=1024, help="Longest line decoded whole (tool events).")
-    ] = DEFAULT_MAX_LINE_BYTES,
+    revision: RevisionOption = "",
+    repo_root: RepoRootOption = None,
+    diff: DiffOption = None,
+    agent: AgentOption = None,
+    max_files: MaxFilesOption = DEFAULT_MAX_FILES,
+    max_issues: MaxIssuesOption = DEFAULT_MAX_ISSUES,
+    max_line_bytes: MaxLineBytesOption = DEFAULT_LINE_BYTES,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -127,7 +119,8 @@ def run_command(
             repo_root=repo_root,
             diff=diff,
             agent=agent,
-            bounds=Bounds(max_files=max_files, max_issues=max_issues),
+            max_files=max_files,
+            max_issues=max_issues,
             max_line_bytes=max_line_bytes,
         )
         result, head = _run(command, adapter, settings, evidence_path, timeout, grace)
@@ -210,7 +203,8 @@ def _prepare(
     repo_root: Path | None,
     diff: Path | None,
     agent: str | None,
-    bounds: Bounds,
+    max_files: int,
+    max_issues: int,
     max_line_bytes: int,
 ) -> tuple[Adapter, RecordSettings, Path]:
     """Check everything before the reviewer starts: a run is never wasted on a bad option."""
@@ -226,12 +220,13 @@ def _prepare(
     if adapter is None:
         known = ", ".join(sorted(ADAPTERS))
         raise BadInputError(f"--format {source_format!r} is unknown; known: {known}")
-    settings = RecordSettings(
+    settings = record_settings(
         revision=revision,
-        repo_root=str((repo_root or Path.cwd()).absolute()),
-        bounds=bounds,
-        diff=DiffIndex.parse(read_bytes(diff, "diff")) if diff else None,
+        repo_root=repo_root,
+        diff=diff,
         agent=agent,
+        max_files=max_files,
+        max_issues=max_issues,
         max_line_bytes=max_line_bytes,
     )
     return adapter, settings, output

@@ -19,6 +19,15 @@ TESTS = Path(__file__).parent
 DATA = TESTS / "data"
 GOLDEN = TESTS / "golden"
 REPO_ROOT = "/home/user/repo"
+# The six changed files of the captured review (tests/data/pi-rpc/review.diff)
+CHANGED_FILES = [
+    "README.md",
+    "docs/guide.md",
+    "src/api/handlers.py",
+    "src/api/models.py",
+    "src/util/strings.py",
+    "tests/test_handlers.py",
+]
 UPDATE_GOLDEN = os.environ.get("COVERAGE_GATE_UPDATE_GOLDEN") == "1"
 
 

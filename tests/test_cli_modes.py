@@ -13,19 +13,12 @@ from typer.testing import CliRunner
 import coverage_gate.cli as cli_module
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
-from tests.conftest import DATA
+from tests.conftest import CHANGED_FILES, DATA
 
 runner = CliRunner()
 SNAPSHOT = Path(cli_module.__file__).parent / "examples" / "flags.snapshot.json"
 REV = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-ALL = [
-    "README.md",
-    "docs/guide.md",
-    "src/api/handlers.py",
-    "src/api/models.py",
-    "src/util/strings.py",
-    "tests/test_handlers.py",
-]
+ALL = CHANGED_FILES
 
 
 @pytest.fixture

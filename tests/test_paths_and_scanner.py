@@ -11,7 +11,7 @@ from coverage_gate.adapters import ADAPTERS
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.paths import Rejected, Rejection, normalise
 from coverage_gate.recording import Recorder, RecordSettings
-from tests.conftest import DATA, REPO_ROOT, record_bytes
+from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes
 
 ROOT = "/home/user/repo"
 
@@ -142,14 +142,7 @@ def test_event_order_beyond_call_id_pairing_does_not_change_the_evidence() -> No
 
 def test_diff_index_sections_of_the_real_diff() -> None:
     index = DiffIndex.parse((DATA / "pi-rpc" / "review.diff").read_bytes())
-    assert index.paths == [
-        "README.md",
-        "docs/guide.md",
-        "src/api/handlers.py",
-        "src/api/models.py",
-        "src/util/strings.py",
-        "tests/test_handlers.py",
-    ]
+    assert index.paths == CHANGED_FILES
     assert index.files_overlapping(379, 381) == ["README.md", "docs/guide.md"]
     assert index.files_overlapping(380, 380) == []
 

@@ -1,0 +1,62 @@
+"""Options `record` and `run` share, and the recording settings they build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coverage_gate.diffmap import DiffIndex
+from coverage_gate.errors import BadInputError
+from coverage_gate.files import read_bytes
+from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES
+from coverage_gate.model import Bounds
+from coverage_gate.recording import RecordSettings
+
+RevisionOption = Annotated[
+    str, typer.Option(help="The commit (head SHA) under review; evidence is bound to it.")
+]
+RepoRootOption = Annotated[
+    Path | None,
+    typer.Option(help="Repository root that absolute paths are made relative to [default: cwd]."),
+]
+DiffOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="The pinned unified diff cr_diff pages through: enables per-file diff evidence."
+    ),
+]
+AgentOption = Annotated[str | None, typer.Option(help="Reviewer name for the invoke_agent span.")]
+MaxFilesOption = Annotated[int, typer.Option(min=1, help="Bound on distinct files kept.")]
+MaxIssuesOption = Annotated[int, typer.Option(min=0, help="Bound on sampled call-level issues.")]
+MaxLineBytesOption = Annotated[
+    int, typer.Option(min=1024, help="Longest line decoded whole (tool events).")
+]
+
+DEFAULT_MAX_FILES = Bounds().max_files
+DEFAULT_MAX_ISSUES = Bounds().max_issues
+DEFAULT_LINE_BYTES = DEFAULT_MAX_LINE_BYTES
+
+
+def record_settings(
+    *,
+    revision: str,
+    repo_root: Path | None,
+    diff: Path | None,
+    agent: str | None,
+    max_files: int,
+    max_issues: int,
+    max_line_bytes: int,
+) -> RecordSettings:
+    """Check the shared options and build the settings; a bad one is bad input."""
+    if not revision:
+        raise BadInputError("--revision is required: evidence is bound to the commit under review")
+    return RecordSettings(
+        revision=revision,
+        repo_root=str((repo_root or Path.cwd()).absolute()),
+        bounds=Bounds(max_files=max_files, max_issues=max_issues),
+        diff=DiffIndex.parse(read_bytes(diff, "diff")) if diff else None,
+        agent=agent,
+        max_line_bytes=max_line_bytes,
+    )
