@@ -9,6 +9,7 @@ Budget (issue 4): a snapshot costs at most 0.25 s more wall time than an explici
 from __future__ import annotations
 
 import json
+import os
 import socket
 import statistics
 import subprocess
@@ -247,3 +248,34 @@ def test_cost_of_a_snapshot_against_an_explicit_mode_in_a_fresh_process() -> Non
     )
     assert shown["source"] == "snapshot"
     assert snapshot - explicit <= SNAPSHOT_BUDGET_S
+
+
+def test_reconcile_mode_auto_with_a_snapshot_against_mode_shadow(tmp_path: Path) -> None:
+    """The whole `reconcile` command, fresh processes, interleaved: --mode auto with a snapshot
+    against --mode shadow (issue 4 budget: at most 0.25 s more, as medians)."""
+    data = ROOT / "tests" / "data" / "pi-rpc"
+    changed = tmp_path / "changed.txt"
+    changed.write_text("README.md\nsrc/api/handlers.py\n")
+    claims = tmp_path / "claims.json"
+    claims.write_text(
+        json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": ["README.md"]})
+    )
+    evidence = tmp_path / "e.json"
+    subprocess.run(
+        [sys.executable, "-m", "coverage_gate", "record", str(data / "pi_a_honest.jsonl"), "-f", "pi-rpc",
+         "--revision", "r", "-o", str(evidence)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    base = [sys.executable, "-m", "coverage_gate", "reconcile", "--repo", "acme/payments", "--revision", "r",
+            "--verdict", "approve", "--changed", str(changed), "--claims", str(claims), "--evidence",
+            str(evidence), "--format", "json"]  # fmt: skip
+    env = {**os.environ, "COVERAGE_GATE_TELEMETRY_DIR": str(tmp_path / "telemetry")}
+
+    def run(*extra: str) -> Callable[[], object]:
+        return lambda: subprocess.run([*base, *extra], check=True, capture_output=True, env=env)
+
+    shadow, auto = interleaved_medians(run("--mode", "shadow"), run("--flags", str(EXAMPLE)), 15)
+    report("reconcile --mode shadow (fresh process, median of 15)", shadow)
+    report("reconcile --mode auto --flags SNAPSHOT (fresh process, median of 15)", auto)
+    report("difference (budget 250 ms)", auto - shadow)
+    assert auto - shadow <= SNAPSHOT_BUDGET_S
