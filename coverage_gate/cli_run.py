@@ -108,9 +108,10 @@ def run_command(
         typer.Option(min=0.0, help="Seconds between SIGTERM and SIGKILL when ending the reviewer."),
     ] = DEFAULT_GRACE_SECONDS,
 ) -> None:
-    """Run a reviewer command, pass its stdin and stdout through unchanged, and record evidence
-    from its stdout as it flows. Exits with the reviewer's exit code (128+N if it died of
-    signal N; 124 on --timeout; 128+N when we are interrupted by SIGINT, SIGTERM or SIGHUP)."""
+    """Run a reviewer, pass its stdin and stdout through, and record evidence as it flows.
+
+    Exits with the reviewer's exit code (128+N if it died of signal N; 124 on --timeout; 128+N
+    when we are interrupted by SIGINT, SIGTERM or SIGHUP)."""
     try:
         adapter, settings, evidence_path = _prepare(
             source_format=source_format,
