@@ -209,8 +209,6 @@ def _prepare(
     max_line_bytes: int,
 ) -> tuple[Adapter, RecordSettings, Path]:
     """Check everything before the reviewer starts: a run is never wasted on a bad option."""
-    if not revision:
-        raise BadInputError("--revision is required: evidence is bound to the commit under review")
     if output is None:
         raise BadInputError("--output is required: stdout carries the reviewer's own output")
     if not output.absolute().parent.is_dir():
