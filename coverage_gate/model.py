@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
 
 EVIDENCE_SCHEMA = "coverage-gate/evidence"
-EVIDENCE_VERSION = "1.0"
+EVIDENCE_VERSION = "1.1"
 DECISION_SCHEMA = "coverage-gate/decision"
 DECISION_VERSION = "1.0"
 
@@ -110,6 +110,17 @@ class UnknownReason(StrEnum):
     STREAM_INCOMPLETE = "stream_incomplete"
     TRUNCATED = "truncated"
     STALE = "stale"
+    OUTCOME_UNREADABLE = "outcome_unreadable"
+    UNATTRIBUTED_CALLS = "unattributed_calls"
+
+
+class Depth(StrEnum):
+    """How much of a file's change the successful calls showed (DESIGN §6 rule 13)."""
+
+    FULL = "full"
+    PARTIAL = "partial"
+    NONE = "none"
+    UNKNOWN = "unknown"
 
 
 class UnknownPolicy(StrEnum):
@@ -151,13 +162,37 @@ class ByteRange(_Contract):
     total: NonNegativeInt | None = None
 
 
+class LineRange(_Contract):
+    """Lines ``start`` to ``end`` inclusive, 1-based, new side of the revision."""
+
+    start: Annotated[int, Field(ge=1)]
+    end: Annotated[int, Field(ge=1)]
+
+
+class FileDepth(_Contract):
+    """What the successful calls on one file showed of its change in the pinned diff."""
+
+    depth: Depth
+    changed_lines: NonNegativeInt = 0
+    changed_lines_seen: NonNegativeInt = 0
+    hunks: NonNegativeInt = 0
+    hunks_seen: NonNegativeInt = 0
+    unseen: list[LineRange] = Field(default_factory=list)
+    detail: str = ""
+
+
 class FileEvidence(_Contract):
     path: str
     reads_succeeded: NonNegativeInt = 0
     reads_failed: NonNegativeInt = 0
+    # Calls on this file whose end could not be read (an undecodable line): their outcome is
+    # unknown, so the absence of a successful read proves nothing for this file.
+    reads_unknown: NonNegativeInt = 0
     diff_pages_succeeded: NonNegativeInt = 0
     ranges: list[ByteRange] = Field(default_factory=list)
     partial: bool = False
+    lines_seen: list[LineRange] = Field(default_factory=list)
+    depth: FileDepth | None = None
 
 
 class Counters(_Contract):
@@ -205,6 +240,10 @@ class EvidenceDocument(_Contract):
     capability: Capability
     truncated: bool = False
     dropped_calls: NonNegativeInt = 0
+    # Calls that could have read any file but whose file could not be determined (a tool line
+    # that could not be decoded, an absolute path with no known repository root): while any
+    # exist, no claimed file's lack of evidence proves anything.
+    unattributed_calls: NonNegativeInt = 0
     counters: Counters = Field(default_factory=Counters)
     diff_status: DiffStatus = DiffStatus.NOT_REQUESTED
     diff: DiffSummary = Field(default_factory=DiffSummary)

@@ -123,6 +123,10 @@ def _file_decision(
         reason = unavailable
     elif evidence is not None and evidence.truncated and entry is None:
         reason = UnknownReason.TRUNCATED
+    elif entry is not None and entry.reads_unknown:
+        reason = UnknownReason.OUTCOME_UNREADABLE
+    elif evidence is not None and evidence.unattributed_calls:
+        reason = UnknownReason.UNATTRIBUTED_CALLS
     if reason is not None:
         return FileDecision(
             path=path,

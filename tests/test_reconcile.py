@@ -313,3 +313,31 @@ def test_more_successful_evidence_never_causes_a_downgrade(
     )
     after = reconcile(replace(item, reviewers=[replace(reviewer, evidence=richer)]))
     assert _PERMISSIVENESS[after.verdict_out] >= _PERMISSIVENESS[before.verdict_out]
+
+
+def test_a_call_whose_outcome_could_not_be_read_makes_its_file_unknown_not_unsupported() -> None:
+    """An end line that could not be decoded may have been a success: that file is unknown."""
+    files = [
+        FileEvidence(path="a.py", reads_succeeded=1),
+        FileEvidence(path="b.py", reads_succeeded=1),
+        FileEvidence(path="c.py", reads_unknown=1),
+    ]
+    ev = evidence(ALL_READ).model_copy(update={"files": files})
+    decision = reconcile(review(one(claims(SCOPE), ev)))
+    c_py = {f.path: f for f in decision.reviewers[0].files}["c.py"]
+    assert c_py.status is FileStatus.UNKNOWN
+    assert c_py.unknown_reason is UnknownReason.OUTCOME_UNREADABLE
+    assert decision.verdict_out is Verdict.APPROVE
+
+
+def test_unattributed_calls_make_claims_without_evidence_unknown_and_keep_verified_ones() -> None:
+    """A call whose file could not be told may have read any claimed file."""
+    ev = evidence({"a.py": (1, 0)}).model_copy(update={"unattributed_calls": 2})
+    decision = reconcile(review(one(claims(SCOPE), ev)))
+    found = {f.path: (f.status, f.unknown_reason) for f in decision.reviewers[0].files}
+    assert found == {
+        "a.py": (FileStatus.VERIFIED, None),
+        "b.py": (FileStatus.UNKNOWN, UnknownReason.UNATTRIBUTED_CALLS),
+        "c.py": (FileStatus.UNKNOWN, UnknownReason.UNATTRIBUTED_CALLS),
+    }
+    assert decision.verdict_out is Verdict.APPROVE
