@@ -75,6 +75,7 @@ class Outcome(StrEnum):
     UNVERIFIABLE = "unverifiable"  # an approve kept although some claims could not be checked
     NOT_APPLICABLE = "not_applicable"  # the verdict was not an approve: nothing to downgrade
     LEGACY_DOWNGRADED = "legacy_downgraded"  # the legacy gate downgraded it, whatever the mode
+    NOTHING_TO_REVIEW = "nothing_to_review"  # an approve kept with no reviewable file in scope
 
 
 class ErrorKind(StrEnum):
@@ -214,6 +215,8 @@ def review_outcome(decision: DecisionDocument) -> Outcome:
         if LEGACY_REASONS.intersection(decision.reasons):
             return Outcome.LEGACY_DOWNGRADED
         return Outcome.DOWNGRADED
+    if not decision.scope:
+        return Outcome.NOTHING_TO_REVIEW
     if decision.would_downgrade:
         return Outcome.WOULD_DOWNGRADE
     if any(f.status is FileStatus.UNKNOWN for r in decision.reviewers for f in r.files):

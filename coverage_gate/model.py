@@ -92,6 +92,8 @@ class Coverage(StrEnum):
     INCOMPLETE_MISSING = "incomplete_missing"
     INCOMPLETE_UNSUPPORTED = "incomplete_unsupported"
     INCOMPLETE_UNVERIFIABLE = "incomplete_unverifiable"
+    # The scope held no reviewable file: there was no coverage to check, so none was verified.
+    NOTHING_TO_REVIEW = "nothing_to_review"
 
 
 class Reason(StrEnum):
@@ -100,6 +102,10 @@ class Reason(StrEnum):
     FILES_MISSING = "files_missing"
     CLAIMS_UNSUPPORTED = "claims_unsupported"
     CLAIMS_UNVERIFIABLE = "claims_unverifiable"
+    # Said, never held against the reviewer by themselves: the scope was empty, or the evidence
+    # was recorded at another revision (its claimed files are then unknown, DESIGN §7.1).
+    NOTHING_TO_REVIEW = "nothing_to_review"
+    EVIDENCE_STALE = "evidence_stale"
 
 
 class UnknownReason(StrEnum):
@@ -304,6 +310,7 @@ class ReviewerDecision(_Contract):
     would_downgrade: bool
     evidence_source: str | None = None
     evidence_capability: Capability | None = None
+    evidence_revision: str | None = None
     claims_outside_scope: list[str] = Field(default_factory=list)
     files: list[FileDecision]
 

@@ -58,10 +58,35 @@ def short(revision: str) -> str:
     return revision[:12] if revision else "(no revision)"
 
 
+MIN_ABBREVIATED_SHA = 7
+"""The shortest abbreviated commit SHA taken for the full one (git's own default length)."""
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def same_revision(first: str, second: str) -> bool:
+    """Whether two revision names name the same commit.
+
+    Equal names do. Two hexadecimal SHAs do, in any letter case, when the shorter one has at
+    least ``MIN_ABBREVIATED_SHA`` digits and begins the longer one: ``4b825dc`` is
+    ``4b825dc642cb6eb9a060e54bf8d69288fbee4904`` abbreviated. Anything else is another revision.
+    """
+    if first == second:
+        return True
+    if not (set(first) <= _HEX_DIGITS and set(second) <= _HEX_DIGITS):
+        return False
+    shorter, longer = sorted((first.lower(), second.lower()), key=len)
+    return len(shorter) >= MIN_ABBREVIATED_SHA and longer.startswith(shorter)
+
+
+def is_stale(evidence: EvidenceDocument | None, revision: str) -> bool:
+    """Evidence recorded at another revision than the review's (DESIGN §6.8)."""
+    return evidence is not None and not same_revision(evidence.revision, revision)
+
+
 def _unavailable(evidence: EvidenceDocument | None, revision: str) -> UnknownReason | None:
     if evidence is None:
         return UnknownReason.NO_EVIDENCE_DOCUMENT
-    if evidence.revision != revision:
+    if is_stale(evidence, revision):
         return UnknownReason.STALE
     if evidence.capability is Capability.NONE:
         return UnknownReason.CAPABILITY_NONE
@@ -140,6 +165,18 @@ def _file_decision(
     )
 
 
+# A reviewer's coverage is named after its first reason that has one. A stale evidence document
+# has none of its own: its claimed files are unknown, which the unknown policy judges.
+_COVERAGE = {
+    Reason.REVIEWER_FAILED: Coverage.INCOMPLETE_FAILED,
+    Reason.NOTHING_TO_REVIEW: Coverage.NOTHING_TO_REVIEW,
+    Reason.FILES_SKIPPED: Coverage.INCOMPLETE_SKIPPED,
+    Reason.FILES_MISSING: Coverage.INCOMPLETE_MISSING,
+    Reason.CLAIMS_UNSUPPORTED: Coverage.INCOMPLETE_UNSUPPORTED,
+    Reason.CLAIMS_UNVERIFIABLE: Coverage.INCOMPLETE_UNVERIFIABLE,
+}
+
+
 def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
     failed = reviewer.failed or reviewer.claims is None
     inspected, skipped = _claims(reviewer.claims, review.repo_root)
@@ -152,6 +189,8 @@ def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
     reasons: list[Reason] = []
     if failed:
         reasons.append(Reason.REVIEWER_FAILED)
+    if not files:
+        reasons.append(Reason.NOTHING_TO_REVIEW)
     if FileStatus.SKIPPED in statuses:
         reasons.append(Reason.FILES_SKIPPED)
     if FileStatus.MISSING in statuses and not failed:
@@ -160,16 +199,10 @@ def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
         reasons.append(Reason.CLAIMS_UNSUPPORTED)
     if FileStatus.UNKNOWN in statuses and review.unknown_policy is UnknownPolicy.DOWNGRADE:
         reasons.append(Reason.CLAIMS_UNVERIFIABLE)
-    coverage = (
-        {
-            Reason.REVIEWER_FAILED: Coverage.INCOMPLETE_FAILED,
-            Reason.FILES_SKIPPED: Coverage.INCOMPLETE_SKIPPED,
-            Reason.FILES_MISSING: Coverage.INCOMPLETE_MISSING,
-            Reason.CLAIMS_UNSUPPORTED: Coverage.INCOMPLETE_UNSUPPORTED,
-            Reason.CLAIMS_UNVERIFIABLE: Coverage.INCOMPLETE_UNVERIFIABLE,
-        }[reasons[0]]
-        if reasons
-        else Coverage.COMPLETE
+    if is_stale(reviewer.evidence, review.revision):
+        reasons.append(Reason.EVIDENCE_STALE)
+    coverage = next(
+        (_COVERAGE[reason] for reason in reasons if reason in _COVERAGE), Coverage.COMPLETE
     )
     evidence = reviewer.evidence
     return ReviewerDecision(
@@ -181,6 +214,7 @@ def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
         ),
         evidence_source=evidence.source if evidence else None,
         evidence_capability=evidence.capability if evidence else None,
+        evidence_revision=evidence.revision if evidence else None,
         claims_outside_scope=sorted(inspected - set(review.scope)),
         files=files,
     )
@@ -254,6 +288,36 @@ def _file_lines(reviewers: Sequence[ReviewerDecision], revision: str, legacy: bo
     return lines
 
 
+def _nothing_to_review(review: ReviewInput) -> list[str]:
+    """The note's paragraph for an empty scope: there was nothing to verify, and it says so
+    rather than "verified"."""
+    if review.scope:
+        return []
+    return [
+        f"Nothing to review: no changed file is in scope at {short(review.revision)} (no file "
+        "changed, or the reviewable-path filter excluded every changed file), so no claimed "
+        "coverage was checked."
+    ]
+
+
+def _stale(review: ReviewInput, reviewers: Sequence[ReviewerDecision]) -> list[str]:
+    """The note's paragraph for evidence recorded at another revision, naming both."""
+    lines = [
+        f"- reviewer `{decision.agent_id}`: evidence recorded at `{decision.evidence_revision}`, "
+        f"the review is at `{review.revision}`"
+        for decision in reviewers
+        if Reason.EVIDENCE_STALE in decision.reasons
+    ]
+    if not lines:
+        return []
+    head = (
+        "Evidence recorded at another revision verifies nothing here: the claimed files it was "
+        "given for are unknown (held against the reviewer only under the unknown policy "
+        "`downgrade`)."
+    )
+    return ["\n".join([head, *lines])]
+
+
 def _note(
     review: ReviewInput,
     reviewers: Sequence[ReviewerDecision],
@@ -263,7 +327,7 @@ def _note(
 ) -> str:
     rev = short(review.revision)
     verdict_in = review.verdict_in
-    parts: list[str] = []
+    parts = _nothing_to_review(review)
     if legacy_incomplete:
         head = (
             "Approve became Comment: review coverage is incomplete."
@@ -286,6 +350,7 @@ def _note(
             head = "Claimed coverage without recorded evidence (verdict not affected):"
         if head:
             parts.append("\n".join([head, *new_lines]))
+    parts += _stale(review, reviewers)
     unknown = sum(1 for d in reviewers for f in d.files if f.status is FileStatus.UNKNOWN)
     if unknown and review.unknown_policy is UnknownPolicy.ACCEPT and review.mode is not Mode.OFF:
         parts.append(
