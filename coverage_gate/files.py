@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pydantic_core
 from pydantic import BaseModel, ValidationError
 
 from coverage_gate.errors import BadInputError
@@ -28,6 +31,33 @@ def read_bytes(path: Path, what: str) -> bytes:
         raise BadInputError(f"{what} {path}: cannot be read ({error.strerror})") from None
 
 
+def read_document(path: Path, what: str) -> bytes:
+    """A JSON document's bytes; a UTF-8 byte-order mark before it marks the encoding and is
+    dropped (``json`` and pydantic would each reject it)."""
+    return read_bytes(path, what).removeprefix(codecs.BOM_UTF8)
+
+
+_AT = re.compile(r"at (line \d+ column \d+)")
+
+
+def beyond_limits(data: bytes | str, error: Exception) -> str:
+    """What is wrong with JSON that Python's parser gave up on without saying where: nested past
+    its recursion limit (``RecursionError``), or an integer past its 4,300-digit limit
+    (``ValueError``). pydantic's own parser, with lower limits, says where."""
+    problem = (
+        "JSON nested too deeply to read"
+        if isinstance(error, RecursionError)
+        else "a number too long to read (over 4,300 digits)"
+    )
+    try:
+        pydantic_core.from_json(data)
+    except ValueError as located:
+        found = _AT.search(str(located))
+        if found is not None:
+            return f"{problem}, at {found.group(1)}"
+    return problem
+
+
 def parse_json(data: bytes, path: Path | str, what: str) -> Any:
     try:
         return json.loads(data)
@@ -37,8 +67,8 @@ def parse_json(data: bytes, path: Path | str, what: str) -> Any:
         raise BadInputError(
             f"{what} {path}: not JSON: line {error.lineno} column {error.colno}: {error.msg}"
         ) from None
-    except RecursionError:
-        raise BadInputError(f"{what} {path}: JSON nested too deeply") from None
+    except (RecursionError, ValueError) as error:
+        raise BadInputError(f"{what} {path}: {beyond_limits(data, error)}") from None
 
 
 def describe_validation(error: ValidationError) -> str:
@@ -62,7 +92,7 @@ def validate_json(model: type[M], data: bytes, path: Path | str, what: str) -> M
 
 
 def load_model(path: Path, model: type[M], what: str) -> M:
-    return validate_json(model, read_bytes(path, what), path, what)
+    return validate_json(model, read_document(path, what), path, what)
 
 
 def check_evidence_version(data: Any, path: Path | str) -> None:
@@ -84,7 +114,7 @@ def check_evidence_version(data: Any, path: Path | str) -> None:
 
 
 def load_evidence(path: Path) -> EvidenceDocument:
-    data = read_bytes(path, "evidence")
+    data = read_document(path, "evidence")
     check_evidence_version(parse_json(data, path, "evidence"), path)
     return validate_json(EvidenceDocument, data, path, "evidence")
 

@@ -33,7 +33,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from coverage_gate.errors import BadConfigError
-from coverage_gate.files import write_atomic
+from coverage_gate.files import beyond_limits, write_atomic
 from coverage_gate.model import Mode, ModeSource
 
 if TYPE_CHECKING:
@@ -226,6 +226,8 @@ def check_features_document(text: str, origin: str) -> dict[str, Any]:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise FlagConfigError(f"{origin}: not JSON ({error})") from None
+    except (RecursionError, ValueError) as error:
+        raise FlagConfigError(f"{origin}: {beyond_limits(text, error)}") from None
     if not isinstance(document, dict):
         raise FlagConfigError(f"{origin}: expected a JSON object with a 'features' list")
     features = document.get("features")
@@ -239,7 +241,8 @@ def check_features_document(text: str, origin: str) -> dict[str, Any]:
 
 def _read_document(path: Path, what: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark before the JSON marks the encoding and is dropped
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise FlagConfigError(f"{what} {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as error:

@@ -4,16 +4,22 @@ Real agent streams repeat themselves, and one line can be hundreds of MB (pi's f
 ``agent_end`` carries the whole conversation). The adapter judges each line from its first
 ``HEAD_BYTES`` bytes; only lines it must decode whole are held, and only up to
 ``max_line_bytes``. Everything else is counted and passed over as it flows.
+
+A UTF-8 byte-order mark at the very start of the stream (some editors and Windows tools write
+one) marks the encoding and is dropped, even when it arrives split across chunks; anywhere else
+it is data.
 """
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable, Sequence
 from enum import Enum
 
 from coverage_gate.events import HEAD_BYTES, Decoder, Event, LineClass, TooLarge
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+BOM = codecs.BOM_UTF8
 
 
 class _State(Enum):
@@ -40,6 +46,9 @@ class LineScanner:
         self._class = LineClass.SKIP
         self._last = b""
         self._too_large = False
+        # The stream's first bytes while they may still be (part of) a byte-order mark; ``None``
+        # once that is settled.
+        self._start: bytes | None = b""
         # Line prefixes the decoder declares skippable are passed over without a call into it:
         # most lines of a long stream are of a few known kinds.
         self._skip: tuple[bytes, ...] = tuple(getattr(decoder, "skip_prefixes", ())) or (b"\0\0",)
@@ -48,6 +57,8 @@ class LineScanner:
 
     def feed(self, chunk: bytes) -> None:
         self.bytes += len(chunk)
+        if self._start is not None:
+            chunk = self._without_bom(chunk)
         pos, size = 0, len(chunk)
         while pos < size:
             nl = chunk.find(b"\n", pos)
@@ -89,6 +100,10 @@ class LineScanner:
 
     def close(self) -> None:
         """The stream ended: a last line without a newline still counts."""
+        if self._start:  # the stream was the first byte or two of a mark, and no more
+            held, self._start = self._start, None
+            self.bytes -= len(held)
+            self.feed(held)
         if self._state is _State.PASSING:
             self._end_passed_line()
         elif self._state is _State.HOLDING:
@@ -98,6 +113,16 @@ class LineScanner:
             self._whole_line(line, line[:HEAD_BYTES])
 
     # --- internals -----------------------------------------------------------------------------
+
+    def _without_bom(self, chunk: bytes) -> bytes:
+        """``chunk`` after the stream's byte-order mark, with any first bytes held back before it
+        until it was clear they were no mark."""
+        start = (self._start or b"") + chunk
+        if len(start) < len(BOM) and BOM.startswith(start):
+            self._start = start
+            return b""
+        self._start = None
+        return start[len(BOM) :] if start.startswith(BOM) else start
 
     def _whole_line(self, line: bytes, head: bytes) -> None:
         self.lines += 1

@@ -147,6 +147,16 @@ def _int(value: object, what: str) -> int:
     raise _BadLineError(f"{what} is not an integer")
 
 
+def _float(value: object, what: str) -> float:
+    # OTLP JSON may write doubles as strings ("NaN", "Infinity"); accept numbers too.
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise _BadLineError(f"{what} is not a number")
+    try:
+        return float(value)
+    except ValueError:
+        raise _BadLineError(f"{what} is not a number") from None
+
+
 def _any_value(value: object) -> object:
     body = _obj(value, "attribute value")
     if "stringValue" in body:
@@ -156,7 +166,7 @@ def _any_value(value: object) -> object:
     if "intValue" in body:
         return _int(body["intValue"], "intValue")
     if "doubleValue" in body:
-        return float(body["doubleValue"])
+        return _float(body["doubleValue"], "doubleValue")
     if "arrayValue" in body:
         values = _obj(body["arrayValue"], "arrayValue").get("values")
         return [_any_value(v) for v in _list(values, "arrayValue.values")]
@@ -259,6 +269,8 @@ def _error_points(request: Mapping[str, object]) -> Iterator[tuple[str, str, int
                     p = _obj(point, "dataPoint")
                     a = _attributes(p.get("attributes"))
                     raw = p.get("asInt", p.get("asDouble", 0))
+                    if isinstance(raw, float) and not math.isfinite(raw):
+                        raise _BadLineError("asDouble is not a finite number")
                     value = int(raw) if isinstance(raw, float) else _int(raw, "asInt")
                     start = _int(p.get("startTimeUnixNano", 0), "startTimeUnixNano")
                     yield _str(a, "repository"), _str(a, "kind"), temporality, start, value
@@ -292,6 +304,9 @@ def _fold(
         raise _BadLineError("neither resourceSpans nor resourceMetrics")
 
 
+_TOO_DEEP = "JSON nested too deeply to read"
+
+
 def read_lines(loaded: Loaded, name: str, lines: Iterable[str]) -> None:
     """Fold one file's lines into ``loaded``; a bad line is counted and skipped."""
     cumulative: dict[tuple[str, str, int], int] = {}
@@ -300,9 +315,18 @@ def read_lines(loaded: Loaded, name: str, lines: Iterable[str]) -> None:
             continue
         loaded.lines += 1
         try:
-            _fold(loaded, _obj(json.loads(text), "line"), cumulative)
+            request = json.loads(text)
         except json.JSONDecodeError as error:
             loaded.malformed(name, number, f"not JSON: {error.msg}")
+            continue
+        except RecursionError:
+            loaded.malformed(name, number, _TOO_DEEP)
+            continue
+        except ValueError:  # past Python's limit on the digits of an integer
+            loaded.malformed(name, number, "a number too long to read (over 4,300 digits)")
+            continue
+        try:
+            _fold(loaded, _obj(request, "line"), cumulative)
         except _BadLineError as error:
             loaded.malformed(name, number, str(error))
     for (repo, _, _), value in cumulative.items():
@@ -317,7 +341,8 @@ def load_folder(folder: Path) -> Loaded:
             continue
         loaded.files += 1
         try:
-            with path.open(encoding="utf-8", errors="replace") as handle:
+            # utf-8-sig: a byte-order mark opening a file is not part of its first line
+            with path.open(encoding="utf-8-sig", errors="replace") as handle:
                 read_lines(loaded, path.name, handle)
         except OSError:
             loaded.unreadable_files.append(path.name)

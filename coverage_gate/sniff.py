@@ -8,6 +8,7 @@ the format the stream looks like, instead of a silently empty evidence document.
 
 from __future__ import annotations
 
+import codecs
 import io
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, BinaryIO
@@ -63,8 +64,10 @@ def head_lines(
     """The first non-blank lines of a stream's first bytes, each cut to ``max_bytes``.
 
     A last line without its newline is included: it may be the whole stream, or cut off (the
-    adapters' sniffers accept a cut-off line by its first bytes).
+    adapters' sniffers accept a cut-off line by its first bytes). A UTF-8 byte-order mark that
+    starts the stream is not part of its first line (``LineScanner`` drops it too).
     """
+    prefix = prefix.removeprefix(codecs.BOM_UTF8)
     lines = [line[:max_bytes] for line in prefix.split(b"\n") if line.strip()]
     return lines[:max_lines]
 
