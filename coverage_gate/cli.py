@@ -66,6 +66,7 @@ from coverage_gate.model import (
     DecisionDocument,
     Mode,
     ModeSource,
+    Reason,
     ReviewBundle,
     ReviewerOutput,
     UnknownPolicy,
@@ -75,8 +76,15 @@ from coverage_gate.otel_setup import Telemetry
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
 from coverage_gate.recording import record_stream
 from coverage_gate.schemas import SCHEMAS
-from coverage_gate.scope import build_filter, changed_from_git, parse_changed, reviewable
+from coverage_gate.scope import (
+    build_filter,
+    changed_from_git,
+    decode_changed,
+    parse_changed,
+    reviewable,
+)
 from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
+from coverage_gate.stdio import require_stdout, stdin_bytes, write_stdout
 
 app = typer.Typer(
     name="coverage-gate",
@@ -170,6 +178,8 @@ def record(
             max_issues=max_issues,
             max_line_bytes=max_line_bytes,
         )
+        if output is None:
+            require_stdout(_EVIDENCE)
         with _open_stream(stream) as raw, _telemetry() as telemetry:
             prefix, handle = peek(raw)
             lines = head_lines(prefix)
@@ -188,7 +198,7 @@ def record(
                 settings,
                 provider if isinstance(provider, TracerProvider) else None,
             )
-        _emit_document(dump_model(document), output)
+        _emit_document(dump_model(document), output, _EVIDENCE)
         _say(render.evidence_summary(document))
         hint = wrong_format_hint(chosen, document.counters, lines)
         if hint is not None:
@@ -209,7 +219,7 @@ def _telemetry() -> Iterator[Telemetry]:
 @contextlib.contextmanager
 def _open_stream(name: str) -> Iterator[BinaryIO]:
     if name == "-":
-        yield sys.stdin.buffer
+        yield stdin_bytes("stream")
         return
     try:
         handle = Path(name).open("rb")  # noqa: SIM115 - closed by the with below
@@ -223,10 +233,13 @@ def _open_stream(name: str) -> Iterator[BinaryIO]:
         yield handle
 
 
-def _emit_document(text: str, output: Path | None) -> None:
+_EVIDENCE = "evidence document"
+_DECISION = "decision"
+
+
+def _emit_document(text: str, output: Path | None, what: str) -> None:
     if output is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        write_stdout(text, what)
         return
     try:
         write_atomic(output, text)
@@ -244,21 +257,42 @@ def _scope(
     root: Path,
     excludes: list[str],
     default_excludes: bool,
-) -> list[str]:
+) -> tuple[list[str], str]:
+    """The review's scope, and what an empty scope is to be blamed on."""
     if changed is not None and (base or head):
         raise BadInputError("give either --changed or --base/--head, not both")
     if changed is not None:
-        text = (
-            sys.stdin.read()
-            if str(changed) == "-"
-            else read_bytes(changed, "changed-file list").decode("utf-8", "surrogateescape")
+        stdin = str(changed) == "-"
+        source = "(stdin)" if stdin else str(changed)
+        data = (
+            stdin_bytes("changed-file list").read()
+            if stdin
+            else read_bytes(changed, "changed-file list")
         )
-        paths = parse_changed(text, str(changed), str(root.absolute()))
+        paths = parse_changed(decode_changed(data, source), source, str(root.absolute()))
+        origin = f"the changed-file list {source} names no file"
     elif base and head:
         paths = changed_from_git(root, base, head)
+        same = " (--base and --head are the same)" if base == head else ""
+        origin = f"git diff {base} {head} shows no changed file{same}"
     else:
         raise BadInputError("the changed files are needed: --changed FILE, or --base and --head")
-    return reviewable(paths, build_filter(excludes, default_excludes))
+    if paths:
+        origin = f"the reviewable-path filter excluded all {len(paths)} changed file(s)"
+    return reviewable(paths, build_filter(excludes, default_excludes)), origin
+
+
+def _warn_about(decision: DecisionDocument, empty_scope: str) -> None:
+    """Say on stderr what the decision says of an operator's likely mistake."""
+    if not decision.scope:
+        _say(f"coverage-gate: warning: nothing to review: {empty_scope}")
+    for reviewer in decision.reviewers:
+        if Reason.EVIDENCE_STALE in reviewer.reasons:
+            _say(
+                f"coverage-gate: warning: evidence of reviewer {reviewer.agent_id} was recorded "
+                f"at {reviewer.evidence_revision}, not at {decision.revision}: its claims are "
+                "unknown (evidence_stale)"
+            )
 
 
 def _reviewers_from_bundle(bundle_path: Path) -> list[ReviewerInput]:
@@ -423,7 +457,8 @@ def reconcile_command(
                 raise BadInputError(
                     "give exactly one of --claims (one reviewer) or --bundle (several)"
                 )
-            scope = _scope(changed, base, head, root, exclude or [], default_excludes)
+            require_stdout(_DECISION)
+            scope, empty_scope = _scope(changed, base, head, root, exclude or [], default_excludes)
             if claims is not None:
                 output_model = load_model(claims, ReviewerOutput, "reviewer output")
                 evidence_doc = load_evidence(evidence) if evidence else None
@@ -456,11 +491,13 @@ def reconcile_command(
                     repo_root=str(root.absolute()),
                 )
             )
-            _record_telemetry(telemetry, decision, time.perf_counter() - began)
+            duration_s = time.perf_counter() - began
+            _warn_about(decision, empty_scope)
             if output is not None:
-                _emit_document(dump_model(decision), output)
-            sys.stdout.write(_render(decision, output_format))
-            sys.stdout.flush()
+                _emit_document(dump_model(decision), output, _DECISION)
+            write_stdout(_render(decision, output_format), _DECISION)
+            # Recorded once it is out: a decision nobody received is counted as an error only.
+            _record_telemetry(telemetry, decision, duration_s)
     finally:
         telemetry.shutdown()
     if exit_code and decision.downgraded:
@@ -487,15 +524,18 @@ def schema(
             document = SCHEMAS[name].model_json_schema(by_alias=True)
         else:
             raise BadInputError(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}")
-        typer.echo(json.dumps(document, indent=2, sort_keys=True))
+        write_stdout(json.dumps(document, indent=2, sort_keys=True) + "\n", "schema")
 
 
 @app.command()
 def formats() -> None:
     """List the stream formats `record` reads."""
-    for name in sorted(ADAPTERS):
-        adapter = ADAPTERS[name]
-        typer.echo(f"{name:<16} capability {adapter.capability.value:<9} {adapter.description}")
+    lines = [
+        f"{name:<16} capability {ADAPTERS[name].capability.value:<9} {ADAPTERS[name].description}\n"
+        for name in sorted(ADAPTERS)
+    ]
+    with _errors_to_exit():
+        write_stdout("".join(lines), "list of formats")
 
 
 @app.command()
@@ -505,14 +545,18 @@ def demo(
     """Record and reconcile the bundled example: an honest and a lying pi reviewer."""
     from coverage_gate.demo import run_demo  # noqa: PLC0415 - only the demo needs it
 
+    def out(text: str) -> None:
+        write_stdout(text + "\n", "demo decisions")
+
     with _errors_to_exit():
+        require_stdout("demo decisions")
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
-            run_demo(keep, _say, typer.echo)
+            run_demo(keep, _say, out)
             _say(f"the demo's streams, evidence and decisions are in {keep}")
         else:
             with tempfile.TemporaryDirectory(prefix="coverage-gate-demo-") as folder:
-                run_demo(Path(folder), _say, typer.echo)
+                run_demo(Path(folder), _say, out)
 
 
 def main() -> None:

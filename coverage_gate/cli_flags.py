@@ -6,8 +6,9 @@ Mounted into the main CLI with ``app.add_typer(flags_app, name="flags")``; also 
     coverage-gate flags --repo acme/api [--flags FILE] [--format json]
     coverage-gate flags pull -o flags.snapshot.json
 
-Exit codes: 0 answered (whatever the mode), 2 usage, 4 bad configuration (corrupt snapshot, bad
-setting, or no usable answer from the server ``pull`` was pointed at).
+Exit codes: 0 answered (whatever the mode), 2 usage, 3 a closed or unwritable stdout, 4 bad
+configuration (corrupt snapshot, bad setting, or no usable answer from the server ``pull`` was
+pointed at).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Annotated
 
 import typer
 
-from coverage_gate.errors import ExitCode
+from coverage_gate.errors import BadInputError, ExitCode
 from coverage_gate.flags import (
     FlagConfigError,
     FlagFetchError,
@@ -34,9 +35,11 @@ from coverage_gate.flags import (
     settings_from_env,
     write_atomically,
 )
+from coverage_gate.stdio import require_stdout, write_stdout
 
 EXIT_OK = int(ExitCode.OK)
 EXIT_USAGE = int(ExitCode.USAGE)
+EXIT_BAD_INPUT = int(ExitCode.BAD_INPUT)
 EXIT_BAD_CONFIG = int(ExitCode.BAD_CONFIG)
 
 
@@ -164,6 +167,10 @@ def flags(
         return
     if not repo:
         raise _fail("--repo is required (or use a subcommand: pull)", EXIT_USAGE)
+    try:
+        require_stdout("mode")
+    except BadInputError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
     properties = {
         key: value
         for key, value in (("agent", agent), ("format", stream_format))
@@ -195,13 +202,17 @@ def _print_resolution(
 ) -> None:
     if output_format is OutputFormat.JSON:
         document = resolution_document(repo, settings.flag_name, resolution)
-        typer.echo(json.dumps(document, indent=2, sort_keys=True))
-        return
-    variant = resolution.variant if resolution.variant is not None else "-"
-    typer.echo(
-        f"{repo}: {resolution.mode.value} (source {resolution.source.value}, variant {variant})"
-    )
-    typer.echo(f"  {resolution.detail}")
+        text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+    else:
+        variant = resolution.variant if resolution.variant is not None else "-"
+        text = (
+            f"{repo}: {resolution.mode.value} (source {resolution.source.value}, "
+            f"variant {variant})\n  {resolution.detail}\n"
+        )
+    try:
+        write_stdout(text, "mode")
+    except BadInputError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
 
 
 @flags_app.command("pull")

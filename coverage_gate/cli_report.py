@@ -7,8 +7,8 @@ Mounted into the main CLI with ``app.add_typer(report_app, name="report")``; a s
                          [--min-approvals N] [--min-days D] [--min-evidence F]
                          [--max-errors N] [--max-fallbacks N] [--max-would-downgrade-rate F]
 
-Exit codes: 0 report printed (whatever the readiness), 3 bad input (no such telemetry folder),
-4 bad configuration (criteria out of range).
+Exit codes: 0 report printed (whatever the readiness), 3 bad input (no such telemetry folder,
+or a closed or unwritable stdout), 4 bad configuration (criteria out of range).
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from typing import Annotated
 
 import typer
 
+from coverage_gate.errors import BadInputError
 from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir
 from coverage_gate.report import Criteria, build_report, load_folder, render_text, to_json
+from coverage_gate.stdio import require_stdout, write_stdout
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 3
@@ -102,6 +104,10 @@ def report(
     problems = criteria.problems()
     if problems:
         raise _fail("; ".join(problems), EXIT_BAD_CONFIG)
+    try:
+        require_stdout("report")
+    except BadInputError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
     folder = telemetry_dir if telemetry_dir is not None else default_telemetry_dir(os.environ)
     if not folder.is_dir():
         raise _fail(f"no telemetry folder at {folder}", EXIT_BAD_INPUT)
@@ -111,9 +117,13 @@ def report(
         raise _fail(f"cannot read {folder}: {error.strerror or error}", EXIT_BAD_INPUT) from None
     result = build_report(loaded, criteria, list_flagged=listing is Listing.WOULD_DOWNGRADE)
     if output is ReportFormat.JSON:
-        sys.stdout.write(json.dumps(to_json(result), indent=2, sort_keys=True) + "\n")
+        text = json.dumps(to_json(result), indent=2, sort_keys=True) + "\n"
     else:
-        sys.stdout.write(render_text(result))
+        text = render_text(result)
+    try:
+        write_stdout(text, "report")
+    except BadInputError as error:
+        raise _fail(str(error), EXIT_BAD_INPUT) from None
     raise typer.Exit(EXIT_OK)
 
 

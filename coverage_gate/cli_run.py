@@ -46,6 +46,7 @@ from coverage_gate.live import (
 from coverage_gate.model import EvidenceDocument
 from coverage_gate.recording import Recorder, RecordSettings
 from coverage_gate.sniff import PEEK_BYTES, head_lines, wrong_format_hint
+from coverage_gate.stdio import require_stdout
 
 # Options are parsed only up to the reviewer's command: everything from its first word on is the
 # reviewer's, so its own -o/--format/--timeout are never taken for ours ('--' stays optional).
@@ -141,6 +142,11 @@ def run_command(
         hint = wrong_format_hint(adapter.name, result.evidence.counters, head_lines(head))
         if hint is not None:
             _say(f"coverage-gate: warning: {hint}")
+    if outcome.stdout_error is not None:
+        _say(
+            f"coverage-gate: warning: stdout: cannot write the reviewer's output "
+            f"({outcome.stdout_error}); the rest of it was recorded, not passed on"
+        )
     _say(f"coverage-gate: evidence written to {evidence_path}")
     raise typer.Exit(outcome.exit_code)
 
@@ -211,6 +217,7 @@ def _prepare(
     """Check everything before the reviewer starts: a run is never wasted on a bad option."""
     if output is None:
         raise BadInputError("--output is required: stdout carries the reviewer's own output")
+    require_stdout("reviewer's output")
     if not output.absolute().parent.is_dir():
         raise BadInputError(f"output {output}: folder {output.absolute().parent} does not exist")
     if output.is_dir():

@@ -69,6 +69,7 @@ class RunOutcome:
     signal: int | None = None
     bytes_out: int = 0
     group_ended: bool = False
+    stdout_error: str | None = None  # why our stdout stopped taking the reviewer's output
 
     @property
     def cut_off(self) -> bool:
@@ -260,6 +261,7 @@ class _Tee:
         self._out: IO[bytes] | None = out
         self._sink = sink
         self.bytes = 0
+        self.error: str | None = None
 
     def __call__(self, chunk: bytes) -> None:
         self.bytes += len(chunk)
@@ -267,9 +269,14 @@ class _Tee:
             try:
                 self._out.write(chunk)
                 self._out.flush()
-            except (BrokenPipeError, ValueError):
+            except BrokenPipeError:
                 # Whoever read our stdout went away; the evidence is still recorded in full.
                 self._out = None
+            except (OSError, ValueError) as error:
+                # Our stdout cannot take more (a full disk, a closed descriptor): the same, but
+                # the run says so when it ends.
+                self._out = None
+                self.error = getattr(error, "strerror", None) or str(error)
         self._sink(chunk)
 
 
@@ -348,6 +355,7 @@ def run_and_tee(
         signal=sig,
         bytes_out=tee.bytes,
         group_ended=group_ended,
+        stdout_error=tee.error,
     )
 
 

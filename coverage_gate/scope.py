@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -57,6 +58,20 @@ def build_filter(excludes: Sequence[str], use_defaults: bool) -> pathspec.GitIgn
 
 def reviewable(paths: Iterable[str], spec: pathspec.GitIgnoreSpec) -> list[str]:
     return sorted({path for path in paths if not spec.match_file(path)})
+
+
+def decode_changed(data: bytes, source: str) -> str:
+    """The text of a changed-file list: UTF-8, a leading byte-order mark dropped (it marks the
+    encoding; it is not part of the first path)."""
+    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return data[start:].decode("utf-8")
+    except UnicodeDecodeError as error:
+        at = start + error.start
+        line = data.count(b"\n", 0, at) + 1
+        raise BadInputError(
+            f"changed-file list {source}: line {line}: not UTF-8 text (byte {at})"
+        ) from None
 
 
 def parse_changed(text: str, source: str, root: str | None) -> list[str]:

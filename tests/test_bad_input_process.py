@@ -126,6 +126,76 @@ def leftovers(folder: Path, before: set[str]) -> set[str]:
     return {path.name for path in folder.iterdir()} - before
 
 
+# --- closed stdin, closed stdout, full disk -------------------------------------------------
+
+
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_a_closed_stdout_is_bad_input_before_any_work(work: Path, command: str) -> None:
+    before = {path.name for path in work.iterdir()}
+    done = run(WRITERS[command], work, close="stdout")
+    error_line(done, ExitCode.BAD_INPUT, "stdout is closed")
+    assert leftovers(work, before) == set()
+
+
+def test_a_closed_stdout_writes_no_decision_file(work: Path) -> None:
+    """``reconcile -o`` with stdout closed fails before the decision exists anywhere."""
+    before = {path.name for path in work.iterdir()}
+    done = run([*RECONCILE, "-o", "decision.json"], work, close="stdout")
+    error_line(done, ExitCode.BAD_INPUT, "stdout is closed", "decision")
+    assert leftovers(work, before) == set()
+
+
+def test_run_with_a_closed_stdout_starts_nothing(work: Path) -> None:
+    args = ["run", "-o", "run.json", "--revision", "r", "--", "touch", "started"]
+    done = run(args, work, close="stdout")
+    error_line(done, ExitCode.BAD_INPUT, "stdout is closed", "reviewer's output")
+    assert not (work / "run.json").exists()
+    assert not (work / "started").exists()
+
+
+@pytest.mark.skipif(not FULL_DISK.exists(), reason="no /dev/full here")
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_stdout_on_a_full_disk_is_bad_input(work: Path, command: str) -> None:
+    before = {path.name for path in work.iterdir()}
+    done = run(WRITERS[command], work, full=True)
+    error_line(done, ExitCode.BAD_INPUT, "stdout: cannot write", "No space left on device")
+    assert leftovers(work, before) == set()
+
+
+@pytest.mark.skipif(not FULL_DISK.exists(), reason="no /dev/full here")
+def test_run_on_a_full_disk_keeps_recording_and_says_so(work: Path) -> None:
+    """``run``'s exit code is the reviewer's; its evidence is still written, and stderr says the
+    reviewer's output could not be passed on."""
+    args = ["run", "-o", "run.json", "--revision", "r", "--", "cat", str(PI)]
+    done = run(args, work, full=True)
+    stderr = done.stderr.decode()
+    assert done.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert "stdout: cannot write the reviewer's output (No space left on device)" in stderr
+    assert json.loads((work / "run.json").read_text())["counters"]["calls"] == 5
+
+
+def test_record_from_a_closed_stdin_is_bad_input(work: Path) -> None:
+    done = run(["record", "-f", "pi-rpc", "--revision", "r", "-o", "x.json"], work, close="stdin")
+    error_line(done, ExitCode.BAD_INPUT, "stdin is closed", "stream")
+    assert not (work / "x.json").exists()
+
+
+def test_changed_list_from_a_closed_stdin_is_bad_input(work: Path) -> None:
+    args = reconcile("--changed", "-", "--claims", "claims.json")
+    done = run(args, work, close="stdin")
+    error_line(done, ExitCode.BAD_INPUT, "stdin is closed", "changed-file list")
+    assert done.stdout == b""
+
+
+def test_closed_streams_a_command_does_not_use_are_no_error(work: Path) -> None:
+    """``record FILE -o OUT`` needs neither stdin nor stdout."""
+    args = ["record", str(PI), "-f", "pi-rpc", "--revision", "r", "-o", "y.json"]
+    assert run(args, work, close="stdout").returncode == 0
+    assert json.loads((work / "y.json").read_text())["revision"] == "r"
+    assert run(RECONCILE, work, close="stdin").returncode == 0
+
+
 # --- numbers past 4,300 digits, nesting 100,000 deep -----------------------------------------
 
 
@@ -209,6 +279,22 @@ def test_report_skips_and_counts_telemetry_lines_past_the_limits(work: Path) -> 
     text = run(["report", "--telemetry-dir", "telemetry"], work).stdout.decode()
     assert "2 malformed lines" in text
     assert "t.jsonl:1: a number too long" in text
+
+
+# --- a changed-file list that is not UTF-8 ---------------------------------------------------
+
+
+def test_a_changed_list_that_is_not_utf8_names_its_line(work: Path) -> None:
+    (work / "latin1.txt").write_bytes("README.md\nsrc/caf\xe9.py\n".encode("latin-1"))
+    done = run(reconcile("--changed", "latin1.txt", "--claims", "claims.json"), work)
+    error_line(done, ExitCode.BAD_INPUT, "latin1.txt", "line 2", "not UTF-8")
+    assert done.stdout == b""
+    piped = run(
+        reconcile("--changed", "-", "--claims", "claims.json"),
+        work,
+        stdin=(work / "latin1.txt").read_bytes(),
+    )
+    error_line(piped, ExitCode.BAD_INPUT, "(stdin)", "line 2", "not UTF-8")
 
 
 def test_report_counts_telemetry_values_of_the_wrong_kind_as_malformed() -> None:

@@ -116,6 +116,25 @@ def _claims(path: Path, inspected: list[str]) -> Path:
     return path
 
 
+def test_a_bom_opening_the_changed_list_is_not_part_of_the_first_path(tmp_path: Path) -> None:
+    changed = tmp_path / "changed.txt"
+    changed.write_bytes(BOM + b"README.md\nsrc/a.py\n")
+    claims = _claims(tmp_path / "claims.json", ["README.md", "src/a.py"])
+    result = runner.invoke(app, _reconcile(tmp_path, changed, claims))
+    assert result.exit_code == 0, result.output
+    decision = json.loads(result.stdout)
+    assert decision["scope"] == ["README.md", "src/a.py"]
+    assert "files_missing" not in decision["reasons"]
+
+
+def test_a_bom_opening_the_changed_list_on_stdin_is_dropped(tmp_path: Path) -> None:
+    claims = _claims(tmp_path / "claims.json", ["README.md"])
+    args = _reconcile(tmp_path, Path("-"), claims)
+    result = runner.invoke(app, args, input=BOM + b"README.md\n")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["scope"] == ["README.md"]
+
+
 def test_json_inputs_opening_with_a_bom_are_read(tmp_path: Path) -> None:
     """Claims, evidence and a flags snapshot written by a tool that adds the mark."""
     changed = tmp_path / "changed.txt"

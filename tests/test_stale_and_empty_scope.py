@@ -7,10 +7,16 @@ with its own reason. A review with nothing in scope is "nothing to review", neve
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner, Result
 
+from coverage_gate.cli import app
 from coverage_gate.metrics import Outcome, review_outcome
 from coverage_gate.model import (
     Coverage,
@@ -22,6 +28,7 @@ from coverage_gate.model import (
     Verdict,
 )
 from coverage_gate.reconcile import reconcile, same_revision
+from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT
 from tests.test_reconcile import ALL_READ, REV, SCOPE, claims, evidence, one, review
 
 FULL = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -130,3 +137,127 @@ def test_an_empty_scope_keeps_the_legacy_gate_for_a_failed_reviewer() -> None:
     assert decision.reasons == [Reason.REVIEWER_FAILED, Reason.NOTHING_TO_REVIEW]
     assert decision.reviewers[0].coverage is Coverage.INCOMPLETE_FAILED
     assert review_outcome(decision) is Outcome.LEGACY_DOWNGRADED
+
+
+# --- through the command line -------------------------------------------------------------------
+
+runner = CliRunner()
+CHANGED = "\n".join(CHANGED_FILES) + "\n"
+
+
+def _record(folder: Path, revision: str) -> Path:
+    """The lying pi reviewer's real capture, recorded at ``revision``."""
+    out = folder / "lying.evidence.json"
+    stream = DATA / "pi-rpc" / "pi_b_overclaim.jsonl"
+    args = ["record", str(stream), "--repo-root", REPO_ROOT, "--revision", revision, "-o", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _reconcile(
+    folder: Path, evidence: Path, *scope: str, revision: str = FULL, root: str = REPO_ROOT
+) -> Result:
+    claims = folder / "claims.json"
+    body = {"schema_version": 1, "agent_id": "lying", "inspected_files": CHANGED_FILES}
+    claims.write_text(json.dumps(body))
+    args = [
+        "reconcile",
+        "--repo",
+        "o/r",
+        "--revision",
+        revision,
+        "--verdict",
+        "approve",
+        *scope,
+        "--claims",
+        str(claims),
+        "--evidence",
+        str(evidence),
+        "--mode",
+        "enforce",
+        "--format",
+        "json",
+        "--repo-root",
+        root,
+    ]
+    return runner.invoke(app, args)
+
+
+def test_cli_evidence_recorded_at_the_abbreviated_sha_convicts_the_liar(tmp_path: Path) -> None:
+    (tmp_path / "changed.txt").write_text(CHANGED)
+    evidence = _record(tmp_path, FULL[:7])
+    result = _reconcile(tmp_path, evidence, "--changed", str(tmp_path / "changed.txt"))
+    assert result.exit_code == 0, result.output
+    decision = json.loads(result.stdout)
+    assert decision["verdict_out"] == "comment"
+    assert decision["reasons"] == ["claims_unsupported"]
+    assert "warning" not in result.stderr
+
+
+def test_cli_stale_evidence_is_said_on_stderr_naming_both_revisions(tmp_path: Path) -> None:
+    (tmp_path / "changed.txt").write_text(CHANGED)
+    evidence = _record(tmp_path, "0123456")
+    result = _reconcile(tmp_path, evidence, "--changed", str(tmp_path / "changed.txt"))
+    assert result.exit_code == 0, result.output
+    decision = json.loads(result.stdout)
+    assert decision["verdict_out"] == "approve"
+    assert "evidence_stale" in decision["reasons"]
+    warning = [line for line in result.stderr.splitlines() if "evidence_stale" in line]
+    assert len(warning) == 1
+    assert "0123456" in warning[0]
+    assert FULL in warning[0]
+    assert "lying" in warning[0]
+
+
+def test_cli_an_empty_changed_list_is_nothing_to_review(tmp_path: Path) -> None:
+    (tmp_path / "changed.txt").write_text("# no files\n\n")
+    evidence = _record(tmp_path, FULL)
+    result = _reconcile(tmp_path, evidence, "--changed", str(tmp_path / "changed.txt"))
+    assert result.exit_code == 0, result.output
+    decision = json.loads(result.stdout)
+    assert decision["verdict_out"] == "approve"
+    assert decision["reasons"] == ["nothing_to_review"]
+    assert decision["reviewers"][0]["coverage"] == "nothing_to_review"
+    assert "Coverage verified" not in decision["note"]
+    assert "nothing to review: the changed-file list" in result.stderr
+
+
+def test_cli_a_filter_that_excludes_every_file_is_nothing_to_review(tmp_path: Path) -> None:
+    (tmp_path / "changed.txt").write_text("poetry.lock\nvendor/x.go\n")
+    evidence = _record(tmp_path, FULL)
+    result = _reconcile(tmp_path, evidence, "--changed", str(tmp_path / "changed.txt"))
+    assert json.loads(result.stdout)["reasons"] == ["nothing_to_review"]
+    assert "filter excluded all 2 changed file(s)" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_cli_base_equal_to_head_is_nothing_to_review(tmp_path: Path) -> None:
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(tmp_path), *args], check=True, capture_output=True, text=True
+        )
+        return done.stdout.strip()
+
+    git("init", "-q")
+    git(
+        "-c",
+        "user.email=t@example.com",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "one",
+    )
+    head = git("rev-parse", "HEAD")
+    evidence = _record(tmp_path, head)
+    scope = ("--base", head, "--head", head)
+    result = _reconcile(tmp_path, evidence, *scope, revision=head, root=str(tmp_path))
+    assert result.exit_code == 0, result.output
+    decision = json.loads(result.stdout)
+    assert decision["verdict_out"] == "approve"
+    assert decision["reasons"] == ["nothing_to_review"]
+    assert "Coverage verified" not in decision["note"]
+    assert "--base and --head are the same" in result.stderr
