@@ -105,5 +105,15 @@ def changed_from_git(repo_root: Path, base: str, head: str) -> list[str]:
     if result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip().splitlines()
         raise BadInputError(f"git diff {base} {head}: {message[-1] if message else 'failed'}")
-    names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return sorted({name for name in names if name})
+    names: set[str] = set()
+    for raw in result.stdout.split(b"\0"):
+        try:
+            name = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            shown = raw.decode("utf-8", "replace")
+            raise BadInputError(
+                f"git diff {base} {head}: changed file {shown!r} has a name that is not UTF-8"
+            ) from None
+        if name:
+            names.add(name)
+    return sorted(names)

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -315,3 +316,30 @@ def test_report_counts_telemetry_values_of_the_wrong_kind_as_malformed() -> None
     read_lines(loaded, "t.jsonl", lines)
     assert [x.line for x in loaded.malformed_sample] == [1, 2, 3, 4]
     assert loaded.lines == 5
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_changed_file_name_from_git_that_is_not_utf8_is_bad_input(tmp_path: Path) -> None:
+    """No decision can name it (JSON is UTF-8), so it is said, never a crash at output."""
+    identity = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(tmp_path), *identity, *args], check=True, capture_output=True
+        )
+        return done.stdout.decode().strip()
+
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "one")
+    base = git("rev-parse", "HEAD")
+    with open(os.path.join(os.fsencode(tmp_path), b"caf\xe9.py"), "wb") as handle:
+        handle.write(b"x\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "two")
+    head = git("rev-parse", "HEAD")
+    (tmp_path / "claims.json").write_text('{"schema_version": 1, "agent_id": "b"}')
+    args = reconcile("--base", base, "--head", head, "--claims", "claims.json", "--format", "json")
+    args[args.index("--repo-root") + 1] = str(tmp_path)
+    done = run(args, tmp_path)
+    error_line(done, ExitCode.BAD_INPUT, "git diff", "caf\ufffd.py", "not UTF-8")
+    assert done.stdout == b""
