@@ -30,6 +30,8 @@ end=startLine - 1 + numLines, total=totalLines)``. For this format the evidence 
 
 Paths: ``file_path`` is passed through raw with the ``cwd`` the line carries (transcripts) or the
 ``cwd`` of the stream's ``system/init`` line (stream-json); the core resolves and normalises it.
+That ``cwd`` is also passed on as the session's working directory: the repository root when none
+is given. ``@`` and backslashes are part of a file name here (``Read`` opens the path as given).
 
 Sub-agents (``Task``/``Agent``): the sub-agent's own tool calls appear in the same stream
 (stream-json: ``parent_tool_use_id`` set to the ``Task`` call's id; transcripts: ``isSidechain``
@@ -74,6 +76,7 @@ from coverage_gate.events import (
     ToolStart,
     UnreadableArguments,
     Unrecognised,
+    WorkingDirectory,
 )
 from coverage_gate.model import Capability
 
@@ -235,6 +238,7 @@ class ClaudeCodeDecoder:
         cwd = get_str(line, "cwd")
         if get_str(line, "subtype") == "init" and cwd is not None:
             self._cwd = cwd
+            return [WorkingDirectory(cwd, lineno)]
         return []
 
     def _assistant(self, line: JsonObject, lineno: int) -> list[Event]:

@@ -11,7 +11,9 @@ command, recorded in the rollout file.
   ``local_shell_call``) ``{call_id, name}``.
 - A shell command ends with an ``event_msg`` ``item_completed`` whose item is a
   ``CommandExecution {id: call_id, cwd: "file://...", parsed_cmd: [...], status, exit_code}``.
-  Each ``parsed_cmd`` entry of type ``read`` is a read of its ``path``, relative to ``cwd``. One
+  Each ``parsed_cmd`` entry of type ``read`` is a read of its ``path``, relative to ``cwd``
+  (``@`` and backslashes are part of the name the harness parsed). The ``session_meta``
+  ``cwd`` is passed on as the session's working directory (the root when none is given). One
   command may parse into several reads: one start/end pair each, under the call id itself when
   there is one read and ``<call_id>#<n>`` (n from 1, in ``parsed_cmd`` order) when there are
   several. A command with no ``read`` entry is one ignored call.
@@ -58,6 +60,7 @@ from coverage_gate.events import (
     ToolStart,
     UnreadableArguments,
     Unrecognised,
+    WorkingDirectory,
 )
 from coverage_gate.model import Capability
 
@@ -171,7 +174,7 @@ class CodexRolloutDecoder:
         self._complete = False
         self._last_line = 0
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
-            "session_meta": self._context,
+            "session_meta": self._session,
             "turn_context": self._context,
             "response_item": self._response_item,
             "event_msg": self._event_msg,
@@ -218,6 +221,12 @@ class CodexRolloutDecoder:
         return events
 
     # --- line kinds ----------------------------------------------------------------------------
+
+    def _session(self, payload: JsonObject, lineno: int) -> list[Event]:
+        """The session's own working directory: the repository root when none is given."""
+        cwd = _cwd_path(get_str(payload, "cwd"))
+        self._context(payload, lineno)
+        return [WorkingDirectory(cwd, lineno)] if cwd is not None else []
 
     def _context(self, payload: JsonObject, lineno: int) -> list[Event]:
         cwd = _cwd_path(get_str(payload, "cwd"))

@@ -17,14 +17,17 @@ Which spans count:
   ``missing_end``, an end alone for ``missing_start``, two starts for ``ambiguous_call_id``, whose
   detail then names the replayed line rather than the one that made the id ambiguous). A
   call whose path was rejected is replayed with unreadable arguments: no evidence either way, but
-  labelled ``arguments_unavailable`` (the span does not keep the raw path). Malformed-line issues
+  labelled ``arguments_unavailable`` (the span does not keep the raw path); one whose absolute
+  path had no root to be placed under is replayed as such, so it still counts as unattributed
+  (evidence unavailable, not absent). Malformed-line issues
   recorded on the ``invoke_agent`` span are replayed as malformed lines.
 - Spans of agents instrumented with the GenAI conventions count when they record their arguments
   in ``gen_ai.tool.call.arguments`` (a JSON object string): ``read``/``Read``/``cr_read``/
   ``read_file`` with a string ``path`` or ``file_path`` are reads (``offset``/``limit`` passed on as
   the tool gave them), ``cr_diff`` is a diff page, every other tool is ignored. Success is a span
   status other than ERROR and no ``error.type`` attribute. Their paths carry no cwd: relative paths
-  are relative to the repository root.
+  are relative to the repository root. A leading ``@`` is part of the name, except for
+  ``cr_read``, the review tool that drops one (a file mention).
 - Every other span (model calls, HTTP, ...) is passed over; a line with no tool or agent span is
   counted as unrecognised.
 
@@ -56,6 +59,7 @@ from coverage_gate.events import (
     StreamReopened,
     ToolEnd,
     ToolStart,
+    UnplacedRead,
     UnreadableArguments,
     Unrecognised,
 )
@@ -89,6 +93,7 @@ from ._json import (
 NAME: Final = "otlp-json"
 TOOL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"  # GenAI semantic conventions
 READ_TOOLS: Final = frozenset({"read", "Read", "cr_read", "read_file"})
+MENTION_TOOLS: Final = frozenset({"cr_read"})  # the review tool drops one leading "@"
 DIFF_TOOLS: Final = frozenset({"cr_diff"})
 SPAN_ERROR: Final = "span_error"
 _STATUS_ERROR: Final = frozenset({2, "2", "STATUS_CODE_ERROR"})
@@ -174,6 +179,8 @@ def _own_action(record: CallRecord) -> Action:
         return IgnoredAction()
     if record.path is not None:
         return ReadAction(path=record.path, offset=record.offset, limit=record.limit)
+    if record.issue is IssueKind.PATH_WITHOUT_ROOT:
+        return UnplacedRead(record.detail)
     return UnreadableArguments(record.detail or "read recorded without a path")
 
 
@@ -208,7 +215,7 @@ def _foreign_action(tool: str, arguments: AttributeValue | None) -> Action:
     path = get_str(parsed, "path") or get_str(parsed, "file_path")
     if path is None:
         return UnreadableArguments(f"{tool} arguments have no string 'path' or 'file_path'")
-    return ReadAction(path=path, offset=offset, limit=limit)
+    return ReadAction(path=path, offset=offset, limit=limit, mention=tool in MENTION_TOOLS)
 
 
 def _foreign_events(span: JsonObject, name: str, attrs: Attributes, lineno: int) -> list[Event]:

@@ -3,7 +3,8 @@
 Which tools count: ``cr_read {path, offset, limit}`` and the built-in ``read {path, offset,
 limit}`` are reads (ranged when offset or limit is given; ``cr_read`` offsets are bytes, ``read``
 offsets are lines); ``cr_diff {offset, limit}`` is a page of the pinned diff. Every other tool is
-ignored and counted.
+ignored and counted. Both read tools drop one leading ``@`` from a path (a file mention), so for
+this format, and only here, ``@x`` is read as ``x`` (``@@x`` as the file ``@x``).
 
 Success needs an explicit success: the end's top-level ``isError`` is ``false`` and
 ``result.isError`` is not ``true`` (pi reports a tool that *returns* an error with top-level
@@ -97,7 +98,8 @@ def action_for(tool: str, args: object) -> Action:
     path = args.get("path")
     if not isinstance(path, str):
         return UnreadableArguments(f"{tool} has no string 'path' argument")
-    return ReadAction(path=path, offset=offset, limit=limit)
+    # Both pi's own read and the cr_read review tool drop one leading "@" (a file mention).
+    return ReadAction(path=path, offset=offset, limit=limit, mention=True)
 
 
 def result_range(result: object) -> ByteSpan | None:

@@ -42,6 +42,7 @@ from coverage_gate.cli_options import (
     RepoRootOption,
     RevisionOption,
     record_settings,
+    root_note,
 )
 from coverage_gate.cli_report import report_app
 from coverage_gate.cli_run import RUN_CONTEXT_SETTINGS, run_command
@@ -61,6 +62,7 @@ from coverage_gate.flags import (
     resolve_mode,
     settings_from_env,
 )
+from coverage_gate.gittree import GitTree, GitTrees
 from coverage_gate.metrics import ErrorKind, record_decision, record_error, record_reconcile_span
 from coverage_gate.model import (
     DecisionDocument,
@@ -74,7 +76,7 @@ from coverage_gate.model import (
 )
 from coverage_gate.otel_setup import Telemetry
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
-from coverage_gate.recording import record_stream
+from coverage_gate.recording import Recorder, feed_all
 from coverage_gate.schemas import SCHEMAS
 from coverage_gate.scope import (
     build_filter,
@@ -180,7 +182,11 @@ def record(
         )
         if output is None:
             require_stdout(_EVIDENCE)
-        with _open_stream(stream) as raw, _telemetry() as telemetry:
+        with (
+            _open_stream(stream) as raw,
+            _telemetry() as telemetry,
+            GitTrees(settings.revision) as trees,
+        ):
             prefix, handle = peek(raw)
             lines = head_lines(prefix)
             chosen = source_format or sniff(lines)
@@ -192,12 +198,13 @@ def record(
             if source_format is None:
                 _say(f"coverage-gate: format {chosen} (detected from the first lines)")
             provider = telemetry.tracer_provider
-            document = record_stream(
-                handle,
+            recorder = Recorder(
                 ADAPTERS[chosen],
-                settings,
+                replace(settings, trees=trees),
                 provider if isinstance(provider, TracerProvider) else None,
             )
+            document = feed_all(handle, recorder)
+        _say(root_note(recorder.root))
         _emit_document(dump_model(document), output, _EVIDENCE)
         _say(render.evidence_summary(document))
         hint = wrong_format_hint(chosen, document.counters, lines)
@@ -478,19 +485,21 @@ def reconcile_command(
             resolution = _resolve_mode(repo, mode, settings, reviewers)
             if resolution.source is ModeSource.FALLBACK:
                 _say(f"coverage-gate: mode {resolution.mode.value} (fallback): {resolution.detail}")
-            decision = _reconcile_guarded(
-                ReviewInput(
-                    repo=repo,
-                    revision=revision,
-                    verdict_in=verdict,
-                    mode=resolution.mode,
-                    mode_source=resolution.source,
-                    scope=scope,
-                    reviewers=reviewers,
-                    unknown_policy=unknown_policy,
-                    repo_root=str(root.absolute()),
+            with GitTree(root.absolute(), revision) as tree:
+                decision = _reconcile_guarded(
+                    ReviewInput(
+                        repo=repo,
+                        revision=revision,
+                        verdict_in=verdict,
+                        mode=resolution.mode,
+                        mode_source=resolution.source,
+                        scope=scope,
+                        reviewers=reviewers,
+                        unknown_policy=unknown_policy,
+                        repo_root=str(root.absolute()),
+                        tree=tree,
+                    )
                 )
-            )
             duration_s = time.perf_counter() - began
             _warn_about(decision, empty_scope)
             if output is not None:

@@ -10,16 +10,21 @@ import typer
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.errors import BadInputError
 from coverage_gate.files import read_bytes
+from coverage_gate.gittree import git_toplevel
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES
 from coverage_gate.model import Bounds
-from coverage_gate.recording import RecordSettings
+from coverage_gate.recording import RecordSettings, RootChoice, RootSource
 
 RevisionOption = Annotated[
     str, typer.Option(help="The commit (head SHA) under review; evidence is bound to it.")
 ]
 RepoRootOption = Annotated[
     Path | None,
-    typer.Option(help="Repository root that absolute paths are made relative to [default: cwd]."),
+    typer.Option(
+        help="Repository root that absolute paths are made relative to [default: the stream's "
+        "own working directory when its format records one, else the Git top level of the "
+        "current directory]."
+    ),
 ]
 DiffOption = Annotated[
     Path | None,
@@ -54,9 +59,28 @@ def record_settings(
         raise BadInputError("--revision is required: evidence is bound to the commit under review")
     return RecordSettings(
         revision=revision,
-        repo_root=str((repo_root or Path.cwd()).absolute()),
+        repo_root=str(repo_root.absolute()) if repo_root is not None else None,
+        default_root=None if repo_root is not None else git_toplevel(Path.cwd()),
         bounds=Bounds(max_files=max_files, max_issues=max_issues),
         diff=DiffIndex.parse(read_bytes(diff, "diff")) if diff else None,
         agent=agent,
         max_line_bytes=max_line_bytes,
     )
+
+
+def root_note(root: RootChoice) -> str:
+    """The stderr line saying which repository root paths were placed under, and why."""
+    why = {
+        RootSource.OPTION: "--repo-root",
+        RootSource.STREAM: "the working directory the stream records",
+        RootSource.STREAM_IN_DEFAULT: "the Git top level of the current directory, which holds "
+        "the working directory the stream records",
+        RootSource.DEFAULT: "the Git top level of the current directory; the stream records no "
+        "working directory",
+    }
+    if root.path is None:
+        return (
+            "coverage-gate: no repository root (no --repo-root, no working directory in the "
+            "stream, current directory not in a Git work tree): absolute paths cannot be placed"
+        )
+    return f"coverage-gate: repository root {root.path} ({why[root.source]})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Annotated
 
@@ -31,9 +32,11 @@ from coverage_gate.cli_options import (
     RepoRootOption,
     RevisionOption,
     record_settings,
+    root_note,
 )
 from coverage_gate.errors import BadInputError, CoverageGateError
 from coverage_gate.events import Adapter
+from coverage_gate.gittree import GitTrees
 from coverage_gate.live import (
     DEFAULT_GRACE_SECONDS,
     Ending,
@@ -44,7 +47,7 @@ from coverage_gate.live import (
     run_recorded,
 )
 from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import Recorder, RecordSettings
+from coverage_gate.recording import Recorder, RecordSettings, RootChoice
 from coverage_gate.sniff import PEEK_BYTES, head_lines, wrong_format_hint
 from coverage_gate.stdio import require_stdout
 
@@ -125,7 +128,7 @@ def run_command(
             max_issues=max_issues,
             max_line_bytes=max_line_bytes,
         )
-        result, head = _run(command, adapter, settings, evidence_path, timeout, grace)
+        result, head, root = _run(command, adapter, settings, evidence_path, timeout, grace)
     except LiveError as error:
         _say(f"coverage-gate: error: {error}")
         raise typer.Exit(int(BadInputError.exit_code)) from None
@@ -137,6 +140,7 @@ def run_command(
         _say(f"coverage-gate: reviewer timed out after {timeout:g}s; its process group was ended")
     elif outcome.ending is Ending.INTERRUPTED:
         _say(f"coverage-gate: interrupted (signal {outcome.signal}); the reviewer was ended")
+    _say(root_note(root))
     _say(render.evidence_summary(result.evidence))
     if adapter.name != placeholder.NAME:  # the placeholder recognises no calls by design
         hint = wrong_format_hint(adapter.name, result.evidence.counters, head_lines(head))
@@ -175,16 +179,20 @@ def _run(
     evidence_path: Path,
     timeout: float | None,
     grace: float,
-) -> tuple[LiveResult, bytes]:
+) -> tuple[LiveResult, bytes, RootChoice]:
     """The live run, with the run's telemetry (spans exported like `record`'s) and SIGINT,
     SIGTERM and SIGHUP routed to ending the reviewer."""
     telemetry = otel_setup.setup(os.environ)
     interrupter = Interrupter()
+    trees = GitTrees(settings.revision)
     try:
         provider = telemetry.tracer_provider
-        recorder = _KeepingHead(
-            Recorder(adapter, settings, provider if isinstance(provider, TracerProvider) else None)
+        located = Recorder(
+            adapter,
+            replace(settings, trees=trees),
+            provider if isinstance(provider, TracerProvider) else None,
         )
+        recorder = _KeepingHead(located)
         with forwarding_signals(interrupter):
             result = run_recorded(
                 command,
@@ -196,8 +204,9 @@ def _run(
                 grace=grace,
                 interrupter=interrupter,
             )
-        return result, bytes(recorder.head)
+        return result, bytes(recorder.head), located.root
     finally:
+        trees.close()
         interrupter.close()
         telemetry.shutdown()
 

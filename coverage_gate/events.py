@@ -18,12 +18,15 @@ from coverage_gate.model import Capability
 @dataclass(frozen=True, slots=True)
 class ReadAction:
     """A read of one file. ``cwd`` is the directory a relative ``path`` is relative to, when the
-    stream says so (Claude Code, Codex); ``None`` means the repository root."""
+    stream says so (Claude Code, Codex); ``None`` means the repository root. ``mention``: the
+    tool drops one leading ``@`` from ``path`` (a file mention, as pi's read tools do);
+    everywhere else ``@`` is part of the name."""
 
     path: str
     offset: int | None = None
     limit: int | None = None
     cwd: str | None = None
+    mention: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +49,15 @@ class UnreadableArguments:
     detail: str
 
 
-Action = ReadAction | DiffPageAction | IgnoredAction | UnreadableArguments
+@dataclass(frozen=True, slots=True)
+class UnplacedRead:
+    """A read recorded earlier whose absolute path could not be placed in the repository (no
+    root was known): it read some file, which one cannot be told."""
+
+    detail: str
+
+
+Action = ReadAction | DiffPageAction | IgnoredAction | UnreadableArguments | UnplacedRead
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +102,15 @@ class StreamReopened:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkingDirectory:
+    """The working directory the stream records for its session (Claude Code's ``system/init``
+    ``cwd``, Codex's ``session_meta`` ``cwd``): the repository root when none is given."""
+
+    path: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
 class Malformed:
     line: int
     detail: str
@@ -111,7 +131,16 @@ class Unrecognised:
     line: int
 
 
-Event = ToolStart | ToolEnd | StreamComplete | StreamReopened | Malformed | TooLarge | Unrecognised
+Event = (
+    ToolStart
+    | ToolEnd
+    | StreamComplete
+    | StreamReopened
+    | WorkingDirectory
+    | Malformed
+    | TooLarge
+    | Unrecognised
+)
 
 
 class LineClass(Enum):

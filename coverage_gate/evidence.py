@@ -25,8 +25,10 @@ from coverage_gate.events import (
     TooLarge,
     ToolEnd,
     ToolStart,
+    UnplacedRead,
     UnreadableArguments,
     Unrecognised,
+    WorkingDirectory,
 )
 from coverage_gate.model import (
     EVIDENCE_VERSION,
@@ -42,7 +44,7 @@ from coverage_gate.model import (
     FileEvidence,
     IssueKind,
 )
-from coverage_gate.paths import Rejected, normalise
+from coverage_gate.paths import Rejected, Rejection, RepoTree, normalise
 
 MAX_RANGES_PER_FILE = 32
 
@@ -88,7 +90,7 @@ class StreamSummary:
 
 
 def _kind(action: Action) -> CallKind:
-    if isinstance(action, ReadAction | UnreadableArguments):
+    if isinstance(action, ReadAction | UnreadableArguments | UnplacedRead):
         return CallKind.READ
     if isinstance(action, DiffPageAction):
         return CallKind.DIFF_PAGE
@@ -110,13 +112,19 @@ class Pairer:
     few small fields, never its payload.
     """
 
-    def __init__(self, root: str | None) -> None:
+    def __init__(self, root: str | None, tree: RepoTree | None = None) -> None:
         self._root = root
+        self._tree = tree
+        self.stream_cwd: str | None = None
         self._calls: dict[str, _Open] = {}
         self.complete = False
         self.malformed = 0
         self.unrecognised = 0
         self.lines_with_issues: list[CallIssue] = []
+
+    def locate(self, root: str | None, tree: RepoTree | None) -> None:
+        """Set the repository root and tree that paths are placed with (before ``records``)."""
+        self._root, self._tree = root, tree
 
     def feed(self, events: Iterable[Event]) -> None:
         for event in events:
@@ -131,6 +139,8 @@ class Pairer:
             self.complete = True
         elif isinstance(event, StreamReopened):
             self.complete = False
+        elif isinstance(event, WorkingDirectory):
+            self.stream_cwd = self.stream_cwd or event.path
         elif isinstance(event, Malformed):
             self.malformed += 1
             self.lines_with_issues.append(
@@ -197,11 +207,20 @@ class Pairer:
         detail = ""
         if isinstance(action, ReadAction):
             offset, limit = action.offset, action.limit
-            normalised = normalise(action.path, self._root, action.cwd)
+            normalised = normalise(
+                action.path, self._root, action.cwd, mention=action.mention, tree=self._tree
+            )
             if isinstance(normalised, Rejected):
-                issue, detail = IssueKind.PATH_REJECTED, normalised.describe()
+                issue = (
+                    IssueKind.PATH_WITHOUT_ROOT
+                    if normalised.reason is Rejection.ABSOLUTE_WITHOUT_ROOT
+                    else IssueKind.PATH_REJECTED
+                )
+                detail = normalised.describe()
             else:
                 path = normalised
+        elif isinstance(action, UnplacedRead):
+            issue, detail = IssueKind.PATH_WITHOUT_ROOT, action.detail
         elif isinstance(action, DiffPageAction):
             offset, limit = action.offset, action.limit
         elif isinstance(action, UnreadableArguments):
@@ -275,6 +294,7 @@ class EvidenceFolder:
         self._counts = {"calls": 0, "succeeded": 0, "failed": 0, "incomplete": 0}
         self._ignored = 0
         self._rejected = 0
+        self._unattributed = 0
         self._diff_ok = 0
         self._diff_failed = 0
         self._diff_seen: list[tuple[int, int]] = []
@@ -292,6 +312,12 @@ class EvidenceFolder:
         if record.issue is not None:
             if record.issue is IssueKind.PATH_REJECTED:
                 self._rejected += 1
+            elif (
+                record.issue is IssueKind.PATH_WITHOUT_ROOT and record.outcome is Outcome.SUCCEEDED
+            ):
+                # It read some file, which one cannot be told: no claim's lack of evidence
+                # proves anything now. A failed call read nothing.
+                self._unattributed += 1
             self.add_issue(
                 CallIssue(
                     kind=record.issue,
@@ -405,6 +431,7 @@ class EvidenceFolder:
             capability=summary.capability,
             truncated=self._truncated,
             dropped_calls=self._dropped_calls,
+            unattributed_calls=self._unattributed,
             counters=Counters(
                 lines=summary.lines,
                 calls=self._counts["calls"],

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validat
 EVIDENCE_SCHEMA = "coverage-gate/evidence"
 EVIDENCE_VERSION = "1.1"
 DECISION_SCHEMA = "coverage-gate/decision"
-DECISION_VERSION = "1.0"
+DECISION_VERSION = "1.1"
 
 
 class Verdict(StrEnum):
@@ -69,6 +69,9 @@ class IssueKind(StrEnum):
     MALFORMED_LINE = "malformed_line"
     LINE_TOO_LARGE = "line_too_large"
     DIFF_MISMATCH = "diff_mismatch"
+    # An absolute path and no known repository root: the call read some file, which one cannot
+    # be told. Counted in ``unattributed_calls`` (evidence unavailable, not absent).
+    PATH_WITHOUT_ROOT = "path_without_root"
 
 
 class Claim(StrEnum):
@@ -106,6 +109,26 @@ class Reason(StrEnum):
     # was recorded at another revision (its claimed files are then unknown, DESIGN §7.1).
     NOTHING_TO_REVIEW = "nothing_to_review"
     EVIDENCE_STALE = "evidence_stale"
+
+
+class PathRejection(StrEnum):
+    """Why a path spelling names no file of the repository (DESIGN §6 rule 4)."""
+
+    EMPTY = "empty"
+    CONTROL_CHARACTER = "control_character"
+    OUTSIDE_ROOT = "outside_root"
+    ESCAPES_ROOT = "escapes_root"
+    ABSOLUTE_WITHOUT_ROOT = "absolute_without_root"
+    VCS_METADATA = "vcs_metadata"
+    NOT_A_FILE = "not_a_file"
+    # A '..' segment needs the repository at the revision (is a component it climbs out of a
+    # symbolic link?), and it could not be consulted.
+    PARENT_UNRESOLVED = "parent_unresolved"
+    # A '..' climbs out of a symbolic link: the OS and a tool that collapses '..' first read
+    # different files, so which one was read cannot be told.
+    PARENT_THROUGH_SYMLINK = "parent_through_symlink"
+    SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
+    SYMLINK_LOOP = "symlink_loop"
 
 
 class UnknownReason(StrEnum):
@@ -303,6 +326,14 @@ class FileDecision(_Contract):
     unknown_reason: UnknownReason | None = None
 
 
+class RejectedClaim(_Contract):
+    """A claimed path that names no file of the repository: it counts for nothing."""
+
+    path: str
+    claim: Claim
+    reason: PathRejection
+
+
 class ReviewerDecision(_Contract):
     agent_id: str
     coverage: Coverage
@@ -312,6 +343,7 @@ class ReviewerDecision(_Contract):
     evidence_capability: Capability | None = None
     evidence_revision: str | None = None
     claims_outside_scope: list[str] = Field(default_factory=list)
+    claims_rejected: list[RejectedClaim] = Field(default_factory=list)
     files: list[FileDecision]
 
 

@@ -22,13 +22,14 @@ from coverage_gate.model import (
     Mode,
     ModeSource,
     Reason,
+    RejectedClaim,
     ReviewerDecision,
     ReviewerOutput,
     UnknownPolicy,
     UnknownReason,
     Verdict,
 )
-from coverage_gate.paths import Rejected, normalise
+from coverage_gate.paths import RepoTree, normalise_claims
 
 _REASON_ORDER = list(Reason)
 
@@ -52,6 +53,8 @@ class ReviewInput:
     reviewers: Sequence[ReviewerInput]
     unknown_policy: UnknownPolicy = UnknownPolicy.ACCEPT
     repo_root: str | None = None
+    # The repository at the revision, for claimed paths with '..' (DESIGN §6 rule 4).
+    tree: RepoTree | None = None
 
 
 def short(revision: str) -> str:
@@ -109,14 +112,29 @@ def _describe(entry: FileEvidence | None) -> str:
     return ", ".join(parts) if parts else "no read or diff recorded"
 
 
-def _claims(output: ReviewerOutput | None, root: str | None) -> tuple[set[str], set[str]]:
+@dataclass(frozen=True)
+class _Claims:
+    inspected: set[str]
+    skipped: set[str]
+    rejected: list[RejectedClaim]
+
+
+def _claims(output: ReviewerOutput | None, root: str | None, tree: RepoTree | None) -> _Claims:
+    """The claimed paths through the one normaliser (a claim never drops ``@``); those that name
+    no file of the repository count for nothing and are listed with the reason."""
     if output is None:
-        return set(), set()
-
-    def kept(paths: list[str]) -> set[str]:
-        return {p for p in (normalise(raw, root) for raw in paths) if not isinstance(p, Rejected)}
-
-    return kept(output.inspected_files), kept(output.skipped_files)
+        return _Claims(set(), set(), [])
+    inspected, rejected_inspected = normalise_claims(output.inspected_files, root, tree)
+    skipped, rejected_skipped = normalise_claims(output.skipped_files, root, tree)
+    rejected = {
+        (r.raw, claim): RejectedClaim(path=r.raw, claim=claim, reason=r.reason)
+        for claim, rejections in (
+            (Claim.INSPECTED, rejected_inspected),
+            (Claim.SKIPPED, rejected_skipped),
+        )
+        for r in rejections
+    }
+    return _Claims(set(inspected), set(skipped), [rejected[key] for key in sorted(rejected)])
 
 
 def _file_decision(
@@ -179,7 +197,8 @@ _COVERAGE = {
 
 def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
     failed = reviewer.failed or reviewer.claims is None
-    inspected, skipped = _claims(reviewer.claims, review.repo_root)
+    claims = _claims(reviewer.claims, review.repo_root, review.tree)
+    inspected, skipped = claims.inspected, claims.skipped
     unavailable = _unavailable(reviewer.evidence, review.revision)
     files = [
         _file_decision(path, inspected, skipped, reviewer.evidence, unavailable)
@@ -216,6 +235,7 @@ def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
         evidence_capability=evidence.capability if evidence else None,
         evidence_revision=evidence.revision if evidence else None,
         claims_outside_scope=sorted(inspected - set(review.scope)),
+        claims_rejected=claims.rejected,
         files=files,
     )
 

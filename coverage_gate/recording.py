@@ -6,8 +6,9 @@ record while it passes the reviewer's output through; ``record_stream`` reads a 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import BinaryIO
 
 from opentelemetry.sdk.trace import TracerProvider
@@ -17,20 +18,62 @@ from coverage_gate.events import Adapter, Event
 from coverage_gate.evidence import EvidenceFolder, Pairer, StreamSummary
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
 from coverage_gate.model import Bounds, EvidenceDocument
+from coverage_gate.paths import RepoTree
 from coverage_gate.telemetry import EvidenceSpanProcessor, emit_spans
 
 CHUNK_BYTES = 1 << 22
 TRACER_NAME = "coverage_gate.record"
 
 
+class RootSource(StrEnum):
+    """Where the repository root that paths are placed under came from."""
+
+    OPTION = "option"  # given explicitly (--repo-root)
+    STREAM = "stream"  # the working directory the stream records for its session
+    STREAM_IN_DEFAULT = "stream_in_default"  # the default root, which holds the stream's one
+    DEFAULT = "default"  # the caller's default (the Git top level of the current directory)
+    NONE = "none"  # none known: absolute paths cannot be placed
+
+
+def _holds(folder: str, path: str) -> bool:
+    """Whether ``path`` is ``folder`` or inside it, by their spelling."""
+    outer = [part for part in folder.split("/") if part]
+    return [part for part in path.split("/") if part][: len(outer)] == outer
+
+
+@dataclass(frozen=True)
+class RootChoice:
+    path: str | None
+    source: RootSource
+
+
 @dataclass(frozen=True)
 class RecordSettings:
+    """``repo_root``, when given, is the root; else the stream's own working directory, when
+    its format records one (or ``default_root`` when that holds it: a session started in a
+    sub-folder of the repository); else ``default_root``. ``trees`` gives the repository at the
+    revision under a root, for paths with ``..``; without it such paths are rejected."""
+
     revision: str
     repo_root: str | None
     bounds: Bounds = field(default_factory=Bounds)
     diff: DiffIndex | None = None
     agent: str | None = None
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    default_root: str | None = None
+    trees: Callable[[str], RepoTree] | None = None
+
+    def root_for(self, stream_cwd: str | None) -> RootChoice:
+        if self.repo_root is not None:
+            return RootChoice(self.repo_root, RootSource.OPTION)
+        if stream_cwd is not None and stream_cwd.startswith("/"):
+            default = self.default_root
+            if default is not None and _holds(default, stream_cwd):
+                return RootChoice(default, RootSource.STREAM_IN_DEFAULT)
+            return RootChoice(stream_cwd, RootSource.STREAM)
+        if self.default_root is not None:
+            return RootChoice(self.default_root, RootSource.DEFAULT)
+        return RootChoice(None, RootSource.NONE)
 
 
 class Recorder:
@@ -48,6 +91,7 @@ class Recorder:
         self._provider = tracer_provider or TracerProvider()
         self._decoder = adapter.decoder()
         self._pairer = Pairer(settings.repo_root)
+        self.root = settings.root_for(None)
         self._scanner = LineScanner(self._decoder, self._sink, settings.max_line_bytes)
 
     def _sink(self, events: Sequence[Event]) -> None:
@@ -65,6 +109,9 @@ class Recorder:
         self._scanner.close()
         self._pairer.feed(self._decoder.finish())
         pairer, settings = self._pairer, self._settings
+        self.root = root = settings.root_for(pairer.stream_cwd)
+        tree = settings.trees(root.path) if settings.trees and root.path else None
+        pairer.locate(root.path, tree)
         summary = StreamSummary(
             source=self._adapter.name,
             revision=settings.revision,
@@ -93,13 +140,17 @@ class Recorder:
         return folder.document(summary)
 
 
+def feed_all(stream: BinaryIO, recorder: Recorder) -> EvidenceDocument:
+    """Feed a whole stream to ``recorder`` and finish it."""
+    while chunk := stream.read(CHUNK_BYTES):
+        recorder.feed(chunk)
+    return recorder.finish()
+
+
 def record_stream(
     stream: BinaryIO,
     adapter: Adapter,
     settings: RecordSettings,
     tracer_provider: TracerProvider | None = None,
 ) -> EvidenceDocument:
-    recorder = Recorder(adapter, settings, tracer_provider)
-    while chunk := stream.read(CHUNK_BYTES):
-        recorder.feed(chunk)
-    return recorder.finish()
+    return feed_all(stream, Recorder(adapter, settings, tracer_provider))

@@ -23,6 +23,11 @@ def text(decision: DecisionDocument) -> str:
         lines.append(f"  reviewer {reviewer.agent_id}: {reviewer.coverage.value}")
         for file in reviewer.files:
             lines.append(f"    {_MARK[file.status]:<11} {file.path}  [{file.evidence}]")
+        for claim in reviewer.claims_rejected:
+            lines.append(
+                f"    {'rejected':<11} {claim.path}  "
+                f"[claimed {claim.claim.value}; names no file here: {claim.reason.value}]"
+            )
     lines.append("")
     lines.append(decision.note)
     return "\n".join(lines) + "\n"
@@ -51,6 +56,12 @@ def markdown(decision: DecisionDocument) -> str:
             f"| `{f.path}` | {f.claim.value} | {f.status.value} | {f.evidence} |"
             for f in reviewer.files
         ]
+        if reviewer.claims_rejected:
+            lines += ["", "Claimed paths that name no file of the repository (not counted):", ""]
+            lines += [
+                f"- `{c.path}` ({c.claim.value}): {c.reason.value}"
+                for c in reviewer.claims_rejected
+            ]
         lines += ["", "</details>", ""]
     return "\n".join(lines)
 
@@ -70,6 +81,10 @@ def evidence_summary(document: EvidenceDocument) -> str:
         parts.append(f"{counters.malformed_lines} malformed line(s)")
     if counters.rejected:
         parts.append(f"{counters.rejected} call(s) with rejected paths")
+    if document.unattributed_calls:
+        parts.append(
+            f"{document.unattributed_calls} call(s) whose file cannot be told: evidence unavailable"
+        )
     if document.truncated:
         parts.append(f"TRUNCATED: {document.dropped_calls} call(s) past the file bound dropped")
     return "; ".join(parts)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.paths import Rejected, Rejection, normalise
+from coverage_gate.paths import Rejected, Rejection, StaticTree, normalise
 from coverage_gate.recording import Recorder, RecordSettings
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes
 
@@ -17,18 +17,36 @@ ROOT = "/home/user/repo"
 
 
 def test_table_of_normalisations() -> None:
+    """``@`` and ``\\`` are parts of a name; ``..`` is collapsed when the tree shows no link."""
     table = {
         ("src/a.py", None): "src/a.py",
-        ("@src/a.py", None): "src/a.py",
+        ("@src/a.py", None): "@src/a.py",
         ("./src/./a.py", None): "src/a.py",
-        ("src\\win\\a.py", None): "src/win/a.py",
+        ("src\\win\\a.py", None): "src\\win\\a.py",
         ("/home/user/repo/a.py", None): "a.py",
         ("a.py", "/home/user/repo/src"): "src/a.py",
         ("../a.py", "/home/user/repo/src"): "a.py",
-        ("./@x", None): "x",
+        ("./@x", None): "@x",
+        ("@", None): "@",
     }
     for (raw, cwd), expected in table.items():
-        assert normalise(raw, ROOT, cwd) == expected, raw
+        assert normalise(raw, ROOT, cwd, tree=StaticTree()) == expected, raw
+
+
+def test_a_mention_tool_drops_exactly_one_leading_at() -> None:
+    """pi's read tools drop one leading ``@``: ``@x`` is ``x``, ``@@x`` is the file ``@x``, and
+    an ``@`` further in is part of the name."""
+    table = {
+        "@src/a.py": "src/a.py",
+        "@@types/x.ts": "@types/x.ts",
+        "./@x": "@x",
+        "@/home/user/repo/a.py": "a.py",
+        "a@b.py": "a@b.py",
+    }
+    for raw, expected in table.items():
+        assert normalise(raw, ROOT, mention=True) == expected, raw
+    empty = normalise("@", ROOT, mention=True)
+    assert isinstance(empty, Rejected) and empty.reason is Rejection.EMPTY
 
 
 def test_table_of_rejections() -> None:
@@ -41,7 +59,6 @@ def test_table_of_rejections() -> None:
         "a\x00b": Rejection.CONTROL_CHARACTER,
         "a\tb": Rejection.CONTROL_CHARACTER,
         "": Rejection.EMPTY,
-        "@": Rejection.EMPTY,
         "/home/user/repo": Rejection.NOT_A_FILE,
         ".": Rejection.NOT_A_FILE,
     }
@@ -59,14 +76,77 @@ def test_absolute_path_without_a_root_is_rejected() -> None:
 _segment = st.sampled_from(["a", "b.py", ".", "..", "@c", "", ".git", "d e", "\\", "/"])
 
 
+# Links among the segments above: to a sibling, out of the root, to another folder, in a loop.
+_LINKS = StaticTree({"a": "b.py", "sub": "../..", "d e": "/home/user/repo/a/b.py", "@c": "@c"})
+
+
 @given(
     st.lists(_segment, max_size=8).map("/".join),
     st.sampled_from([None, "/home/user/repo/x", "sub"]),
+    st.booleans(),
 )
-def test_normaliser_is_idempotent(raw: str, cwd: str | None) -> None:
-    once = normalise(raw, ROOT, cwd)
+def test_normaliser_is_idempotent(raw: str, cwd: str | None, mention: bool) -> None:
+    """What the normaliser returns is a repository path that maps to itself (as recorded paths
+    are read back from spans, and claims are matched against evidence)."""
+    once = normalise(raw, ROOT, cwd, mention=mention, tree=_LINKS)
     if isinstance(once, str):
+        assert normalise(once, ROOT, tree=_LINKS) == once
         assert normalise(once, ROOT) == once
+
+
+class _RefusingTree:
+    def symlink_target(self, path: str) -> str | None:
+        raise AssertionError(f"asked about {path!r}")
+
+
+@given(st.lists(_segment.filter(lambda s: s != ".."), max_size=8).map("/".join))
+def test_paths_without_dotdot_never_ask_the_tree(raw: str) -> None:
+    normalise(raw, ROOT, "/home/user/repo/x", tree=_RefusingTree())
+
+
+def test_table_of_dotdot_with_links() -> None:
+    """``..`` is collapsed as written only where the OS, following links, lands on the same
+    file; otherwise the path is rejected with the reason."""
+    tree = StaticTree(
+        {
+            "src/sibling": "real",  # a link to a sibling folder: '..' lands where it seems
+            "src/away": "../decoy/inner",
+            "src/here": ".",
+            "src/abs_in": "/home/user/repo/src/real",
+            "src/abs_out": "/etc",
+            "src/up": "../../..",
+            "src/loop": "loop2",
+            "src/loop2": "loop",
+            "src/empty": "",
+        }
+    )
+    accepted = {
+        "src/sibling/../a.py": "src/a.py",
+        "src/abs_in/../a.py": "src/a.py",
+        "src/real/../a.py": "src/a.py",
+        "src/away/x.py": "src/away/x.py",  # no '..': the spelling is the file
+    }
+    for raw, expected in accepted.items():
+        assert normalise(raw, ROOT, tree=tree) == expected, raw
+    rejected = {
+        "src/away/../a.py": Rejection.PARENT_THROUGH_SYMLINK,
+        "src/here/../a.py": Rejection.PARENT_THROUGH_SYMLINK,
+        "src/abs_out/../a.py": Rejection.SYMLINK_OUTSIDE_ROOT,
+        "src/up/../a.py": Rejection.SYMLINK_OUTSIDE_ROOT,
+        "src/loop/../a.py": Rejection.SYMLINK_LOOP,
+        "src/empty/../a.py": Rejection.PARENT_THROUGH_SYMLINK,
+        "src/../../a.py": Rejection.ESCAPES_ROOT,
+        "/home/user/repo/../repo/a.py": Rejection.ESCAPES_ROOT,
+        "/home/user/other/../repo/a.py": Rejection.OUTSIDE_ROOT,
+    }
+    for raw, reason in rejected.items():
+        result = normalise(raw, ROOT, tree=tree)
+        assert isinstance(result, Rejected) and result.reason is reason, (raw, result)
+    away = normalise("src/away/../a.py", ROOT, tree=tree)
+    assert isinstance(away, Rejected)
+    assert "'decoy/a.py'" in away.describe() and "'src/a.py'" in away.describe()
+    unresolved = normalise("src/../a.py", ROOT)
+    assert isinstance(unresolved, Rejected) and unresolved.reason is Rejection.PARENT_UNRESOLVED
 
 
 @given(st.text(max_size=30))

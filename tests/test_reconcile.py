@@ -8,20 +8,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coverage_gate import render
 from coverage_gate.model import (
     Capability,
+    Claim,
     Coverage,
     EvidenceDocument,
     FileEvidence,
     FileStatus,
     Mode,
     ModeSource,
+    PathRejection,
     Reason,
     ReviewerOutput,
     UnknownPolicy,
     UnknownReason,
     Verdict,
 )
+from coverage_gate.paths import StaticTree
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
 
 REV = "a" * 40
@@ -218,8 +222,17 @@ def test_several_reviewers_one_liar_downgrades_and_is_named() -> None:
 
 
 def test_claims_are_normalised_with_the_same_rules_as_evidence() -> None:
-    decision = reconcile(review(one(claims(["./a.py", "@b.py", "/repo/c.py"]), evidence(ALL_READ))))
+    decision = reconcile(review(one(claims(["./a.py", "b.py", "/repo/c.py"]), evidence(ALL_READ))))
     assert decision.verdict_out is Verdict.APPROVE
+
+
+def test_a_claim_never_drops_a_leading_at() -> None:
+    """A claim of ``@b.py`` is the file literally named so, not ``b.py``."""
+    decision = reconcile(review(one(claims(["a.py", "@b.py", "c.py"]), evidence(ALL_READ))))
+    reviewer = decision.reviewers[0]
+    assert statuses(reviewer.files)["b.py"] is FileStatus.MISSING
+    assert reviewer.claims_outside_scope == ["@b.py"]
+    assert decision.verdict_out is Verdict.COMMENT
 
 
 def test_claims_outside_scope_are_listed_not_counted() -> None:
@@ -341,3 +354,54 @@ def test_unattributed_calls_make_claims_without_evidence_unknown_and_keep_verifi
         "c.py": (FileStatus.UNKNOWN, UnknownReason.UNATTRIBUTED_CALLS),
     }
     assert decision.verdict_out is Verdict.APPROVE
+
+
+# --- claims that name no file of the repository ------------------------------------------------
+
+
+def test_rejected_claims_are_listed_per_reviewer_with_their_reason() -> None:
+    """``/etc/passwd``, ``../x`` and ``.git/config`` count for nothing, and the decision says so
+    (a claim never drops ``@``, so ``@a.py`` is a file, outside the scope)."""
+    output = claims(["a.py", "/etc/passwd", "../x", "@a.py"], skipped=[".git/config", "./../y"])
+    decision = reconcile(review(one(output, evidence(ALL_READ))))
+    rejected = [(c.path, c.claim, c.reason) for c in decision.reviewers[0].claims_rejected]
+    assert rejected == [
+        ("../x", Claim.INSPECTED, PathRejection.ESCAPES_ROOT),
+        ("./../y", Claim.SKIPPED, PathRejection.ESCAPES_ROOT),
+        (".git/config", Claim.SKIPPED, PathRejection.VCS_METADATA),
+        ("/etc/passwd", Claim.INSPECTED, PathRejection.OUTSIDE_ROOT),
+    ]
+    assert decision.reviewers[0].claims_outside_scope == ["@a.py"]
+    text, markdown = render.text(decision), render.markdown(decision)
+    for path, claim, reason in rejected:
+        assert (
+            f"rejected    {path}  [claimed {claim.value}; names no file here: {reason.value}]"
+            in text
+        )
+        assert f"- `{path}` ({claim.value}): {reason.value}" in markdown
+
+
+def test_claims_with_dotdot_use_the_tree_like_evidence_does() -> None:
+    """A claim of ``sub/../a.py`` is ``a.py`` when ``sub`` is a folder, and names no file when
+    ``sub`` links elsewhere (the OS and a lexical reading disagree)."""
+    plain = reconcile(
+        replace(
+            review(one(claims(["sub/../a.py", "b.py", "c.py"]), evidence(ALL_READ))),
+            tree=StaticTree(),
+        )
+    )
+    assert plain.verdict_out is Verdict.APPROVE
+    linked = reconcile(
+        replace(
+            review(one(claims(["sub/../a.py", "b.py", "c.py"]), evidence(ALL_READ))),
+            tree=StaticTree({"sub": "deep/er"}),
+        )
+    )
+    assert [c.reason for c in linked.reviewers[0].claims_rejected] == [
+        PathRejection.PARENT_THROUGH_SYMLINK
+    ]
+    assert statuses(linked.reviewers[0].files)["a.py"] is FileStatus.MISSING
+    no_tree = reconcile(review(one(claims(["sub/../a.py", "b.py", "c.py"]), evidence(ALL_READ))))
+    assert [c.reason for c in no_tree.reviewers[0].claims_rejected] == [
+        PathRejection.PARENT_UNRESOLVED
+    ]
