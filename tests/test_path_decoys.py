@@ -355,3 +355,40 @@ def test_the_checked_out_revision_is_asked_in_the_working_tree(tmp_path: Path) -
         assert tree.symlink_target("src/api/x") == "../../decoy/inner"
         assert tree.symlink_target("src/api/handlers.py") is None
         assert tree.symlink_target("src/api/handlers.py/deeper") is None
+
+
+def test_one_git_process_answers_a_whole_record(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Several ``..`` reads, one ``git cat-file --batch`` process for the whole record."""
+    started: list[list[str]] = []
+    real_popen = subprocess.Popen
+
+    def counting(args: list[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+        started.append(args)
+        return real_popen(args, **kwargs)
+
+    monkeypatch.setattr("coverage_gate.gittree.subprocess.Popen", counting)
+    capture = CAPTURES["codex-rollout"]
+    data = respell(capture.file, CHANGED, "src/api/x/../handlers.py")
+    data = data.replace(b'"src/api/models.py"', b'"src/../src/api/models.py"')
+    data = data.replace(b'"src/api/handler.py"', b'"src/api/same/../handler.py"')
+    with GitTree(repo.path, repo.with_link) as tree:
+        evidence = record_with_tree(data, "codex-rollout", tree, "rev")
+    assert [args[-2:] for args in started] == [["cat-file", "--batch"]]
+    assert reads(evidence)["src/api/models.py"] == 1
+    assert reads(evidence).get(CHANGED, 0) == 0
+
+
+def test_no_git_on_path_leaves_dotdot_unresolved(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "")
+    with GitTree(repo.path, repo.with_link) as tree:
+        evidence = record_with_tree(
+            _read_of("src/../src/api/handlers.py"), "codex-rollout", tree, "rev"
+        )
+    details = rejections(evidence)
+    assert len(details) == 1
+    assert details[0].startswith("parent_unresolved")
+    assert "git cannot be run" in details[0]
