@@ -31,6 +31,9 @@ Which spans count:
 - Every other span (model calls, HTTP, ...) is passed over; a line with no tool or agent span is
   counted as unrecognised.
 
+Success (both kinds of span): a span whose status is ERROR, or that carries ``error.type``, is a
+failed call, whatever its other attributes say.
+
 Completion: an ``invoke_agent`` span (by name or ``gen_ai.operation.name``). Exported spans have
 ended. When coverage-gate's own ``invoke_agent`` span says the recorded stream was incomplete
 (``coverage_gate.stream.complete`` false) or had capability ``none``, it does not complete this
@@ -45,6 +48,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Final
 
 from coverage_gate.events import (
@@ -279,9 +283,12 @@ class OtlpJsonDecoder:
             return f"attributes of span {name!r} are not a list"
         if _is_operation(name, attrs, EXECUTE_TOOL):
             record = record_from_attributes(attrs)
-            if record is not None:
-                return _own_events(record, lineno)
-            return _foreign_events(span, name, attrs, lineno)
+            if record is None:
+                return _foreign_events(span, name, attrs, lineno)
+            if record.outcome is Outcome.SUCCEEDED and _failed(span, attrs):
+                error = str(attrs.get(ERROR_TYPE, SPAN_ERROR))
+                record = replace(record, outcome=Outcome.FAILED, error_type=error)
+            return _own_events(record, lineno)
         if _is_operation(name, attrs, INVOKE_AGENT):
             return self._agent(span, attrs, lineno)
         return None

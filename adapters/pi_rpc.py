@@ -7,8 +7,9 @@ ignored and counted. Both read tools drop one leading ``@`` from a path (a file 
 this format, and only here, ``@x`` is read as ``x`` (``@@x`` as the file ``@x``).
 
 Success needs an explicit success: the end's top-level ``isError`` is ``false`` and
-``result.isError`` is not ``true`` (pi reports a tool that *returns* an error with top-level
-``isError:false`` and ``result.isError:true``).
+``result.isError`` is absent or ``false`` (pi reports a tool that *returns* an error with top-level
+``isError:false`` and ``result.isError:true``); any other value (``"true"``, ``1``, ``null``) is a
+failure.
 
 Completion: ``agent_end`` or ``agent_settled``. pi emits ``agent_end`` before an auto-retry, so an
 ``agent_start`` after it reopens the stream; completion is judged at the end of the stream.
@@ -122,10 +123,10 @@ def result_range(result: object) -> ByteSpan | None:
 def _end_outcome(obj: Mapping[str, object]) -> tuple[bool, str | None]:
     top = obj.get("isError")
     result = obj.get("result")
-    inner = result.get("isError") if isinstance(result, Mapping) else None
+    inner = result.get("isError", False) if isinstance(result, Mapping) else False
     if top is True:
         return False, "tool_error"
-    if inner is True:
+    if inner is not False:
         return False, "result_error"
     if top is not False:
         return False, "no_explicit_success"

@@ -344,6 +344,24 @@ def test_round_trip_exported_spans_give_the_same_evidence(
     assert comparable(again) == comparable(original)
 
 
+def test_own_span_with_status_error_is_a_failure_whatever_its_outcome_attribute() -> None:
+    """coverage-gate's own span says the read succeeded, but its status is ERROR: a failure."""
+    _, exported = export((DATA / "pi-rpc" / "pi_a_honest.jsonl").read_bytes(), "pi-rpc")
+    lines = []
+    for raw in exported.splitlines():
+        request = json.loads(raw)
+        for resource in request["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                for each in scope["spans"]:
+                    values = [a["value"].get("stringValue") for a in each["attributes"]]
+                    if "README.md" in values:
+                        each["status"] = {"code": 2}
+        lines.append(json.dumps(request))
+    doc = record(otlp(*lines))
+    assert reads(doc)["README.md"] == (0, 1)
+    assert reads(doc)["docs/guide.md"] == (1, 0)
+
+
 def test_round_trip_of_a_rejected_path_stays_no_evidence_but_is_relabelled() -> None:
     """The span keeps the rejection's detail but not the raw path: read back, the call is still
     no evidence and still labelled, as arguments_unavailable."""

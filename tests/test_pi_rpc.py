@@ -157,6 +157,15 @@ def test_success_only_on_explicit_is_error_false(
     assert reads(doc) == {"a.py": expected}
 
 
+@pytest.mark.parametrize("inner", ["true", 1, None, "yes", "false", 0])
+def test_result_is_error_other_than_false_or_absent_is_a_failure(inner: Any) -> None:
+    """Only an explicit boolean false, or no result.isError at all, lets a call succeed."""
+    obj = json.loads(end("a"))
+    obj["result"]["isError"] = inner
+    doc = record_bytes(stream(start("a", path="a.py"), line(obj)))
+    assert reads(doc) == {"a.py": (0, 1)}
+
+
 # --- rule 3: unmatched or ambiguous calls ------------------------------------------------------
 
 
