@@ -2,10 +2,15 @@
 
 Every helper returns a value or a ``Malformed`` naming what was wrong; none of them raises. A line
 that is not UTF-8, not JSON, nested too deeply for the parser, or not a JSON object is malformed.
+
+Numbers are bounded where they are read: a count, offset or line number must fit a 64-bit signed
+integer (what OpenTelemetry and every consumer downstream can hold); a larger one, or a number
+too long to parse at all, is ``OUT_OF_RANGE``: an unusable value that is labelled, never a crash.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -13,6 +18,22 @@ from collections.abc import Mapping, Sequence
 from coverage_gate.events import Malformed
 
 JsonObject = Mapping[str, object]
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
+class OutOfRange:
+    """A number outside the 64-bit range (or too long to parse, or NaN/Infinity): read as a value
+    of its own, so that it makes the field that holds it unusable, never the line."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<number out of the 64-bit range>"
+
+
+OUT_OF_RANGE = OutOfRange()
 
 _BLANK = re.compile(rb"\s*")
 _JSON_KINDS: dict[type, str] = {
@@ -23,6 +44,23 @@ _JSON_KINDS: dict[type, str] = {
     bool: "boolean",
     type(None): "null",
 }
+
+
+MAX_KEY_CHARS = 256
+
+
+def key(text: str) -> str:
+    """A call id (or tool name) as decoder state keeps it: a long one by its first characters
+    and a hash, so that per-call state stays small (the core keeps the same bound)."""
+    if len(text) <= MAX_KEY_CHARS:
+        return text
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{text[:MAX_KEY_CHARS]}#{len(text)}:{digest}"
+
+
+def opens_object(seen: bytes) -> bool:
+    """Whether a line begins as a JSON object: one that does not cannot hold any event."""
+    return seen.lstrip()[:1] == b"{"
 
 
 def is_blank(head: bytes) -> bool:
@@ -71,10 +109,19 @@ def get_list(obj: JsonObject, key: str) -> Sequence[object] | None:
     return value if isinstance(value, list) else None
 
 
-def get_int(obj: JsonObject, key: str) -> int | None:
-    """An integer field; booleans are not integers here."""
-    value = obj.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def as_int64(value: object) -> int | OutOfRange | None:
+    """An integer within the 64-bit range, ``OUT_OF_RANGE`` for one outside it, ``None`` for
+    anything else (booleans are not integers here)."""
+    if value is OUT_OF_RANGE:
+        return OUT_OF_RANGE
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    return value if INT64_MIN <= value <= INT64_MAX else OUT_OF_RANGE
+
+
+def get_int(obj: JsonObject, key: str) -> int | OutOfRange | None:
+    """An integer field (see ``as_int64``)."""
+    return as_int64(obj.get(key))
 
 
 def objects(items: Sequence[object]) -> list[JsonObject]:

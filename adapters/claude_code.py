@@ -20,6 +20,16 @@ What counts (DESIGN §6):
   ambiguous and the call gives no evidence.
 - ``stream_event`` lines (``--include-partial-messages``) are streamed model output, never
   evidence; they are passed over from their first bytes.
+- A line that cannot be read (not UTF-8, cut off, not JSON, a field of the wrong type) and could
+  hold tool calls is ``Unreadable``: a ``user`` line could end calls, an ``assistant`` line could
+  start them, a line whose head does not name its type (transcripts) could do either. The
+  ``tool_result``/``tool_use`` ids are recovered from the bytes seen where they can be, so that
+  only those calls' evidence becomes unavailable; a line whose head names another type is plain
+  malformed. A line longer than the scanner holds whole (a large read result) is read as it flows,
+  keeping only the fields used here.
+- Numbers must fit a 64-bit integer: a ``Read`` ``offset``/``limit`` outside that range is an
+  unusable argument; a result's ``startLine``/``numLines``/``totalLines`` outside it makes the
+  call's outcome unreadable.
 
 Line ranges, not bytes: Claude Code's ``Read`` works in lines. ``offset`` is a 1-based line
 number and ``limit`` a line count; a successful result's ``tool_use_result.file`` says
@@ -74,22 +84,30 @@ from coverage_gate.events import (
     StreamReopened,
     ToolEnd,
     ToolStart,
+    Unreadable,
     UnreadableArguments,
     Unrecognised,
     WorkingDirectory,
 )
+from coverage_gate.evidence import MAX_CALLS
 from coverage_gate.model import Capability
 
 from ._json import (
+    INT64_MAX,
+    OUT_OF_RANGE,
     JsonObject,
+    OutOfRange,
     get_int,
     get_list,
     get_obj,
     get_str,
     is_blank,
+    key,
     load_object,
     objects,
+    opens_object,
 )
+from ._stream import Items, ObjectLineReader, Spec, load_line
 
 NAME: Final = "claude-code"
 READ_TOOL: Final = "Read"
@@ -117,6 +135,39 @@ _SNIFF_STREAM_KINDS = frozenset({"system", "assistant", "user", "result", "strea
 _SNIFF_TRANSCRIPT_KINDS = frozenset(
     {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation"}
 )
+_TYPE_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"([A-Za-z_-]+)"')
+_RESULT_ID = re.compile(rb'"tool_use_id"\s*:\s*"([^"\\]{1,256})"')
+_RESULT_KEY = re.compile(rb'"tool_use_id"\s*:')
+_USE_ID = re.compile(rb'"type"\s*:\s*"tool_use"\s*,\s*"id"\s*:\s*"([^"\\]{1,256})"')
+_USE_KEY = re.compile(rb'"type"\s*:\s*"tool_use"')
+_LINE_RANGE: Final = {"startLine": None, "numLines": None, "totalLines": None}
+# What decoding needs of a line; a line read as it flows keeps only this.
+SPEC: Final[Spec] = {
+    "type": None,
+    "subtype": None,
+    "cwd": None,
+    "parent_tool_use_id": None,
+    "isSidechain": None,
+    "parentUuid": None,
+    "message": {
+        "stop_reason": None,
+        "content": Items(
+            {
+                "type": None,
+                "id": None,
+                "name": None,
+                "input": {"file_path": None, "offset": None, "limit": None},
+                "tool_use_id": None,
+                "is_error": None,
+                "content": Items({"text": None}),
+            }
+        ),
+    },
+    "tool_use_result": {"file": _LINE_RANGE},
+    "toolUseResult": {"file": _LINE_RANGE},
+    "tool_result_meta": Items({"id": None, "permission_decision": {"decision": None}}),
+    "permission_denials": Items({"tool_use_id": None}),
+}
 _SNIFF_HEAD = re.compile(
     rb'\s*\{\s*(?:"type"\s*:\s*"(?:system"\s*,\s*"subtype"\s*:\s*"init"|stream_event")'
     rb'|"parentUuid"\s*:)'
@@ -134,6 +185,8 @@ def _read_action(block: JsonObject, cwd: str | None) -> Action:
     if path is None:
         return UnreadableArguments("Read input has no string 'file_path'")
     offset, limit = _count(arguments, "offset"), _count(arguments, "limit")
+    if isinstance(offset, OutOfRange) or isinstance(limit, OutOfRange):
+        return UnreadableArguments("Read offset/limit out of the 64-bit range")
     return ReadAction(
         path=path,
         offset=None if offset is None else max(offset - 1, 0),
@@ -142,23 +195,32 @@ def _read_action(block: JsonObject, cwd: str | None) -> Action:
     )
 
 
-def _count(arguments: JsonObject, key: str) -> int | None:
-    """A non-negative integer argument; anything else is left out (the result's own line range,
-    when reported, is what is recorded)."""
+def _count(arguments: JsonObject, key: str) -> int | OutOfRange | None:
+    """A non-negative integer argument; ``OUT_OF_RANGE`` past the 64-bit range; anything else is
+    left out (the result's own line range, when reported, is what is recorded)."""
     value = get_int(arguments, key)
+    if isinstance(value, OutOfRange):
+        return value
     return value if value is not None and value >= 0 else None
 
 
-def _line_span(detail: object) -> ByteSpan | None:
-    """The zero-based, end-exclusive line range a successful ``Read`` reports about itself."""
+def _line_span(detail: object) -> ByteSpan | OutOfRange | None:
+    """The zero-based, end-exclusive line range a successful ``Read`` reports about itself;
+    ``OUT_OF_RANGE`` when a value of it does not fit a 64-bit integer."""
     if not isinstance(detail, dict):
         return None
     file = get_obj(detail, "file")
     if file is None:
         return None
     start, count, total = (get_int(file, key) for key in ("startLine", "numLines", "totalLines"))
-    if start is None or count is None or total is None or start < 1 or count < 0 or total < 0:
+    if OUT_OF_RANGE in (start, count, total):
+        return OUT_OF_RANGE
+    if not isinstance(start, int) or not isinstance(count, int) or not isinstance(total, int):
         return None
+    if start < 1 or count < 0 or total < 0:
+        return None
+    if start - 1 + count > INT64_MAX:
+        return OUT_OF_RANGE
     return ByteSpan(offset=start - 1, end=start - 1 + count, total=total)
 
 
@@ -215,12 +277,25 @@ class ClaudeCodeDecoder:
         return LineClass.PARSE
 
     def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        obj = load_object(line, lineno)
+        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
+
+    def reader(self, max_string_bytes: int) -> ObjectLineReader:
+        return ObjectLineReader(SPEC, max_string_bytes, self._streamed)
+
+    def _streamed(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+        return self._decoded(obj, seen, lineno, whole=False)
+
+    def _decoded(
+        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool = True
+    ) -> Sequence[Event]:
         if isinstance(obj, Malformed):
-            return [obj]
+            return [_unreadable(seen, lineno, obj.detail, whole=whole)]
         kind = get_str(obj, "type")
         if kind is None:
-            return [Malformed(lineno, "field 'type' is missing or not a string")]
+            detail = "field 'type' is missing or not a string"
+            if "message" not in obj:
+                return [Malformed(lineno, detail)]  # tool calls live in a message
+            return [Unreadable(lineno, detail, None, None)]
         handler = self._handlers.get(kind)
         if handler is not None:
             return handler(obj, lineno)
@@ -244,19 +319,22 @@ class ClaudeCodeDecoder:
     def _assistant(self, line: JsonObject, lineno: int) -> list[Event]:
         message = get_obj(line, "message")
         if message is None:
-            return [Malformed(lineno, "field 'message' is missing or not an object")]
+            return [Unreadable(lineno, "field 'message' is missing or not an object", None)]
         content = message.get("content")
         if isinstance(content, str):
             content = []
         if not isinstance(content, list):
-            return [Malformed(lineno, "field 'message.content' is neither text nor a list")]
+            detail = "field 'message.content' is neither text nor a list"
+            return [Unreadable(lineno, detail, None)]
         cwd = get_str(line, "cwd") or self._cwd
         events: list[Event] = []
         uses = [block for block in objects(content) if block.get("type") == "tool_use"]
         for block in uses:
             call_id, tool = get_str(block, "id"), get_str(block, "name")
             if call_id is None or tool is None:
-                events.append(Malformed(lineno, "tool_use block without string 'id' and 'name'"))
+                detail = "tool_use block without string 'id' and 'name'"
+                ids = None if call_id is None else (call_id,)
+                events.append(Unreadable(lineno, detail, ids))
                 continue
             events.append(ToolStart(call_id, tool, _read_action(block, cwd), lineno))
         if _main_chain(line):
@@ -282,12 +360,13 @@ class ClaudeCodeDecoder:
     def _user(self, line: JsonObject, lineno: int) -> list[Event]:
         message = get_obj(line, "message")
         if message is None:
-            return [Malformed(lineno, "field 'message' is missing or not an object")]
+            return [Unreadable(lineno, "field 'message' is missing or not an object", (), None)]
         content = message.get("content")
         if isinstance(content, str):
             return []
         if not isinstance(content, list):
-            return [Malformed(lineno, "field 'message.content' is neither text nor a list")]
+            wrong = "field 'message.content' is neither text nor a list"
+            return [Unreadable(lineno, wrong, (), None)]
         results = [block for block in objects(content) if block.get("type") == "tool_result"]
         detail = line.get("tool_use_result", line.get("toolUseResult"))
         denied = _denied_by_meta(line)
@@ -295,25 +374,46 @@ class ClaudeCodeDecoder:
         for block in results:
             call_id = get_str(block, "tool_use_id")
             if call_id is None:
-                events.append(Malformed(lineno, "tool_result block without string 'tool_use_id'"))
+                missing = "tool_result block without string 'tool_use_id'"
+                events.append(Unreadable(lineno, missing, (), None))
                 continue
             span = _line_span(detail) if len(results) == 1 else None
-            events.append(self._end(block, call_id, lineno, denied=call_id in denied, span=span))
+            end = self._end(block, call_id, lineno, denied=call_id in denied, span=span)
+            if end.succeeded and isinstance(span, OutOfRange):
+                text = "Read result line range out of the 64-bit range"
+                events.append(Unreadable(lineno, text, (), (call_id,)))
+                continue
+            events.append(end)
         return events
 
     def _end(
-        self, block: JsonObject, call_id: str, lineno: int, *, denied: bool, span: ByteSpan | None
+        self,
+        block: JsonObject,
+        call_id: str,
+        lineno: int,
+        *,
+        denied: bool,
+        span: ByteSpan | OutOfRange | None,
     ) -> ToolEnd:
         """The end of one call; ``span`` is the line range the line's result detail reports."""
         denied = denied or _result_text(block).startswith(DENIAL_PREFIXES)
         no_error = "is_error" not in block or block["is_error"] is False
         succeeded = no_error and not denied
-        self._ended.add(call_id)
+        self._remember(self._ended, call_id)
         if not succeeded:
             kind = PERMISSION_DENIED if denied else TOOL_ERROR
             return ToolEnd(call_id, None, False, lineno, error_type=kind)
-        self._succeeded.add(call_id)
-        return ToolEnd(call_id, None, True, lineno, result_range=span)
+        self._remember(self._succeeded, call_id)
+        return ToolEnd(
+            call_id, None, True, lineno, result_range=span if isinstance(span, ByteSpan) else None
+        )
+
+    @staticmethod
+    def _remember(calls: set[str], call_id: str) -> None:
+        """Bounded: past ``MAX_CALLS`` a call is not remembered as ended, so a later denial of
+        it is passed on as a failed end (the core then gives it no evidence either way)."""
+        if len(calls) < MAX_CALLS:
+            calls.add(key(call_id))
 
     def _result(self, line: JsonObject, lineno: int) -> list[Event]:
         events: list[Event] = []
@@ -321,13 +421,45 @@ class ClaudeCodeDecoder:
             call_id = get_str(denial, "tool_use_id")
             if call_id is None:
                 continue
-            if call_id in self._succeeded or call_id not in self._ended:
-                self._succeeded.discard(call_id)
-                self._ended.add(call_id)
+            if key(call_id) in self._succeeded or key(call_id) not in self._ended:
+                self._succeeded.discard(key(call_id))
+                self._remember(self._ended, call_id)
                 events.append(ToolEnd(call_id, None, False, lineno, error_type=PERMISSION_DENIED))
         self._complete = True
         events.append(StreamComplete(lineno))
         return events
+
+
+def _unreadable(seen: bytes, lineno: int, detail: str, *, whole: bool) -> Event:
+    """A line that could not be read, with the calls it could start or end as far as the bytes
+    seen tell (all of them only when the whole line was seen, intact, and every id was read)."""
+    head = _TYPE_HEAD.match(seen)
+    kind = head.group(1) if head else None
+    if not opens_object(seen) or (kind is not None and kind not in (b"user", b"assistant")):
+        return Malformed(lineno, detail)  # not an object, or a line that carries no tool call
+    complete = whole and seen.rstrip().endswith(b"}")
+    starts = () if kind == b"user" else _recovered(seen, _USE_ID, _USE_KEY, complete=complete)
+    ends = (
+        () if kind == b"assistant" else _recovered(seen, _RESULT_ID, _RESULT_KEY, complete=complete)
+    )
+    if starts == () and ends == ():
+        return Malformed(lineno, detail)
+    return Unreadable(lineno, detail, starts, ends)
+
+
+def _recovered(
+    seen: bytes, ids: re.Pattern[bytes], keys: re.Pattern[bytes], *, complete: bool
+) -> tuple[str, ...] | None:
+    """The ids found; ``None`` (any call) unless they are known to be all of them."""
+    found: list[str] = []
+    for raw in ids.findall(seen):
+        try:
+            found.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+    if not complete or len(found) != len(keys.findall(seen)):
+        return None
+    return tuple(found)
 
 
 def _sniff_line(line: bytes) -> bool:

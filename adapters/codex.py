@@ -24,6 +24,13 @@ command, recorded in the rollout file.
   completion with no start before it is passed on as an end alone (the core labels it
   ``missing_start``); a start that never ends is passed on when the stream ends (``missing_end``).
   A call id started twice is passed on at once, both starts (``ambiguous_call_id``).
+- A call line that cannot be read (not UTF-8, cut off, not JSON, a field of the wrong type) is
+  ``Unreadable``: a ``response_item`` call (or call output) line could start (or end) the call
+  whose ``call_id`` is recovered from it, an ``item_completed`` line could end any call, a line
+  whose head does not say its kind could do either; a line whose head names another kind is plain
+  malformed. A line longer than the scanner holds whole is read as it flows.
+- Bounds: at most as many calls are held open as the core follows; past that a rollout counts
+  as incomplete (what those commands read is not known). Long call ids are kept bounded.
 - Completion: ``event_msg`` ``task_complete``; a ``task_started`` after it reopens the stream. A
   rollout in which a started call never got its end (a command without its ``CommandExecution``
   record, as older Codex versions write them) is not complete either: what that command read is
@@ -58,10 +65,12 @@ from coverage_gate.events import (
     StreamReopened,
     ToolEnd,
     ToolStart,
+    Unreadable,
     UnreadableArguments,
     Unrecognised,
     WorkingDirectory,
 )
+from coverage_gate.evidence import MAX_CALLS
 from coverage_gate.model import Capability
 
 from ._json import (
@@ -71,9 +80,12 @@ from ._json import (
     get_obj,
     get_str,
     is_blank,
+    key,
     load_object,
     objects,
+    opens_object,
 )
+from ._stream import Items, ObjectLineReader, Spec, load_line
 
 ROLLOUT: Final = "codex-rollout"
 EXEC: Final = "codex-exec"
@@ -107,6 +119,31 @@ _ROLLOUT_SKIP = frozenset(
         (b"event_msg", b"user_message"),
     }
 )
+
+_CALL_ID = re.compile(rb'"call_id"\s*:\s*"([^"\\]{1,256})"')
+# What decoding a rollout line needs; a line read as it flows keeps only this.
+ROLLOUT_SPEC: Final[Spec] = {
+    "type": None,
+    "payload": {
+        "type": None,
+        "call_id": None,
+        "name": None,
+        "cwd": None,
+        "output": {"success": None},
+        "item": {
+            "type": None,
+            "id": None,
+            "cwd": None,
+            "status": None,
+            "exit_code": None,
+            "parsed_cmd": Items({"type": None, "path": None}),
+        },
+    },
+}
+EXEC_SPEC: Final[Spec] = {
+    "type": None,
+    "item": {"type": None, "id": None, "status": None, "exit_code": None, "error": None},
+}
 
 _EXEC_TOOL_ITEMS = frozenset({"command_execution", "mcp_tool_call"})
 _EXEC_KINDS = frozenset(
@@ -171,6 +208,7 @@ class CodexRolloutDecoder:
         self._cwd: str | None = None
         self._pending: dict[str, _Pending] = {}
         self._seen: set[str] = set()
+        self._overflow = False  # more calls than are followed: what they read is not known
         self._complete = False
         self._last_line = 0
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
@@ -189,19 +227,33 @@ class CodexRolloutDecoder:
         return LineClass.PARSE
 
     def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        return self._decoded(load_line(line, lineno, ROLLOUT_SPEC), line, lineno)
+
+    def reader(self, max_string_bytes: int) -> ObjectLineReader:
+        return ObjectLineReader(ROLLOUT_SPEC, max_string_bytes, self._decoded)
+
+    def _decoded(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
         self._last_line = lineno
-        obj = load_object(line, lineno)
         if isinstance(obj, Malformed):
-            return [obj]
+            return [_rollout_unreadable(seen, lineno, obj.detail)]
         kind = get_str(obj, "type")
         if kind is None:
-            return [Malformed(lineno, "field 'type' is missing or not a string")]
+            detail = "field 'type' is missing or not a string"
+            payload = get_obj(obj, "payload")
+            if payload is None or not {"call_id", "item"} & payload.keys():
+                return [Malformed(lineno, detail)]  # no call could be named in it
+            return [Unreadable(lineno, detail, None, None)]
         handler = self._handlers.get(kind)
         if handler is None:
             return [] if kind in _ROLLOUT_QUIET else [Unrecognised(lineno)]
         payload = get_obj(obj, "payload")
         if payload is None:
-            return [Malformed(lineno, "field 'payload' is missing or not an object")]
+            detail = "field 'payload' is missing or not an object"
+            if kind == "response_item":
+                return [Unreadable(lineno, detail, None, None)]
+            if kind == "event_msg":
+                return [Unreadable(lineno, detail, (), None)]
+            return [Malformed(lineno, detail)]
         return handler(payload, lineno)
 
     def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
@@ -214,7 +266,7 @@ class CodexRolloutDecoder:
             ToolStart(call_id, pending.tool, IgnoredAction(), pending.line)
             for call_id, pending in self._pending.items()
         ]
-        if events and self._complete:
+        if (events or self._overflow) and self._complete:
             self._complete = False
             events.append(StreamReopened(self._last_line))
         self._pending.clear()
@@ -245,8 +297,10 @@ class CodexRolloutDecoder:
     def _call_start(self, payload: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(payload, "call_id")
         if call_id is None:
-            return [Malformed(lineno, "field 'payload.call_id' is missing or not a string")]
-        tool = get_str(payload, "name") or get_str(payload, "type") or "tool"
+            detail = "field 'payload.call_id' is missing or not a string"
+            return [Unreadable(lineno, detail, None, ())]
+        call_id = key(call_id)
+        tool = key(get_str(payload, "name") or get_str(payload, "type") or "tool")
         if call_id in self._seen:
             # Started again: pass both starts on now, so the core labels the id ambiguous.
             first = self._pending.pop(call_id, None)
@@ -254,6 +308,9 @@ class CodexRolloutDecoder:
             if first is None:
                 return [again]
             return [ToolStart(call_id, first.tool, IgnoredAction(), first.line), again]
+        if len(self._seen) >= MAX_CALLS:
+            self._overflow = True  # its end will come alone; the rollout counts as incomplete
+            return []
         self._seen.add(call_id)
         self._pending[call_id] = _Pending(tool, lineno)
         return []
@@ -261,7 +318,9 @@ class CodexRolloutDecoder:
     def _call_output(self, payload: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(payload, "call_id")
         if call_id is None:
-            return [Malformed(lineno, "field 'payload.call_id' is missing or not a string")]
+            detail = "field 'payload.call_id' is missing or not a string"
+            return [Unreadable(lineno, detail, (), None)]
+        call_id = key(call_id)
         pending = self._pending.get(call_id)
         if pending is None or pending.tool in _COMMAND_TOOLS:
             return []  # a command's end is its CommandExecution record; an unknown id: no call
@@ -278,7 +337,8 @@ class CodexRolloutDecoder:
         if kind == "item_completed":
             item = get_obj(payload, "item")
             if item is None:
-                return [Malformed(lineno, "field 'payload.item' is missing or not an object")]
+                detail = "field 'payload.item' is missing or not an object"
+                return [Unreadable(lineno, detail, (), None)]
             if get_str(item, "type") == "CommandExecution":
                 return self._command(item, lineno)
             return []
@@ -293,9 +353,12 @@ class CodexRolloutDecoder:
     def _command(self, item: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(item, "id")
         if call_id is None:
-            return [Malformed(lineno, "field 'payload.item.id' is missing or not a string")]
+            return [
+                Unreadable(lineno, "field 'payload.item.id' is missing or not a string", (), None)
+            ]
         succeeded = _succeeded(item)
         error = None if succeeded else COMMAND_FAILED
+        call_id = key(call_id)
         pending = self._pending.pop(call_id, None)
         if pending is None:
             return [ToolEnd(call_id, None, succeeded, lineno, error_type=error)]
@@ -321,7 +384,14 @@ class CodexExecDecoder:
         return LineClass.SKIP if is_blank(head) else LineClass.PARSE
 
     def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        obj = load_object(line, lineno)
+        return self._decoded(load_line(line, lineno, EXEC_SPEC), line, lineno)
+
+    def reader(self, max_string_bytes: int) -> ObjectLineReader:
+        return ObjectLineReader(EXEC_SPEC, max_string_bytes, self._decoded)
+
+    def _decoded(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+        """Capability none: an unreadable line changes nothing here, it is counted."""
+        del seen
         if isinstance(obj, Malformed):
             return [obj]
         kind = get_str(obj, "type")
@@ -361,6 +431,29 @@ class CodexExecDecoder:
 
     def finish(self) -> Sequence[Event]:
         return []
+
+
+def _rollout_unreadable(seen: bytes, lineno: int, detail: str) -> Event:
+    """A rollout line that could not be read, with what its head tells of the call it holds."""
+    head = _ROLLOUT_HEAD.match(seen)
+    kind, inner = (head.group(1), head.group(2)) if head else (None, None)
+    if not opens_object(seen):
+        return Malformed(lineno, detail)  # not an object: it cannot hold a call
+    if kind is None or (kind in (b"response_item", b"event_msg") and inner is None):
+        return Unreadable(lineno, detail, None, None)
+    name = inner.decode("ascii") if inner is not None else ""
+    if kind == b"response_item" and name in _CALL_STARTS | _CALL_OUTPUTS:
+        found = _CALL_ID.findall(seen)
+        call_id = found[0].decode("utf-8", "replace") if len(found) == 1 else None
+        ids = None if call_id is None or "\ufffd" in call_id else (call_id,)
+        return (
+            Unreadable(lineno, detail, ids, ())
+            if name in _CALL_STARTS
+            else Unreadable(lineno, detail, (), ids)
+        )
+    if kind == b"event_msg" and name == "item_completed":
+        return Unreadable(lineno, detail, (), None)
+    return Malformed(lineno, detail)  # its head names a line that carries no tool call
 
 
 def _sniff_rollout(line: bytes) -> bool:

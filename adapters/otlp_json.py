@@ -34,9 +34,15 @@ Which spans count:
 Success (both kinds of span): a span whose status is ERROR, or that carries ``error.type``, is a
 failed call, whatever its other attributes say.
 
+Numbers: ``intValue`` is a 64-bit integer; a larger one is out of range. A call whose requested or
+reported range is out of range has an unreadable outcome. A line that cannot be read (not UTF-8,
+cut off, not JSON, a part of the wrong shape) could have held whole calls of any file: each such
+line counts as one call whose file is unknown.
+
 Completion: an ``invoke_agent`` span (by name or ``gen_ai.operation.name``). Exported spans have
 ended. When coverage-gate's own ``invoke_agent`` span says the recorded stream was incomplete
-(``coverage_gate.stream.complete`` false) or had capability ``none``, it does not complete this
+(``coverage_gate.stream.complete`` false), had capability ``none`` or dropped calls past its
+bound (``coverage_gate.stream.dropped_calls``), it does not complete this
 stream, and it keeps any other ``invoke_agent`` span in the file from completing it: evidence that
 was unavailable when recorded does not become evidence of absence by being read back.
 
@@ -64,6 +70,7 @@ from coverage_gate.events import (
     ToolEnd,
     ToolStart,
     UnplacedRead,
+    Unreadable,
     UnreadableArguments,
     Unrecognised,
 )
@@ -76,7 +83,13 @@ from coverage_gate.telemetry import (
     INVOKE_AGENT,
     LINE_ISSUE_EVENT,
     OPERATION,
+    RANGE_END,
+    RANGE_OFFSET,
+    RANGE_TOTAL,
+    REQ_LIMIT,
+    REQ_OFFSET,
     STREAM_COMPLETE,
+    STREAM_DROPPED_CALLS,
     TOOL_CALL_ID,
     TOOL_NAME,
     issue_from_event,
@@ -84,7 +97,10 @@ from coverage_gate.telemetry import (
 )
 
 from ._json import (
+    OUT_OF_RANGE,
     JsonObject,
+    OutOfRange,
+    as_int64,
     get_int,
     get_list,
     get_obj,
@@ -92,7 +108,9 @@ from ._json import (
     is_blank,
     load_object,
     loads_object,
+    opens_object,
 )
+from ._stream import Items, ObjectLineReader, Spec, load_line
 
 NAME: Final = "otlp-json"
 TOOL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"  # GenAI semantic conventions
@@ -102,8 +120,38 @@ DIFF_TOOLS: Final = frozenset({"cr_diff"})
 SPAN_ERROR: Final = "span_error"
 _STATUS_ERROR: Final = frozenset({2, "2", "STATUS_CODE_ERROR"})
 
-AttributeValue = str | int | float | bool
+AttributeValue = str | int | float | bool | OutOfRange
 Attributes = dict[str, AttributeValue]
+# Attributes whose value must be a usable number for the call to say what it showed.
+_RANGE_KEYS: Final = (REQ_OFFSET, REQ_LIMIT, RANGE_OFFSET, RANGE_END, RANGE_TOTAL)
+_ATTRIBUTE: Final[Spec] = Items(
+    {
+        "key": None,
+        "value": {"stringValue": None, "boolValue": None, "doubleValue": None, "intValue": None},
+    }
+)
+# What decoding a line needs; a line read as it flows keeps only this.
+SPEC: Final[Spec] = {
+    "resourceSpans": Items(
+        {
+            "scopeSpans": Items(
+                {
+                    "spans": Items(
+                        {
+                            "name": None,
+                            "spanId": None,
+                            "status": {"code": None},
+                            "attributes": _ATTRIBUTE,
+                            "events": Items({"name": None, "attributes": _ATTRIBUTE}),
+                        }
+                    )
+                }
+            )
+        }
+    ),
+    "resourceMetrics": None,
+    "resourceLogs": None,
+}
 
 _OTHER_SIGNAL_HEAD = re.compile(rb'\s*\{\s*"resource(?:Metrics|Logs)"\s*:')
 _SNIFF_HEAD = re.compile(rb'\s*\{\s*"resourceSpans"\s*:')
@@ -113,15 +161,17 @@ def _value(value: object) -> AttributeValue | None:
     """One OTLP ``AnyValue`` as a plain value; arrays, maps and bytes are not used here."""
     if not isinstance(value, dict):
         return None
-    for key in ("stringValue", "boolValue", "doubleValue"):
+    for key in ("stringValue", "boolValue", "doubleValue", "intValue"):
         found = value.get(key)
-        if isinstance(found, str | bool | float | int):
+        if isinstance(found, str) and key == "intValue":
+            if not re.fullmatch(r"-?[0-9]+", found):
+                return None
+            return OUT_OF_RANGE if len(found) > 20 else as_int64(int(found))
+        if isinstance(found, str | bool | float):
             return found
-    number = value.get("intValue")
-    if isinstance(number, int) and not isinstance(number, bool):
-        return number
-    if isinstance(number, str) and re.fullmatch(r"-?\d{1,20}", number):
-        return int(number)
+        number = as_int64(found)
+        if number is not None:
+            return number
     return None
 
 
@@ -163,6 +213,12 @@ def _spans(request: JsonObject) -> Iterator[JsonObject | str]:
                     yield f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}] is not an object"
 
 
+def _unreadable(lineno: int, detail: str) -> Unreadable:
+    """A line (or part of one) that could have held whole calls of any file."""
+    tag = f"(unreadable line {lineno})"
+    return Unreadable(lineno, detail, (tag,), (tag,))
+
+
 def _is_operation(name: str, attrs: Attributes, operation: str) -> bool:
     return attrs.get(OPERATION) == operation or name.startswith(operation)
 
@@ -193,6 +249,11 @@ def _own_events(record: CallRecord, lineno: int) -> list[Event]:
     line = record.line or lineno
     succeeded = record.outcome is Outcome.SUCCEEDED
     start = ToolStart(record.call_id, record.tool, _own_action(record), line)
+    if record.issue is IssueKind.OUTCOME_UNREADABLE:
+        ids = (record.call_id,)
+        if record.path is not None or record.kind is CallKind.DIFF_PAGE:
+            return [start, Unreadable(line, record.detail, (), ids, replayed=True)]
+        return [Unreadable(line, record.detail, ids, ids, replayed=True)]
     if record.outcome is not Outcome.INCOMPLETE:
         error = None if succeeded else record.error_type
         end = ToolEnd(record.call_id, record.tool, succeeded, line, error, record.result_range)
@@ -214,6 +275,8 @@ def _foreign_action(tool: str, arguments: AttributeValue | None) -> Action:
     if parsed is None:
         return UnreadableArguments(f"{tool} span has no JSON object in {TOOL_ARGUMENTS}")
     offset, limit = get_int(parsed, "offset"), get_int(parsed, "limit")
+    if isinstance(offset, OutOfRange) or isinstance(limit, OutOfRange):
+        return UnreadableArguments(f"{tool} offset/limit out of the 64-bit range")
     if tool in DIFF_TOOLS:
         return DiffPageAction(offset=offset, limit=limit)
     path = get_str(parsed, "path") or get_str(parsed, "file_path")
@@ -225,16 +288,27 @@ def _foreign_action(tool: str, arguments: AttributeValue | None) -> Action:
 def _foreign_events(span: JsonObject, name: str, attrs: Attributes, lineno: int) -> list[Event]:
     tool = attrs.get(TOOL_NAME)
     if not isinstance(tool, str) or not tool:
-        return [Malformed(lineno, f"execute_tool span without a string {TOOL_NAME}")]
+        return [_unreadable(lineno, f"execute_tool span without a string {TOOL_NAME}")]
     call_id = attrs.get(TOOL_CALL_ID) or get_str(span, "spanId")
     if not isinstance(call_id, str) or not call_id:
-        return [Malformed(lineno, f"execute_tool span without {TOOL_CALL_ID} or spanId")]
+        return [_unreadable(lineno, f"execute_tool span without {TOOL_CALL_ID} or spanId")]
     failed = _failed(span, attrs)
     error = str(attrs.get(ERROR_TYPE, SPAN_ERROR)) if failed else None
     action = _foreign_action(tool, attrs.get(TOOL_ARGUMENTS))
     return [
         ToolStart(call_id, tool, action, lineno),
         ToolEnd(call_id, tool, not failed, lineno, error_type=error),
+    ]
+
+
+def _without_usable_ends(events: list[Event], keys: list[str]) -> list[Event]:
+    """A call whose range is out of range: its start stands, its outcome is unreadable."""
+    detail = f"{', '.join(keys)} out of the 64-bit range"
+    return [
+        Unreadable(event.line, detail, (), (event.call_id,))
+        if isinstance(event, ToolEnd)
+        else event
+        for event in events
     ]
 
 
@@ -249,9 +323,18 @@ class OtlpJsonDecoder:
         return LineClass.PARSE
 
     def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        request = load_object(line, lineno)
+        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
+
+    def reader(self, max_string_bytes: int) -> ObjectLineReader:
+        return ObjectLineReader(SPEC, max_string_bytes, self._decoded)
+
+    def _decoded(
+        self, request: JsonObject | Malformed, seen: bytes, lineno: int
+    ) -> Sequence[Event]:
         if isinstance(request, Malformed):
-            return [request]
+            if not opens_object(seen) or _OTHER_SIGNAL_HEAD.match(seen):
+                return [request]  # not an object, or metrics/logs: it cannot hold a span
+            return [_unreadable(lineno, request.detail)]
         if "resourceSpans" not in request and (
             "resourceMetrics" in request or "resourceLogs" in request
         ):
@@ -270,7 +353,7 @@ class OtlpJsonDecoder:
                 used = True
                 events.extend(found)
         if problem is not None:
-            events.append(Malformed(lineno, problem))
+            events.append(_unreadable(lineno, problem))
         elif not used:
             events.append(Unrecognised(lineno))
         return events
@@ -284,16 +367,20 @@ class OtlpJsonDecoder:
         if _is_operation(name, attrs, EXECUTE_TOOL):
             record = record_from_attributes(attrs)
             if record is None:
-                return _foreign_events(span, name, attrs, lineno)
-            if record.outcome is Outcome.SUCCEEDED and _failed(span, attrs):
-                error = str(attrs.get(ERROR_TYPE, SPAN_ERROR))
-                record = replace(record, outcome=Outcome.FAILED, error_type=error)
-            return _own_events(record, lineno)
+                events = _foreign_events(span, name, attrs, lineno)
+            else:
+                if record.outcome is Outcome.SUCCEEDED and _failed(span, attrs):
+                    error = str(attrs.get(ERROR_TYPE, SPAN_ERROR))
+                    record = replace(record, outcome=Outcome.FAILED, error_type=error)
+                events = _own_events(record, lineno)
+            unusable = [key for key in _RANGE_KEYS if attrs.get(key) is OUT_OF_RANGE]
+            return _without_usable_ends(events, unusable) if unusable else events
         if _is_operation(name, attrs, INVOKE_AGENT):
             return self._agent(span, attrs, lineno)
         return None
 
     def _agent(self, span: JsonObject, attrs: Attributes, lineno: int) -> list[Event]:
+        dropped = attrs.get(STREAM_DROPPED_CALLS)
         events: list[Event] = []
         for raw in get_list(span, "events") or []:
             if not isinstance(raw, dict) or get_str(raw, "name") != LINE_ISSUE_EVENT:
@@ -302,7 +389,10 @@ class OtlpJsonDecoder:
             if issue is not None and issue.kind is IssueKind.MALFORMED_LINE:
                 events.append(Malformed(issue.line or lineno, issue.detail))
         unavailable = (
-            attrs.get(STREAM_COMPLETE) is False or attrs.get(CAPABILITY) == Capability.NONE.value
+            attrs.get(STREAM_COMPLETE) is False
+            or attrs.get(CAPABILITY) == Capability.NONE.value
+            or dropped is OUT_OF_RANGE
+            or (isinstance(dropped, int) and dropped > 0)
         )
         if unavailable:
             self._held_open = True

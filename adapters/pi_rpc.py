@@ -11,17 +11,27 @@ Success needs an explicit success: the end's top-level ``isError`` is ``false`` 
 ``isError:false`` and ``result.isError:true``); any other value (``"true"``, ``1``, ``null``) is a
 failure.
 
+Numbers: ``offset``/``limit`` and the ``[cr-range ...]`` values must fit a 64-bit integer; an
+argument outside that range is unusable (``arguments_unavailable``), a header value outside it
+makes the call's outcome unreadable.
+
 Completion: ``agent_end`` or ``agent_settled``. pi emits ``agent_end`` before an auto-retry, so an
 ``agent_start`` after it reopens the stream; completion is judged at the end of the stream.
 
 Lines are judged from their head: pi writes ``{"type":...`` first, so only tool execution events
-are decoded whole. A line whose head does not name its type is decoded whole (bounded by the
-scanner's line limit).
+are decoded. A line whose head does not name its type is decoded too. A line longer than the
+scanner holds whole (a large read result) is read as it flows, keeping only the fields used here.
+
+A tool line that cannot be read (not UTF-8, cut off, not JSON, a field of the wrong type) is
+``Unreadable``: its call id and tool are recovered from its head where pi wrote them
+(``{"type":"tool_execution_end","toolCallId":..,"toolName":..``), so only that call's evidence
+becomes unavailable; a tool that never counts makes it plain malformed; a line whose head names
+no type but that names a ``toolCallId`` could be that call's (or, with no id, any call's) start or
+end; any other unreadable line is plain malformed.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 
@@ -38,10 +48,14 @@ from coverage_gate.events import (
     StreamReopened,
     ToolEnd,
     ToolStart,
+    Unreadable,
     UnreadableArguments,
     Unrecognised,
 )
 from coverage_gate.model import Capability
+
+from ._json import INT64_MAX, OUT_OF_RANGE, JsonObject, OutOfRange, as_int64, opens_object
+from ._stream import Items, ObjectLineReader, Spec, load_line
 
 NAME = "pi-rpc"
 READ_TOOLS = frozenset({"cr_read", "read"})
@@ -49,7 +63,23 @@ DIFF_TOOLS = frozenset({"cr_diff"})
 RANGE_HEADER_TOOLS = frozenset({"cr_read", "cr_diff"})
 
 _TYPE_AT_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"([A-Za-z0-9_]+)"')
+_TOOL_HEAD = re.compile(
+    rb'\s*\{\s*"type"\s*:\s*"tool_execution_(start|end)"'
+    rb'(?:\s*,\s*"toolCallId"\s*:\s*"([^"\\]{1,256})"'
+    rb'(?:\s*,\s*"toolName"\s*:\s*"([^"\\]{1,256})")?)?'
+)
+_ANY_ID = re.compile(rb'"toolCallId"\s*:\s*"([^"\\]{1,256})"')
 _CR_RANGE = re.compile(r"^\[cr-range offset=(\d+) end=(\d+) total=(\d+)")
+COUNTED_TOOLS = READ_TOOLS | DIFF_TOOLS
+# What a tool line's decoding needs; a line read as it flows keeps only this.
+SPEC: Spec = {
+    "type": None,
+    "toolCallId": None,
+    "toolName": None,
+    "isError": None,
+    "args": {"path": None, "offset": None, "limit": None},
+    "result": {"isError": None, "content": Items({"text": None}, first=1)},
+}
 
 _TOOL_EVENTS = frozenset({"tool_execution_start", "tool_execution_end"})
 _DONE = frozenset({"agent_end", "agent_settled"})
@@ -75,12 +105,24 @@ _KNOWN_SKIPPED = frozenset(
 
 
 def _int_or_none(value: object) -> int | str | None:
-    """``None`` for absent, the int for a non-negative int, else an error text."""
+    """``None`` for absent, the int for a non-negative 64-bit int, else an error text."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        return f"not a non-negative integer: {value!r}"
-    return value
+    number = as_int64(value)
+    if number is OUT_OF_RANGE:
+        return "out of the 64-bit range"
+    if not isinstance(number, int) or number < 0:
+        return f"not a non-negative integer: {_short(value)}"
+    return number
+
+
+def _short(value: object) -> str:
+    """A value as a detail names it, without writing out a large one."""
+    if isinstance(value, str):
+        return repr(value[:40]) + ("..." if len(value) > 40 else "")
+    if isinstance(value, dict | list):
+        return f"a JSON {'object' if isinstance(value, dict) else 'array'}"
+    return repr(value)[:40]
 
 
 def action_for(tool: str, args: object) -> Action:
@@ -103,8 +145,9 @@ def action_for(tool: str, args: object) -> Action:
     return ReadAction(path=path, offset=offset, limit=limit, mention=True)
 
 
-def result_range(result: object) -> ByteSpan | None:
-    """The ``[cr-range offset=.. end=.. total=..]`` header of a cr_* tool result, if present."""
+def result_range(result: object) -> ByteSpan | OutOfRange | None:
+    """The ``[cr-range offset=.. end=.. total=..]`` header of a cr_* tool result, if present;
+    ``OUT_OF_RANGE`` when one of its values does not fit a 64-bit integer."""
     if not isinstance(result, Mapping):
         return None
     content = result.get("content")
@@ -116,7 +159,11 @@ def result_range(result: object) -> ByteSpan | None:
     match = _CR_RANGE.match(text)
     if match is None:
         return None
+    if any(len(group) > 19 for group in match.groups()):
+        return OUT_OF_RANGE
     offset, end, total = (int(group) for group in match.groups())
+    if max(offset, end, total) > INT64_MAX:
+        return OUT_OF_RANGE
     return ByteSpan(offset, end, total)
 
 
@@ -176,47 +223,103 @@ class PiRpcDecoder:
         return [Unrecognised(lineno)]
 
     def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        try:
-            obj = json.loads(line)
-        except (ValueError, RecursionError) as error:
-            return [Malformed(lineno, f"not JSON: {str(error)[:120]}")]
-        if not isinstance(obj, dict):
-            return [Malformed(lineno, "not a JSON object")]
+        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
+
+    def reader(self, max_string_bytes: int) -> ObjectLineReader:
+        return ObjectLineReader(SPEC, max_string_bytes, self._decoded)
+
+    def _decoded(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+        if isinstance(obj, Malformed):
+            return [_unreadable(seen, lineno, obj.detail)]
         kind = obj.get("type")
         if not isinstance(kind, str):
-            return [Malformed(lineno, "no string 'type' field")]
+            return [_untyped(obj, lineno)]
         if kind == "tool_execution_start":
             return self._start(obj, lineno)
         if kind == "tool_execution_end":
             return self._end(obj, lineno)
         return self._by_type(kind, lineno, intact=True)
 
-    def _ids(self, obj: Mapping[str, object], lineno: int) -> tuple[str, str] | Malformed:
-        call_id, tool = obj.get("toolCallId"), obj.get("toolName")
+    def _ids(self, obj: JsonObject, lineno: int) -> tuple[str, str] | Event:
+        kind, call_id, tool = obj.get("type"), obj.get("toolCallId"), obj.get("toolName")
+        if isinstance(tool, str) and tool and tool not in COUNTED_TOOLS:
+            if not isinstance(call_id, str) or not call_id:
+                return Malformed(lineno, f"{kind} of tool {tool!r} without a string 'toolCallId'")
+            return call_id, tool
         if not isinstance(call_id, str) or not call_id:
-            return Malformed(lineno, f"{obj.get('type')} without a string 'toolCallId'")
+            return _side(kind, lineno, f"{kind} without a string 'toolCallId'", None)
         if not isinstance(tool, str) or not tool:
-            return Malformed(lineno, f"{obj.get('type')} without a string 'toolName'")
+            return _side(kind, lineno, f"{kind} without a string 'toolName'", (call_id,))
         return call_id, tool
 
-    def _start(self, obj: Mapping[str, object], lineno: int) -> Sequence[Event]:
+    def _start(self, obj: JsonObject, lineno: int) -> Sequence[Event]:
         ids = self._ids(obj, lineno)
-        if isinstance(ids, Malformed):
+        if not isinstance(ids, tuple):
             return [ids]
         call_id, tool = ids
         return [ToolStart(call_id, tool, action_for(tool, obj.get("args")), lineno)]
 
-    def _end(self, obj: Mapping[str, object], lineno: int) -> Sequence[Event]:
+    def _end(self, obj: JsonObject, lineno: int) -> Sequence[Event]:
         ids = self._ids(obj, lineno)
-        if isinstance(ids, Malformed):
+        if not isinstance(ids, tuple):
             return [ids]
         call_id, tool = ids
         succeeded, error_type = _end_outcome(obj)
         span = result_range(obj.get("result")) if succeeded and tool in RANGE_HEADER_TOOLS else None
+        if isinstance(span, OutOfRange):
+            detail = "[cr-range] header value out of the 64-bit range"
+            return [Unreadable(lineno, detail, (), (call_id,))]
         return [ToolEnd(call_id, tool, succeeded, lineno, error_type, span)]
 
     def finish(self) -> Sequence[Event]:
         return []
+
+
+def _side(kind: object, lineno: int, detail: str, ids: tuple[str, ...] | None) -> Unreadable:
+    """An unreadable tool line: the start or end of the calls ``ids`` (``None``: of any call)."""
+    if kind == "tool_execution_start":
+        return Unreadable(lineno, detail, ids, ())
+    return Unreadable(lineno, detail, (), ids)
+
+
+def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:
+    """A line that could not be read, with what its head still tells: which call and tool."""
+    head = _TOOL_HEAD.match(seen)
+    if head is None:
+        if (
+            _TYPE_AT_HEAD.match(seen) is not None
+            or not opens_object(seen)
+            or b'"toolCallId"' not in seen
+        ):
+            return Malformed(lineno, detail)  # another event's line, or no tool event at all
+        found = _ANY_ID.search(seen)
+        call_id = _text(found.group(1)) if found else None
+        ids = None if call_id is None else (call_id,)
+        return Unreadable(lineno, detail, ids, ids)
+    kind = f"tool_execution_{head.group(1).decode('ascii')}"
+    call_id, tool = (_text(head.group(n)) for n in (2, 3))
+    if tool is not None and tool not in COUNTED_TOOLS:
+        return Malformed(lineno, detail)  # a tool that never counts: no evidence either way
+    return _side(kind, lineno, detail, None if call_id is None else (call_id,))
+
+
+def _untyped(obj: JsonObject, lineno: int) -> Event:
+    """A line without a string type: a tool event's if it names a call id, else nothing."""
+    detail = "no string 'type' field"
+    if "toolCallId" not in obj:
+        return Malformed(lineno, detail)
+    call_id = obj["toolCallId"]
+    ids = (call_id,) if isinstance(call_id, str) and call_id else None
+    return Unreadable(lineno, detail, ids, ids)
+
+
+def _text(raw: bytes | None) -> str | None:
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 class PiRpcAdapter:

@@ -36,7 +36,12 @@ AgentOption = Annotated[str | None, typer.Option(help="Reviewer name for the inv
 MaxFilesOption = Annotated[int, typer.Option(min=1, help="Bound on distinct files kept.")]
 MaxIssuesOption = Annotated[int, typer.Option(min=0, help="Bound on sampled call-level issues.")]
 MaxLineBytesOption = Annotated[
-    int, typer.Option(min=1024, help="Longest line decoded whole (tool events).")
+    int,
+    typer.Option(
+        min=1024,
+        help="Longest tool-event line held whole; a longer one is read as it flows, keeping only "
+        "the fields used.",
+    ),
 ]
 
 DEFAULT_MAX_FILES = Bounds().max_files

@@ -117,6 +117,25 @@ class Malformed:
 
 
 @dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A line that could have carried tool starts or ends but could not be read.
+
+    ``starts`` and ``ends`` name the call ids the line could start or end, as far as they could
+    be recovered from the bytes seen: ``()`` when the line cannot hold that side of a call,
+    ``None`` when it could hold it for any call. The core makes the evidence those calls could
+    have given unavailable (unknown), never absent (DESIGN §6 rule 14).
+    """
+
+    line: int
+    detail: str
+    starts: tuple[str, ...] | None = ()
+    ends: tuple[str, ...] | None = ()
+    # A call recorded as ``outcome_unreadable`` read back from its span: not a line of its own
+    # (the line was labelled when first recorded), and ``detail`` is the call's recorded detail.
+    replayed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class TooLarge:
     """A line that had to be decoded whole but exceeded the line size limit."""
 
@@ -138,6 +157,7 @@ Event = (
     | StreamReopened
     | WorkingDirectory
     | Malformed
+    | Unreadable
     | TooLarge
     | Unrecognised
 )
@@ -149,6 +169,18 @@ class LineClass(Enum):
     PARSE = "parse"  # the whole line is decoded
     HEAD_ONLY = "head_only"  # only the head is needed (a marker); the rest is passed over
     SKIP = "skip"  # known not to carry tool events; counted, never held or parsed
+
+
+class LineReader(Protocol):
+    """Reads one line too large to hold whole, as its bytes flow past."""
+
+    def feed(self, data: bytes) -> None:
+        """The next bytes of the line (never its newline)."""
+        ...
+
+    def close(self, lineno: int) -> Sequence[Event]:
+        """The line ended (or the stream did): what it carried."""
+        ...
 
 
 class Decoder(Protocol):
@@ -169,6 +201,12 @@ class Decoder(Protocol):
     def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
         """Decode a line classified ``HEAD_ONLY`` from its head; ``intact`` says the line ended
         with a closing brace (it was not cut off)."""
+        ...
+
+    def reader(self, max_string_bytes: int) -> LineReader | None:
+        """A reader for a line classified ``PARSE`` that is longer than the scanner holds whole
+        (``max_string_bytes``: a string value longer than that need not be kept whole), or
+        ``None`` if this format cannot read such a line (it is then labelled too large)."""
         ...
 
     def finish(self) -> Sequence[Event]:

@@ -8,8 +8,9 @@ two, so the document is what the spans say.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from coverage_gate.diffmap import DiffIndex
@@ -26,6 +27,7 @@ from coverage_gate.events import (
     ToolEnd,
     ToolStart,
     UnplacedRead,
+    Unreadable,
     UnreadableArguments,
     Unrecognised,
     WorkingDirectory,
@@ -47,6 +49,12 @@ from coverage_gate.model import (
 from coverage_gate.paths import Rejected, Rejection, RepoTree, normalise
 
 MAX_RANGES_PER_FILE = 32
+MAX_CALLS = 20_000  # call ids followed at once; real reviews make hundreds
+MAX_LINE_ISSUES = 256
+MAX_UNREADABLE_IDS = 4096
+MAX_ID_CHARS = 256  # call ids, tool names, error types
+MAX_PATH_CHARS = 4096  # PATH_MAX: no longer path names a real file
+MAX_DETAIL_CHARS = 512
 
 
 class Outcome(StrEnum):
@@ -87,6 +95,7 @@ class StreamSummary:
     agent: str | None = None
     line_issues: tuple[CallIssue, ...] = ()
     line_issue_total: int = 0
+    dropped_calls: int = 0  # calls past the pairer's bound: their evidence is unavailable
 
 
 def _kind(action: Action) -> CallKind:
@@ -97,30 +106,94 @@ def _kind(action: Action) -> CallKind:
     return CallKind.IGNORED
 
 
-@dataclass
+def bounded(text: str, limit: int) -> tuple[str, bool]:
+    """``text`` as it is kept: at most ``limit`` characters, then (when longer) a marker with its
+    length and a hash, so that two long values never read as one; lone surrogates (which no
+    encoder can write) replaced. The flag says it was cut."""
+    if len(text) <= limit and text.isascii():
+        return text, False
+    raw = text.encode("utf-8", "surrogatepass")
+    clean = raw.decode("utf-8", "replace") if _has_surrogates(text) else text
+    if len(clean) <= limit:
+        return clean, False
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    return f"{clean[:limit]}\u2026[{len(text)} chars, sha256 {digest}]", True
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+@dataclass(slots=True)
 class _Open:
     start: ToolStart | None
     end: ToolEnd | None = None
     ambiguous: str = ""
 
 
+@dataclass(slots=True)
+class _Unread:
+    """What unreadable lines could have carried, bounded: the call ids recovered from them, and
+    the lines (two at most: enough to tell "one line" from "several") that could have started
+    or ended any call."""
+
+    starts: dict[str, int] = field(default_factory=dict)
+    ends: dict[str, int] = field(default_factory=dict)
+    any_start: list[int] = field(default_factory=list)
+    any_end: list[int] = field(default_factory=list)
+
+    def add(
+        self, ids: tuple[str, ...] | None, known: dict[str, int], anyone: list[int], line: int
+    ) -> None:
+        if ids is None or len(known) + len(ids) > MAX_UNREADABLE_IDS:
+            if len(anyone) < 2 and line not in anyone:
+                anyone.append(line)
+            return
+        for call_id in ids:
+            known.setdefault(call_id, line)
+
+
 class Pairer:
     """Pairs starts and ends by call id and tool, never by order (DESIGN §6 rules 1-3).
 
     Records are produced when the stream ends: a call id that is reused later in the stream makes
-    every call under it ambiguous, so no call is final before then. What is held per call is a
-    few small fields, never its payload.
+    every call under it ambiguous, so no call is final before then. State is bounded: every string
+    kept is bounded (``bounded``), at most ``max_calls`` call ids are followed (a call past that is
+    dropped and counted, and makes evidence unavailable rather than absent), at most
+    ``max_line_issues`` line issues are kept (the rest counted).
+
+    A line that could have carried tool events but could not be read (``Unreadable``) makes the
+    evidence of the calls it could have affected unavailable, never absent: a call whose end it
+    could be becomes ``outcome_unreadable`` (its file: ``reads_unknown``); a call whose start it
+    could be, and so whose file is not known, is unattributed.
     """
 
-    def __init__(self, root: str | None, tree: RepoTree | None = None) -> None:
+    def __init__(
+        self,
+        root: str | None,
+        tree: RepoTree | None = None,
+        *,
+        max_calls: int = MAX_CALLS,
+        max_line_issues: int = MAX_LINE_ISSUES,
+    ) -> None:
         self._root = root
         self._tree = tree
         self.stream_cwd: str | None = None
+        self._max_calls = max_calls
+        self._max_line_issues = max_line_issues
         self._calls: dict[str, _Open] = {}
+        self._unread = _Unread()
+        self._recorded: dict[str, str] = {}  # details of calls read back as outcome_unreadable
         self.complete = False
         self.malformed = 0
         self.unrecognised = 0
+        self.dropped_calls = 0
         self.lines_with_issues: list[CallIssue] = []
+        self.line_issue_total = 0
 
     def locate(self, root: str | None, tree: RepoTree | None) -> None:
         """Set the repository root and tree that paths are placed with (before ``records``)."""
@@ -132,9 +205,9 @@ class Pairer:
 
     def _feed_one(self, event: Event) -> None:
         if isinstance(event, ToolStart):
-            self._start(event)
+            self._start(self._bound_start(event))
         elif isinstance(event, ToolEnd):
-            self._end(event)
+            self._end(self._bound_end(event))
         elif isinstance(event, StreamComplete):
             self.complete = True
         elif isinstance(event, StreamReopened):
@@ -143,32 +216,142 @@ class Pairer:
             self.stream_cwd = self.stream_cwd or event.path
         elif isinstance(event, Malformed):
             self.malformed += 1
-            self.lines_with_issues.append(
-                CallIssue(kind=IssueKind.MALFORMED_LINE, line=event.line, detail=event.detail)
-            )
+            self._line_issue(IssueKind.MALFORMED_LINE, event.line, event.detail)
+        elif isinstance(event, Unreadable) and event.replayed:
+            self._replayed(event)
+        elif isinstance(event, Unreadable):
+            self._unreadable(event.line, event.detail, event.starts, event.ends)
         elif isinstance(event, TooLarge):
-            self.malformed += 1
-            self.lines_with_issues.append(
-                CallIssue(
-                    kind=IssueKind.LINE_TOO_LARGE,
-                    line=event.line,
-                    detail=f"longer than {event.limit} bytes; not decoded",
-                )
+            self._unreadable(
+                event.line,
+                f"longer than {event.limit} bytes; not decoded",
+                None,
+                None,
+                kind=IssueKind.LINE_TOO_LARGE,
             )
         elif isinstance(event, Unrecognised):
             self.unrecognised += 1
 
+    # --- bounds --------------------------------------------------------------------------------
+
+    def _line_issue(self, kind: IssueKind, line: int, detail: str) -> None:
+        self.line_issue_total += 1
+        if len(self.lines_with_issues) < self._max_line_issues:
+            kept, _ = bounded(detail, MAX_DETAIL_CHARS)
+            self.lines_with_issues.append(CallIssue(kind=kind, line=line, detail=kept))
+
+    def _keep(self, text: str, limit: int, what: str, line: int) -> str:
+        if len(text) <= limit and text.isascii():
+            return text
+        kept, cut = bounded(text, limit)
+        if cut:
+            self._line_issue(
+                IssueKind.VALUE_TRUNCATED,
+                line,
+                f"{what} of {len(text)} characters kept as its first {limit} and a hash",
+            )
+        return kept
+
+    def _bound_action(self, action: Action, line: int) -> Action:
+        if isinstance(action, ReadAction):
+            for what, value in (("path", action.path), ("cwd", action.cwd or "")):
+                if len(value) > MAX_PATH_CHARS:
+                    return UnreadableArguments(
+                        f"{what} of {len(value)} characters: longer than any real path "
+                        f"({MAX_PATH_CHARS} at most)"
+                    )
+            path = self._keep(action.path, MAX_PATH_CHARS, "path", line)
+            cwd = (
+                None if action.cwd is None else self._keep(action.cwd, MAX_PATH_CHARS, "cwd", line)
+            )
+            if path is action.path and cwd is action.cwd:
+                return action
+            return replace(action, path=path, cwd=cwd)
+        if isinstance(action, UnreadableArguments | UnplacedRead):
+            detail = self._keep(action.detail, MAX_DETAIL_CHARS, "detail", line)
+            return action if detail is action.detail else replace(action, detail=detail)
+        return action
+
+    def _bound_start(self, event: ToolStart) -> ToolStart:
+        call_id = self._keep(event.call_id, MAX_ID_CHARS, "call id", event.line)
+        tool = self._keep(event.tool, MAX_ID_CHARS, "tool name", event.line)
+        action = self._bound_action(event.action, event.line)
+        if call_id is event.call_id and tool is event.tool and action is event.action:
+            return event
+        return ToolStart(call_id, tool, action, event.line)
+
+    def _bound_end(self, event: ToolEnd) -> ToolEnd:
+        call_id = self._keep(event.call_id, MAX_ID_CHARS, "call id", event.line)
+        tool = (
+            None
+            if event.tool is None
+            else self._keep(event.tool, MAX_ID_CHARS, "tool name", event.line)
+        )
+        error = (
+            None
+            if event.error_type is None
+            else self._keep(event.error_type, MAX_ID_CHARS, "error type", event.line)
+        )
+        if call_id is event.call_id and tool is event.tool and error is event.error_type:
+            return event
+        return ToolEnd(call_id, tool, event.succeeded, event.line, error, event.result_range)
+
+    def _admit(self, call_id: str) -> bool:
+        """Whether a call id not seen before can be followed; past the bound it is dropped."""
+        if len(self._calls) < self._max_calls:
+            return True
+        self.dropped_calls += 1
+        return False
+
+    # --- pairing -------------------------------------------------------------------------------
+
+    def _unreadable(
+        self,
+        line: int,
+        detail: str,
+        starts: tuple[str, ...] | None,
+        ends: tuple[str, ...] | None,
+        kind: IssueKind = IssueKind.MALFORMED_LINE,
+    ) -> None:
+        self.malformed += 1
+        self._line_issue(kind, line, detail)
+        unread = self._unread
+        if starts is None or starts:
+            kept = None if starts is None else tuple(self._ids(starts, line))
+            unread.add(kept, unread.starts, unread.any_start, line)
+        if ends is None or ends:
+            kept = None if ends is None else tuple(self._ids(ends, line))
+            unread.add(kept, unread.ends, unread.any_end, line)
+
+    def _replayed(self, event: Unreadable) -> None:
+        unread = self._unread
+        for ids, known, anyone in (
+            (event.starts, unread.starts, unread.any_start),
+            (event.ends, unread.ends, unread.any_end),
+        ):
+            if ids is None or ids:
+                kept = None if ids is None else tuple(self._ids(ids, event.line))
+                unread.add(kept, known, anyone, event.line)
+                for call_id in kept or ():
+                    if len(self._recorded) < MAX_UNREADABLE_IDS:
+                        self._recorded[call_id] = bounded(event.detail, MAX_DETAIL_CHARS)[0]
+
+    def _ids(self, ids: tuple[str, ...], line: int) -> Iterable[str]:
+        return (self._keep(call_id, MAX_ID_CHARS, "call id", line) for call_id in ids)
+
     def _start(self, event: ToolStart) -> None:
         known = self._calls.get(event.call_id)
         if known is None:
-            self._calls[event.call_id] = _Open(event)
+            if self._admit(event.call_id):
+                self._calls[event.call_id] = _Open(event)
         elif not known.ambiguous:
             known.ambiguous = f"call id started again at line {event.line}"
 
     def _end(self, event: ToolEnd) -> None:
         known = self._calls.get(event.call_id)
         if known is None:
-            self._calls[event.call_id] = _Open(None, event)
+            if self._admit(event.call_id):
+                self._calls[event.call_id] = _Open(None, event)
         elif known.ambiguous:
             return
         elif known.end is not None:
@@ -183,9 +366,108 @@ class Pairer:
 
     def records(self) -> list[CallRecord]:
         """Every call, in the order of the line that first named it."""
-        out = [self._record(call_id, state) for call_id, state in self._calls.items()]
+        self._check_recovered_ids()
+        out = [self._resolved(call_id, state) for call_id, state in self._calls.items()]
+        out.extend(self._unseen_calls())
+        if self._recorded:
+            out = [
+                replace(record, detail=self._recorded[record.call_id])
+                if record.issue is IssueKind.OUTCOME_UNREADABLE and record.call_id in self._recorded
+                else record
+                for record in out
+            ]
         out.sort(key=lambda record: (record.line, record.call_id))
         return out
+
+    def _check_recovered_ids(self) -> None:
+        """An id recovered from an unreadable line that names no call may have been garbled:
+        that line could then be any call's start or end."""
+        unread = self._unread
+        for call_id, line in unread.ends.items():
+            if call_id not in self._calls and call_id not in unread.starts:
+                unread.add(None, unread.ends, unread.any_end, line)
+        for call_id, line in unread.starts.items():
+            if call_id not in self._calls and call_id not in unread.ends:
+                unread.add(None, unread.starts, unread.any_start, line)
+
+    def _unseen_calls(self) -> list[CallRecord]:
+        """Calls whose start and end both lie on unreadable lines: their file is not known."""
+        unread = self._unread
+        out: list[CallRecord] = []
+        for call_id, line in unread.starts.items():
+            if call_id in self._calls:
+                continue
+            end_line = unread.ends.get(call_id, unread.any_end[0] if unread.any_end else None)
+            if end_line is not None:
+                out.append(_unattributed(call_id, "", line, _lines(line, end_line)))
+        if unread.any_start:
+            for call_id, line in unread.ends.items():
+                if call_id not in self._calls and call_id not in unread.starts:
+                    out.append(_unattributed(call_id, "", line, f"line {line} and another"))
+        lines = sorted({*unread.any_start, *unread.any_end})
+        if unread.any_start and unread.any_end and len(lines) > 1:
+            out.append(
+                _unattributed(
+                    f"(unreadable line {lines[0]})",
+                    "",
+                    lines[0],
+                    _lines(lines[0], lines[1]),
+                )
+            )
+        return out
+
+    def _resolved(self, call_id: str, state: _Open) -> CallRecord:
+        """The call's record, made unavailable where an unreadable line could have been part of
+        it and could have changed what it showed."""
+        record = self._record(call_id, state)
+        if len(record.detail) > MAX_DETAIL_CHARS:
+            record = replace(record, detail=bounded(record.detail, MAX_DETAIL_CHARS)[0])
+        if state.ambiguous:
+            return record
+        unread = self._unread
+        start_line = unread.starts.get(call_id)
+        if start_line is None and state.start is None and unread.any_start:
+            start_line = unread.any_start[0]
+        end_line = unread.ends.get(call_id)
+        if end_line is None and state.end is None and unread.any_end:
+            end_line = unread.any_end[0]
+        start, end = state.start, state.end
+        if start_line is None and end_line is None:
+            return record
+        if start is None:
+            if start_line is None or (end is not None and end_line is None and not end.succeeded):
+                return record  # no start could be read: whatever ended it, it showed nothing
+            where = _lines(start_line, end_line if end_line is not None else start_line)
+            return _unattributed(call_id, record.tool, record.line, where)
+        if end_line is None and (end is None or not end.succeeded):
+            return record  # its outcome is known (failed), or it never ended
+        line, role = (end_line, "ended") if end_line is not None else (start_line, "started")
+        detail = f"line {line}, which could have {role} it, could not be read"
+        if isinstance(start.action, ReadAction) and record.path is not None:
+            return replace(
+                record,
+                outcome=Outcome.INCOMPLETE,
+                error_type=None,
+                result_range=None,
+                issue=IssueKind.OUTCOME_UNREADABLE,
+                detail=detail,
+            )
+        unplaced = isinstance(start.action, UnplacedRead) or (
+            isinstance(start.action, ReadAction) and record.issue is IssueKind.PATH_WITHOUT_ROOT
+        )
+        if isinstance(start.action, DiffPageAction) or unplaced:
+            what = (
+                "a diff page" if isinstance(start.action, DiffPageAction) else "a read not placed"
+            )
+            return replace(
+                record,
+                outcome=Outcome.INCOMPLETE,
+                error_type=None,
+                result_range=None,
+                issue=IssueKind.OUTCOME_UNREADABLE,
+                detail=f"{detail} ({what}: any file)",
+            )
+        return record
 
     def _record(self, call_id: str, state: _Open) -> CallRecord:
         start, end = state.start, state.end
@@ -253,6 +535,23 @@ class Pairer:
         )
 
 
+def _lines(first: int, second: int) -> str:
+    return f"line {first}" if first == second else f"lines {first} and {second}"
+
+
+def _unattributed(call_id: str, tool: str, line: int, where: str) -> CallRecord:
+    """A call that could have read any file: its start could not be read."""
+    return CallRecord(
+        call_id=call_id,
+        tool=tool,
+        kind=CallKind.READ,
+        outcome=Outcome.INCOMPLETE,
+        line=line,
+        issue=IssueKind.OUTCOME_UNREADABLE,
+        detail=f"could have read any file: its start could not be read ({where})",
+    )
+
+
 # --- folding -----------------------------------------------------------------------------------
 
 
@@ -260,6 +559,7 @@ class Pairer:
 class _FileAcc:
     reads_succeeded: int = 0
     reads_failed: int = 0
+    reads_unknown: int = 0
     diff_pages_succeeded: int = 0
     whole: bool = False
     total: int | None = None
@@ -327,6 +627,8 @@ class EvidenceFolder:
                     detail=record.detail,
                 )
             )
+        if record.issue is IssueKind.OUTCOME_UNREADABLE:
+            self._add_unreadable(record)
         if record.outcome is Outcome.INCOMPLETE or record.issue is not None:
             return
         if record.kind is CallKind.IGNORED:
@@ -345,6 +647,15 @@ class EvidenceFolder:
                 return None
             acc = self._files[path] = _FileAcc()
         return acc
+
+    def _add_unreadable(self, record: CallRecord) -> None:
+        """A call whose outcome could not be read: unknown for its file, or, when its file is
+        not known, for every file that lacks evidence."""
+        acc = self._file(record.path) if record.path is not None else None
+        if acc is not None:
+            acc.reads_unknown += 1
+        elif record.path is None:
+            self._unattributed += 1
 
     def _add_read(self, record: CallRecord, path: str) -> None:
         acc = self._file(path)
@@ -429,9 +740,9 @@ class EvidenceFolder:
             revision=summary.revision,
             stream_complete=summary.stream_complete,
             capability=summary.capability,
-            truncated=self._truncated,
-            dropped_calls=self._dropped_calls,
-            unattributed_calls=self._unattributed,
+            truncated=self._truncated or summary.dropped_calls > 0,
+            dropped_calls=self._dropped_calls + summary.dropped_calls,
+            unattributed_calls=self._unattributed + summary.dropped_calls,
             counters=Counters(
                 lines=summary.lines,
                 calls=self._counts["calls"],
@@ -472,6 +783,7 @@ def _file_evidence(path: str, acc: _FileAcc) -> FileEvidence:
         path=path,
         reads_succeeded=acc.reads_succeeded,
         reads_failed=acc.reads_failed,
+        reads_unknown=acc.reads_unknown,
         diff_pages_succeeded=acc.diff_pages_succeeded,
         ranges=[
             ByteRange(offset=start, end=end, total=acc.total)

@@ -1,9 +1,11 @@
 """Push-based line scanner: splits a byte stream into lines without holding lines it does not need.
 
 Real agent streams repeat themselves, and one line can be hundreds of MB (pi's final
-``agent_end`` carries the whole conversation). The adapter judges each line from its first
-``HEAD_BYTES`` bytes; only lines it must decode whole are held, and only up to
-``max_line_bytes``. Everything else is counted and passed over as it flows.
+``agent_end`` carries the whole conversation; a tool result carries the file it read). The adapter
+judges each line from its first ``HEAD_BYTES`` bytes; only lines it must decode are held whole,
+and only up to ``max_line_bytes``. A longer line it must decode is handed to the decoder's
+``reader`` as its bytes flow past, so a line is never a unit of memory. Everything else is counted
+and passed over as it flows.
 
 A UTF-8 byte-order mark at the very start of the stream (some editors and Windows tools write
 one) marks the encoding and is dropped, even when it arrives split across chunks; anywhere else
@@ -16,9 +18,9 @@ import codecs
 from collections.abc import Callable, Sequence
 from enum import Enum
 
-from coverage_gate.events import HEAD_BYTES, Decoder, Event, LineClass, TooLarge
+from coverage_gate.events import HEAD_BYTES, Decoder, Event, LineClass, LineReader, TooLarge
 
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024
 BOM = codecs.BOM_UTF8
 
 
@@ -26,6 +28,7 @@ class _State(Enum):
     LINE_START = 0
     HOLDING = 1  # bytes of the current line are kept (not yet classified, or PARSE)
     PASSING = 2  # the current line is SKIP/HEAD_ONLY/too large: only its head is kept
+    STREAMING = 3  # the current line is PARSE and longer than the limit: its reader reads it
 
 
 Sink = Callable[[Sequence[Event]], None]
@@ -49,9 +52,10 @@ class LineScanner:
         # The stream's first bytes while they may still be (part of) a byte-order mark; ``None``
         # once that is settled.
         self._start: bytes | None = b""
+        self._reader: LineReader | None = None
         # Line prefixes the decoder declares skippable are passed over without a call into it:
         # most lines of a long stream are of a few known kinds.
-        self._skip: tuple[bytes, ...] = tuple(getattr(decoder, "skip_prefixes", ())) or (b"\0\0",)
+        self._skip: tuple[bytes, ...] = tuple(getattr(decoder, "skip_prefixes", ()))
         self.lines = 0
         self.bytes = 0
 
@@ -62,7 +66,13 @@ class LineScanner:
         pos, size = 0, len(chunk)
         while pos < size:
             nl = chunk.find(b"\n", pos)
-            if self._state is _State.PASSING:
+            if self._state is _State.STREAMING:
+                if nl < 0:
+                    self._stream(chunk[pos:])
+                    return
+                self._stream(chunk[pos:nl])
+                self._end_streamed_line()
+            elif self._state is _State.PASSING:
                 if nl < 0:
                     self._remember_tail(chunk, pos, size)
                     return
@@ -83,19 +93,10 @@ class LineScanner:
                 self._state = _State.HOLDING
                 self._check_held()
                 return
-            elif chunk.startswith(self._skip, pos):
+            elif self._skip and chunk.startswith(self._skip, pos):
                 self.lines += 1
             else:
-                head = chunk[pos : min(nl, pos + HEAD_BYTES)]
-                self.lines += 1
-                cls = self._decoder.classify(head)
-                if cls is LineClass.PARSE and nl - pos > self._max:
-                    self._sink([TooLarge(self.lines, self._max)])
-                elif cls is LineClass.PARSE:
-                    self._sink(self._decoder.decode(chunk[pos:nl], self.lines))
-                elif cls is LineClass.HEAD_ONLY:
-                    tail = chunk[max(nl - 16, pos) : nl]
-                    self._sink(self._decoder.decode_head(head, self.lines, _intact(tail)))
+                self._line_in_chunk(chunk, pos, nl)
             pos = nl + 1
 
     def close(self) -> None:
@@ -104,7 +105,9 @@ class LineScanner:
             held, self._start = self._start, None
             self.bytes -= len(held)
             self.feed(held)
-        if self._state is _State.PASSING:
+        if self._state is _State.STREAMING:
+            self._end_streamed_line()
+        elif self._state is _State.PASSING:
             self._end_passed_line()
         elif self._state is _State.HOLDING:
             line = bytes(self._held)
@@ -124,11 +127,24 @@ class LineScanner:
         self._start = None
         return start[len(BOM) :] if start.startswith(BOM) else start
 
+    def _line_in_chunk(self, chunk: bytes, pos: int, nl: int) -> None:
+        """A whole line that lies in one chunk, at ``chunk[pos:nl]``."""
+        head = chunk[pos : min(nl, pos + HEAD_BYTES)]
+        self.lines += 1
+        cls = self._decoder.classify(head)
+        if cls is LineClass.PARSE and nl - pos > self._max:
+            self._sink(self._read_through(chunk[pos:nl]))
+        elif cls is LineClass.PARSE:
+            self._sink(self._decoder.decode(chunk[pos:nl], self.lines))
+        elif cls is LineClass.HEAD_ONLY:
+            tail = chunk[max(nl - 16, pos) : nl]
+            self._sink(self._decoder.decode_head(head, self.lines, _intact(tail)))
+
     def _whole_line(self, line: bytes, head: bytes) -> None:
         self.lines += 1
         cls = self._decoder.classify(head)
         if cls is LineClass.PARSE and len(line) > self._max:
-            self._sink([TooLarge(self.lines, self._max)])
+            self._sink(self._read_through(line))
         elif cls is LineClass.PARSE:
             self._sink(self._decoder.decode(line, self.lines))
         elif cls is LineClass.HEAD_ONLY:
@@ -141,12 +157,38 @@ class LineScanner:
         cls = self._decoder.classify(head)
         if cls is LineClass.PARSE and len(self._held) <= self._max:
             return
+        reader = self._decoder.reader(self._max) if cls is LineClass.PARSE else None
+        if reader is not None:
+            self._reader = reader
+            reader.feed(bytes(self._held))
+            self._held.clear()
+            self._state = _State.STREAMING
+            return
         self._head = head
         self._class = cls
         self._too_large = cls is LineClass.PARSE
         self._last = bytes(self._held[-16:])
         self._held.clear()
         self._state = _State.PASSING
+
+    def _read_through(self, line: bytes) -> Sequence[Event]:
+        """A whole line longer than the limit, read as if it had flowed past."""
+        reader = self._decoder.reader(self._max)
+        if reader is None:
+            return [TooLarge(self.lines, self._max)]
+        reader.feed(line)
+        return reader.close(self.lines)
+
+    def _stream(self, data: bytes) -> None:
+        if data and self._reader is not None:
+            self._reader.feed(data)
+
+    def _end_streamed_line(self) -> None:
+        self.lines += 1
+        self._state = _State.LINE_START
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            self._sink(reader.close(self.lines))
 
     def _remember_tail(self, chunk: bytes, start: int, end: int) -> None:
         if end > start:

@@ -72,6 +72,11 @@ class IssueKind(StrEnum):
     # An absolute path and no known repository root: the call read some file, which one cannot
     # be told. Counted in ``unattributed_calls`` (evidence unavailable, not absent).
     PATH_WITHOUT_ROOT = "path_without_root"
+    # A call an unreadable line could have been part of: its outcome (or, with no path, its file)
+    # is unknown; it counts in ``reads_unknown`` or ``unattributed_calls``.
+    OUTCOME_UNREADABLE = "outcome_unreadable"
+    # A string kept as a bounded prefix and a hash (a call id, path or detail longer than kept).
+    VALUE_TRUNCATED = "value_truncated"
 
 
 class Claim(StrEnum):

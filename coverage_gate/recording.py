@@ -90,7 +90,7 @@ class Recorder:
         self._settings = settings
         self._provider = tracer_provider or TracerProvider()
         self._decoder = adapter.decoder()
-        self._pairer = Pairer(settings.repo_root)
+        self._pairer = Pairer(settings.repo_root, max_line_issues=settings.bounds.max_issues)
         self.root = settings.root_for(None)
         self._scanner = LineScanner(self._decoder, self._sink, settings.max_line_bytes)
 
@@ -122,7 +122,8 @@ class Recorder:
             unrecognised_events=pairer.unrecognised,
             agent=settings.agent,
             line_issues=tuple(pairer.lines_with_issues),
-            line_issue_total=len(pairer.lines_with_issues),
+            line_issue_total=pairer.line_issue_total,
+            dropped_calls=pairer.dropped_calls,
         )
         processor = EvidenceSpanProcessor(EvidenceFolder(settings.bounds, settings.diff))
         self._provider.add_span_processor(processor)

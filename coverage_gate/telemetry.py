@@ -49,6 +49,7 @@ STREAM_LINES = "coverage_gate.stream.lines"
 STREAM_MALFORMED = "coverage_gate.stream.malformed_lines"
 STREAM_UNRECOGNISED = "coverage_gate.stream.unrecognised_events"
 STREAM_LINE_ISSUES = "coverage_gate.stream.line_issues"
+STREAM_DROPPED_CALLS = "coverage_gate.stream.dropped_calls"
 LINE_ISSUE_EVENT = "coverage_gate.line_issue"
 
 INVOKE_AGENT = "invoke_agent"
@@ -130,6 +131,8 @@ def summary_attributes(summary: StreamSummary) -> dict[str, str | int | bool]:
         STREAM_UNRECOGNISED: summary.unrecognised_events,
         STREAM_LINE_ISSUES: summary.line_issue_total,
     }
+    if summary.dropped_calls:
+        attrs[STREAM_DROPPED_CALLS] = summary.dropped_calls
     if summary.agent:
         attrs[AGENT_NAME] = summary.agent
     return attrs
@@ -150,6 +153,7 @@ def summary_from_attributes(
         agent=agent if isinstance(agent, str) else None,
         line_issues=line_issues,
         line_issue_total=_int(attrs, STREAM_LINE_ISSUES) or len(line_issues),
+        dropped_calls=_int(attrs, STREAM_DROPPED_CALLS) or 0,
     )
 
 

@@ -511,14 +511,18 @@ def test_unknown_line_kinds_are_counted_as_unrecognised() -> None:
     assert doc.counters.malformed_lines == 0
 
 
-def test_non_utf8_tool_result_line_loses_only_that_call() -> None:
+def test_non_utf8_tool_result_line_makes_only_that_calls_outcome_unknown() -> None:
     bad = result("b").encode().replace(b"content", b"cont\xffent")
     data = stream(
         use("a", file_path="a.py"), result("a"), use("b", file_path="b.py"), complete=False
     )
     doc = record(data + bad + b"\n" + (done() + "\n").encode())
-    assert reads(doc) == {"a.py": (1, 0)}
-    assert sorted(issue_kinds(doc)) == sorted([IssueKind.MALFORMED_LINE, IssueKind.MISSING_END])
+    assert reads(doc) == {"a.py": (1, 0), "b.py": (0, 0)}
+    assert [(f.path, f.reads_unknown) for f in doc.files] == [("a.py", 0), ("b.py", 1)]
+    assert doc.unattributed_calls == 0
+    assert sorted(issue_kinds(doc)) == sorted(
+        [IssueKind.MALFORMED_LINE, IssueKind.OUTCOME_UNREADABLE]
+    )
 
 
 def test_result_line_of_several_megabytes_is_decoded() -> None:
@@ -534,11 +538,11 @@ def test_result_line_of_several_megabytes_is_decoded() -> None:
     )
 
 
-def test_result_line_over_the_line_limit_is_labelled_and_gives_no_evidence() -> None:
+def test_result_line_over_the_line_limit_is_read_as_it_flows() -> None:
     data = stream(use("a", file_path="big.py"), result("a", text="x" * 10_000))
     doc = record(data, max_line_bytes=4096)
-    assert reads(doc) == {}
-    assert sorted(issue_kinds(doc)) == sorted([IssueKind.LINE_TOO_LARGE, IssueKind.MISSING_END])
+    assert reads(doc) == {"big.py": (1, 0)}
+    assert issue_kinds(doc) == []
 
 
 # --- real capture and golden files -------------------------------------------------------------

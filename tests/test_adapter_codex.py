@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from coverage_gate.adapters import codex
 from coverage_gate.adapters.codex import EXEC_ADAPTER, ROLLOUT_ADAPTER
 from coverage_gate.events import LineClass, ReadAction, ToolStart
 from coverage_gate.model import Capability, EvidenceDocument, IssueKind
@@ -408,3 +409,42 @@ def test_golden_evidence(source: str, path: Path) -> None:
     check_golden(
         GOLDEN / source / f"{path.stem}.evidence.json", doc.model_dump(mode="json", by_alias=True)
     )
+
+
+# --- unreadable lines and bounds ---------------------------------------------------------------
+
+
+def test_unreadable_call_start_of_a_successful_command_makes_claims_without_evidence_unknown() -> (
+    None
+):
+    """The function_call line naming call_1 cannot be read; its command completed: what it read
+    is not known, so it is one unattributed call, not silence."""
+    bad = call("call_1").encode().replace(b'"name"', b'"na\xffme"')
+    data = rollout("@", completed("call_1", "a.py")).replace(b"@", bad)
+    doc = record(data)
+    assert doc.unattributed_calls == 1
+    assert reads(doc) == {}
+
+
+def test_long_call_ids_are_kept_bounded_and_still_pair() -> None:
+    long_id, other = "call_" + "x" * 100_000, "call_" + "y" * 100_000
+    doc = record(rollout(call(long_id), completed(long_id, "a.py"), call(other)))
+    assert reads(doc) == {"a.py": (1, 0)}
+    assert {issue.kind for issue in doc.issues} == {
+        IssueKind.MISSING_END,
+        IssueKind.VALUE_TRUNCATED,
+    }
+    assert len(doc.model_dump_json()) < 10_000
+
+
+def test_more_open_calls_than_are_followed_make_the_rollout_incomplete(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the bound, a command's start is not held: what it read is not known, so the rollout
+    cannot prove an absence."""
+    monkeypatch.setattr(codex, "MAX_CALLS", 3)
+    calls = [call(f"c{n}") for n in range(5)]
+    done = [completed(f"c{n}", f"f{n}.py") for n in range(5)]
+    doc = record(rollout(*calls, *done))
+    assert not doc.stream_complete
+    assert reads(doc) == {f"f{n}.py": (1, 0) for n in range(3)}

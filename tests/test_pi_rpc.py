@@ -434,15 +434,15 @@ def test_deeply_nested_json_is_malformed_not_a_crash() -> None:
     assert doc.counters.malformed_lines == 1
 
 
-def test_line_longer_than_the_limit_is_labelled_not_held() -> None:
+def test_tool_line_longer_than_the_limit_is_read_as_it_flows_not_held() -> None:
     big = (
         '{"type":"tool_execution_end","toolCallId":"a","toolName":"cr_read","result":"'
         + "x" * 300_000
         + '","isError":false}'
     )
     doc = record_bytes(stream(start("a", path="a.py"), big), max_line_bytes=100_000)
-    assert IssueKind.LINE_TOO_LARGE in issue_kinds(doc)
-    assert doc.files == []
+    assert issue_kinds(doc) == []
+    assert reads(doc) == {"a.py": (1, 0)}
 
 
 def test_huge_non_tool_lines_are_passed_over() -> None:
