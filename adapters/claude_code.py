@@ -378,6 +378,13 @@ class ClaudeCodeDecoder:
                 events.append(Unreadable(lineno, missing, (), None))
                 continue
             span = _line_span(detail) if len(results) == 1 else None
+            flag = block.get("is_error", False)
+            if not isinstance(flag, bool) and call_id not in denied:
+                # Claude Code writes a boolean; anything else is damage, not a failure.
+                events.append(
+                    Unreadable(lineno, "field 'is_error' is not a boolean", (), (call_id,))
+                )
+                continue
             end = self._end(block, call_id, lineno, denied=call_id in denied, span=span)
             if end.succeeded and isinstance(span, OutOfRange):
                 text = "Read result line range out of the 64-bit range"

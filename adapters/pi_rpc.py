@@ -8,8 +8,9 @@ this format, and only here, ``@x`` is read as ``x`` (``@@x`` as the file ``@x``)
 
 Success needs an explicit success: the end's top-level ``isError`` is ``false`` and
 ``result.isError`` is absent or ``false`` (pi reports a tool that *returns* an error with top-level
-``isError:false`` and ``result.isError:true``); any other value (``"true"``, ``1``, ``null``) is a
-failure.
+``isError:false`` and ``result.isError:true``). A ``true`` is a failure. A flag that is present
+but not a boolean (``"true"``, ``1``, ``null``) is not a success either, nor a proven failure: pi
+writes booleans, so the line is damaged and the call's outcome is unreadable (its file unknown).
 
 Numbers: ``offset``/``limit`` and the ``[cr-range ...]`` values must fit a 64-bit integer; an
 argument outside that range is unusable (``arguments_unavailable``), a header value outside it
@@ -167,6 +168,20 @@ def result_range(result: object) -> ByteSpan | OutOfRange | None:
     return ByteSpan(offset, end, total)
 
 
+def _odd_flag(obj: Mapping[str, object]) -> str | None:
+    """Why the end's success flags cannot be read, or ``None``. A flag that is present but not a
+    boolean (``"false"``, ``0``, ``null``) is neither a success nor a proven failure: pi writes
+    booleans, so the line was damaged, and the call's outcome is unknown."""
+    result = obj.get("result")
+    flags = {"isError": obj.get("isError", False)}
+    if isinstance(result, Mapping) and "isError" in result:
+        flags["result.isError"] = result["isError"]
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            return f"field '{name}' is not a boolean"
+    return None
+
+
 def _end_outcome(obj: Mapping[str, object]) -> tuple[bool, str | None]:
     top = obj.get("isError")
     result = obj.get("result")
@@ -264,6 +279,9 @@ class PiRpcDecoder:
         if not isinstance(ids, tuple):
             return [ids]
         call_id, tool = ids
+        odd = _odd_flag(obj)
+        if odd is not None:
+            return [Unreadable(lineno, odd, (), (call_id,))]
         succeeded, error_type = _end_outcome(obj)
         span = result_range(obj.get("result")) if succeeded and tool in RANGE_HEADER_TOOLS else None
         if isinstance(span, OutOfRange):

@@ -107,12 +107,15 @@ def test_read_tool_use_and_its_result_pair_by_id_not_by_order() -> None:
 
 @pytest.mark.parametrize(
     ("is_error", "succeeded"),
-    [(None, True), (False, True), (True, False), ("false", False), (0, False)],
+    [(None, (1, 0)), (False, (1, 0)), (True, (0, 1)), ("false", (0, 0)), (0, (0, 0))],
     ids=["absent", "false", "true", "string", "zero"],
 )
-def test_success_only_when_is_error_is_absent_or_false(is_error: Any, succeeded: bool) -> None:
+def test_success_only_when_is_error_is_absent_or_false(
+    is_error: Any, succeeded: tuple[int, int]
+) -> None:
+    """A non-boolean ``is_error`` is neither a success nor a failure (its outcome is unknown)."""
     doc = record(stream(use("a", file_path="a.py"), result("a", is_error=is_error)))
-    assert reads(doc) == {"a.py": (1, 0) if succeeded else (0, 1)}
+    assert reads(doc) == {"a.py": succeeded}
 
 
 def test_other_tools_are_ignored_and_never_parsed() -> None:
@@ -578,3 +581,39 @@ def test_golden_evidence(path: Path) -> None:
     check_golden(
         GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc.model_dump(mode="json", by_alias=True)
     )
+
+
+@pytest.mark.parametrize("flag", [None, "false", 0, "true"])
+def test_is_error_other_than_a_boolean_is_no_success_and_its_outcome_unknown(flag: Any) -> None:
+    """Claude Code writes a boolean ``is_error``. Any other value on a real capture's successful
+    result is damage: the read no longer counts, and its file is unknown, never failed."""
+    capture = DATA / "claude-code" / "claude_b_overclaim.jsonl"
+    before = record(capture.read_bytes())
+    lines = capture.read_bytes().splitlines()
+    reads: set[str] = set()
+    for index, raw in enumerate(lines):
+        obj = json.loads(raw)
+        message = obj.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        items = [block for block in (content or []) if isinstance(block, dict)]
+        reads |= {b["id"] for b in items if b.get("type") == "tool_use" and b["name"] == "Read"}
+        blocks = [
+            block
+            for block in items
+            if block.get("type") == "tool_result"
+            and block.get("tool_use_id") in reads
+            and block.get("is_error", False) is False
+        ]
+        if obj.get("type") == "user" and len(blocks) == 1:
+            blocks[0]["is_error"] = flag
+            lines[index] = json.dumps(obj).encode()
+            break
+    else:
+        raise AssertionError("no successful tool_result in the capture")
+    after = record(b"\n".join(lines) + b"\n")
+    changed = [f for f in after.files if f.reads_unknown]
+    assert len(changed) == 1
+    was = before.file(changed[0].path)
+    assert was is not None
+    assert changed[0].reads_succeeded == was.reads_succeeded - 1
+    assert changed[0].reads_failed == was.reads_failed

@@ -136,7 +136,7 @@ def test_parallel_calls_pair_by_id_not_by_order() -> None:
         (False, True, (0, 1)),
         (True, True, (0, 1)),
         (None, None, (0, 1)),
-        ("false", None, (0, 1)),
+        ("false", None, (0, 0)),
     ],
     ids=[
         "explicit-false",
@@ -158,12 +158,17 @@ def test_success_only_on_explicit_is_error_false(
 
 
 @pytest.mark.parametrize("inner", ["true", 1, None, "yes", "false", 0])
-def test_result_is_error_other_than_false_or_absent_is_a_failure(inner: Any) -> None:
-    """Only an explicit boolean false, or no result.isError at all, lets a call succeed."""
+def test_result_is_error_other_than_a_boolean_is_no_success_and_its_outcome_unknown(
+    inner: Any,
+) -> None:
+    """Only an explicit boolean false, or no result.isError at all, lets a call succeed. A flag
+    that is not a boolean is damage: no success, and no proven failure either (unknown)."""
     obj = json.loads(end("a"))
     obj["result"]["isError"] = inner
     doc = record_bytes(stream(start("a", path="a.py"), line(obj)))
-    assert reads(doc) == {"a.py": (0, 1)}
+    assert [(f.path, f.reads_succeeded, f.reads_failed, f.reads_unknown) for f in doc.files] == [
+        ("a.py", 0, 0, 1)
+    ]
 
 
 # --- rule 3: unmatched or ambiguous calls ------------------------------------------------------
