@@ -398,8 +398,9 @@ def _cause(reviewers: Sequence[ReviewerDecision], policy: DepthPolicy) -> str:
     ):
         causes.append("claimed coverage has no recorded evidence")
     if any(f.status is FileStatus.SHALLOW for d in reviewers for f in d.files):
+        seen = "none" if policy is DepthPolicy.ANY_HUNK else "not all"
         causes.append(
-            f"claimed files were read without their changes being seen (depth policy "
+            f"claimed files were read, but {seen} of their changed lines were seen (depth policy "
             f"{policy.value})"
         )
     return " and ".join(causes)

@@ -452,8 +452,8 @@ def test_enforced_shallow_downgrade_names_the_file_and_its_unseen_changed_lines(
     decision = reconcile(tax_review(tax_evidence(PARTIAL_TAX), DepthPolicy.ALL_HUNKS))
     assert decision.verdict_out is Verdict.COMMENT
     assert decision.note.startswith(
-        "Approve became Comment: claimed files were read without their changes being seen "
-        "(depth policy all-hunks)."
+        "Approve became Comment: claimed files were read, but not all of their changed lines "
+        "were seen (depth policy all-hunks)."
     )
     assert (
         "- `src/tax.py`: changed lines 480-492 not seen by `r1` at aaaaaaaaaaaa (claimed "
@@ -488,6 +488,10 @@ def test_note_names_single_lines_and_bounds_the_unseen_ranges() -> None:
     )
     decision = reconcile(tax_review(tax_evidence(depth), DepthPolicy.ANY_HUNK))
     assert "changed lines 10, 20, 30, 40, 50 and 2 more range(s) not seen" in decision.note
+    assert decision.note.startswith(
+        "Approve became Comment: claimed files were read, but none of their changed lines were "
+        "seen (depth policy any-hunk)."
+    )
 
 
 def test_accept_records_depth_per_file_and_what_every_policy_would_do() -> None:
