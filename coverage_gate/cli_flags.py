@@ -149,7 +149,7 @@ def flags(
         OnErrorChoice | None,
         typer.Option(
             "--flags-on-error",
-            help="On a corrupt snapshot: fail (exit 4) or use the fallback mode"
+            help="On a corrupt snapshot or variant payload: fail (exit 4) or use the fallback mode"
             " (env COVERAGE_GATE_FLAGS_ON_ERROR).",
         ),
     ] = None,

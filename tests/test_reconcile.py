@@ -652,3 +652,13 @@ def test_the_policy_in_force_agrees_with_its_own_row_of_the_comparison(item: Rev
     for reviewer in decision.reviewers:
         mine = {o.depth_policy: o.would_downgrade for o in reviewer.depth_policies}
         assert mine[item.depth_policy] is reviewer.would_downgrade
+
+
+@settings(max_examples=300)
+@given(_reviews)
+def test_shadow_never_changes_a_verdict_under_any_depth_policy(item: ReviewInput) -> None:
+    """Whatever the depth policy, shadow returns the verdict the legacy gate alone gives."""
+    legacy = reconcile(replace(item, mode=Mode.OFF, depth_policy=DepthPolicy.ACCEPT))
+    for policy in DepthPolicy:
+        shadow = reconcile(replace(item, mode=Mode.SHADOW, depth_policy=policy))
+        assert shadow.verdict_out is legacy.verdict_out
