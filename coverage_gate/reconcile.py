@@ -378,13 +378,16 @@ def _shallow_line(file: FileDecision, who: str, revision: str) -> str:
     unseen = (
         f"changed lines {line_ranges(depth.unseen)} not seen"
         if depth.unseen
-        else "its changed lines not seen"
+        else "changed lines not seen"
     )
     return (
         f"- `{file.path}`: {unseen} by `{who}` at {short(revision)} (claimed inspected; depth "
         f"{depth.depth.value}: {depth.changed_lines_seen} of {depth.changed_lines} changed lines, "
         f"{depth.hunks_seen} of {depth.hunks} hunks)"
     )
+
+
+_NO_EVIDENCE = "claimed coverage has no recorded evidence"
 
 
 def _cause(reviewers: Sequence[ReviewerDecision], policy: DepthPolicy) -> str:
@@ -396,7 +399,7 @@ def _cause(reviewers: Sequence[ReviewerDecision], policy: DepthPolicy) -> str:
         for d in reviewers
         for f in d.files
     ):
-        causes.append("claimed coverage has no recorded evidence")
+        causes.append(_NO_EVIDENCE)
     if any(f.status is FileStatus.SHALLOW for d in reviewers for f in d.files):
         seen = "none" if policy is DepthPolicy.ANY_HUNK else "not all"
         causes.append(
@@ -435,7 +438,7 @@ def _note(
             )
         elif review.mode is Mode.OFF:
             head = ""
-        elif cause == "claimed coverage has no recorded evidence":
+        elif cause == _NO_EVIDENCE:
             head = "Claimed coverage without recorded evidence (verdict not affected):"
         else:
             head = f"{cause[0].upper()}{cause[1:]} (verdict not affected):"

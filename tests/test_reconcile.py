@@ -479,6 +479,16 @@ def test_a_shallow_file_never_touches_a_verdict_other_than_approve(verdict: Verd
     assert decision.verdict_out is verdict
     assert not decision.would_downgrade
     assert decision.reviewers[0].files[0].status is FileStatus.SHALLOW
+    assert (
+        "Claimed files were read, but not all of their changed lines were seen (depth policy "
+        "all-hunks) (verdict not affected):\n- `src/tax.py`: changed lines 480-492 not seen"
+    ) in decision.note
+
+
+def test_a_shallow_file_without_recorded_unseen_ranges_is_still_named() -> None:
+    depth = FileDepth(depth=Depth.NONE, changed_lines=3, hunks=1)
+    decision = reconcile(tax_review(tax_evidence(depth), DepthPolicy.ANY_HUNK))
+    assert "- `src/tax.py`: changed lines not seen by `r1` at aaaaaaaaaaaa" in decision.note
 
 
 def test_note_names_single_lines_and_bounds_the_unseen_ranges() -> None:
