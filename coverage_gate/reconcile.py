@@ -40,6 +40,9 @@ from coverage_gate.paths import Rejected, normalise
 _REASON_ORDER = list(Reason)
 #: Unseen line ranges a note names per shallow file; the rest are counted.
 NOTE_RANGES = 5
+#: Why a claimed file has unknown depth when its evidence carries none (evidence 1.1: no depth
+#: is recorded without the pinned diff).
+NO_DEPTH_RECORDED = "no depth recorded (it needs the pinned diff)"
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,7 @@ def _blind_spot(
 def _depth(
     entry: FileEvidence, evidence: EvidenceDocument, unavailable: UnknownReason | None
 ) -> FileDepth:
-    recorded = entry.depth or FileDepth(depth=Depth.UNKNOWN, detail="no pinned diff")
+    recorded = entry.depth or FileDepth(depth=Depth.UNKNOWN, detail=NO_DEPTH_RECORDED)
     blind = _blind_spot(entry, evidence, unavailable)
     if blind is None or recorded.depth is Depth.UNKNOWN:
         return recorded

@@ -28,7 +28,7 @@ from coverage_gate.model import (
     UnknownReason,
     Verdict,
 )
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.reconcile import NO_DEPTH_RECORDED, ReviewerInput, ReviewInput, reconcile
 
 REV = "a" * 40
 SCOPE = ["a.py", "b.py", "c.py"]
@@ -586,7 +586,7 @@ def test_depth_is_recorded_only_for_claimed_files_with_successful_evidence() -> 
 def test_no_pinned_diff_is_recorded_as_unknown_depth() -> None:
     decision = reconcile(tax_review(tax_evidence(None), DepthPolicy.ALL_HUNKS))
     depth = decision.reviewers[0].files[0].depth
-    assert depth == FileDepth(depth=Depth.UNKNOWN, detail="no pinned diff")
+    assert depth == FileDepth(depth=Depth.UNKNOWN, detail=NO_DEPTH_RECORDED)
 
 
 def test_policies_and_their_sources_are_recorded_in_the_decision() -> None:
