@@ -57,6 +57,7 @@ from coverage_gate.files import (
 from coverage_gate.flags import (
     FlagSettings,
     ModeResolution,
+    effective_policies,
     override_from_env,
     parse_mode,
     resolve_mode,
@@ -66,6 +67,7 @@ from coverage_gate.gittree import GitTree, GitTrees
 from coverage_gate.metrics import ErrorKind, record_decision, record_error, record_reconcile_span
 from coverage_gate.model import (
     DecisionDocument,
+    DepthPolicy,
     Mode,
     ModeSource,
     Reason,
@@ -415,7 +417,7 @@ def reconcile_command(
         OnErrorChoice | None,
         typer.Option(
             "--flags-on-error",
-            help="On a corrupt snapshot: fail (exit 4) or use the fallback mode "
+            help="On a corrupt snapshot or variant payload: fail (exit 4) or use the fallback mode "
             "(env COVERAGE_GATE_FLAGS_ON_ERROR).",
         ),
     ] = None,
@@ -429,9 +431,22 @@ def reconcile_command(
     ] = None,
     flag_name: FlagNameOption = None,
     unknown_policy: Annotated[
-        UnknownPolicy,
-        typer.Option(help="Whether claims whose evidence is unavailable downgrade an Approve."),
-    ] = UnknownPolicy.ACCEPT,
+        UnknownPolicy | None,
+        typer.Option(
+            help="Whether claims whose evidence is unavailable downgrade an Approve "
+            "(env COVERAGE_GATE_UNKNOWN_POLICY, else the flag variant's payload; default accept).",
+            show_default=False,
+        ),
+    ] = None,
+    depth_policy: Annotated[
+        DepthPolicy | None,
+        typer.Option(
+            help="How much of a claimed file's change its evidence must show: accept (any "
+            "successful read or diff), any-hunk, all-hunks (env COVERAGE_GATE_DEPTH_POLICY, else "
+            "the flag variant's payload; default accept).",
+            show_default=False,
+        ),
+    ] = None,
     exclude: Annotated[
         list[str] | None,
         typer.Option(help="Glob of changed paths that are not reviewable (repeatable)."),
@@ -485,6 +500,9 @@ def reconcile_command(
             resolution = _resolve_mode(repo, mode, settings, reviewers)
             if resolution.source is ModeSource.FALLBACK:
                 _say(f"coverage-gate: mode {resolution.mode.value} (fallback): {resolution.detail}")
+            policies = effective_policies(
+                resolution, os.environ, depth_policy=depth_policy, unknown_policy=unknown_policy
+            )
             with GitTree(root.absolute(), revision) as tree:
                 decision = _reconcile_guarded(
                     ReviewInput(
@@ -495,7 +513,10 @@ def reconcile_command(
                         mode_source=resolution.source,
                         scope=scope,
                         reviewers=reviewers,
-                        unknown_policy=unknown_policy,
+                        unknown_policy=policies.unknown_policy,
+                        unknown_policy_source=policies.unknown_policy_source,
+                        depth_policy=policies.depth_policy,
+                        depth_policy_source=policies.depth_policy_source,
                         repo_root=str(root.absolute()),
                         tree=tree,
                     )

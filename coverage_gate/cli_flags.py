@@ -4,6 +4,9 @@ Mounted into the main CLI with ``app.add_typer(flags_app, name="flags")``; also 
 ``python -m coverage_gate.cli_flags``.
 
     coverage-gate flags --repo acme/api [--flags FILE] [--format json]
+
+It also shows the policies a reconcile of that repository would run under (depth and unknown
+policy) and where each came from: CLI option, environment, the variant's payload, or default.
     coverage-gate flags pull -o flags.snapshot.json
 
 Exit codes: 0 answered (whatever the mode), 2 usage, 3 a closed or unwritable stdout, 4 bad
@@ -27,7 +30,9 @@ from coverage_gate.flags import (
     FlagFetchError,
     FlagSettings,
     ModeResolution,
+    Policies,
     check_features_document,
+    effective_policies,
     fetch_features,
     override_from_env,
     parse_mode,
@@ -35,6 +40,7 @@ from coverage_gate.flags import (
     settings_from_env,
     write_atomically,
 )
+from coverage_gate.model import DepthPolicy, UnknownPolicy
 from coverage_gate.stdio import require_stdout, write_stdout
 
 EXIT_OK = int(ExitCode.OK)
@@ -104,9 +110,11 @@ def _fail(message: str, code: int = EXIT_BAD_CONFIG) -> typer.Exit:
     return typer.Exit(code)
 
 
-def resolution_document(repo: str, flag_name: str, resolution: ModeResolution) -> dict[str, object]:
+def resolution_document(
+    repo: str, flag_name: str, resolution: ModeResolution, policies: Policies | None = None
+) -> dict[str, object]:
     """The JSON the command prints with ``--format json``."""
-    return {
+    document: dict[str, object] = {
         "repo": repo,
         "flag": flag_name,
         "mode": resolution.mode.value,
@@ -115,6 +123,14 @@ def resolution_document(repo: str, flag_name: str, resolution: ModeResolution) -
         "flag_found": resolution.flag_found,
         "detail": resolution.detail,
     }
+    if policies is not None:
+        document |= {
+            "depth_policy": policies.depth_policy.value,
+            "depth_policy_source": policies.depth_policy_source.value,
+            "unknown_policy": policies.unknown_policy.value,
+            "unknown_policy_source": policies.unknown_policy_source.value,
+        }
+    return document
 
 
 @flags_app.callback(invoke_without_command=True)
@@ -136,8 +152,24 @@ def flags(
         OnErrorChoice | None,
         typer.Option(
             "--flags-on-error",
-            help="On a corrupt snapshot: fail (exit 4) or use the fallback mode"
+            help="On a corrupt snapshot or variant payload: fail (exit 4) or use the fallback mode"
             " (env COVERAGE_GATE_FLAGS_ON_ERROR).",
+        ),
+    ] = None,
+    depth_policy: Annotated[
+        DepthPolicy | None,
+        typer.Option(
+            "--depth-policy",
+            help="As reconcile's: shows it winning (env COVERAGE_GATE_DEPTH_POLICY).",
+            show_default=False,
+        ),
+    ] = None,
+    unknown_policy: Annotated[
+        UnknownPolicy | None,
+        typer.Option(
+            "--unknown-policy",
+            help="As reconcile's: shows it winning (env COVERAGE_GATE_UNKNOWN_POLICY).",
+            show_default=False,
         ),
     ] = None,
     fallback_mode: Annotated[
@@ -162,7 +194,8 @@ def flags(
         OutputFormat, typer.Option("--format", help="Output: text or json.")
     ] = OutputFormat.TEXT,
 ) -> None:
-    """Print the effective mode of --repo, its variant and the source that answered."""
+    """Print the effective mode of --repo, its variant and the source that answered, and the
+    policies a reconcile would run under with where each came from."""
     if ctx.invoked_subcommand is not None:
         return
     if not repo:
@@ -192,22 +225,32 @@ def flags(
             on_error=flags_on_error.value if flags_on_error else None,
         )
         resolution = resolve_mode(repo, settings, override=override, properties=properties)
+        policies = effective_policies(
+            resolution, os.environ, depth_policy=depth_policy, unknown_policy=unknown_policy
+        )
     except FlagConfigError as error:
         raise _fail(str(error)) from None
-    _print_resolution(repo, settings, resolution, output_format)
+    _print_resolution(repo, settings, resolution, policies, output_format)
 
 
 def _print_resolution(
-    repo: str, settings: FlagSettings, resolution: ModeResolution, output_format: OutputFormat
+    repo: str,
+    settings: FlagSettings,
+    resolution: ModeResolution,
+    policies: Policies,
+    output_format: OutputFormat,
 ) -> None:
     if output_format is OutputFormat.JSON:
-        document = resolution_document(repo, settings.flag_name, resolution)
+        document = resolution_document(repo, settings.flag_name, resolution, policies)
         text = json.dumps(document, indent=2, sort_keys=True) + "\n"
     else:
         variant = resolution.variant if resolution.variant is not None else "-"
         text = (
             f"{repo}: {resolution.mode.value} (source {resolution.source.value}, "
             f"variant {variant})\n  {resolution.detail}\n"
+            f"  depth policy {policies.depth_policy.value} ({policies.depth_policy_source.value}), "
+            f"unknown policy {policies.unknown_policy.value} "
+            f"({policies.unknown_policy_source.value})\n"
         )
     try:
         write_stdout(text, "mode")

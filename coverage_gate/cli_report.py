@@ -6,6 +6,7 @@ Mounted into the main CLI with ``app.add_typer(report_app, name="report")``; a s
     coverage-gate report [--telemetry-dir D] [--format text|json] [--list would_downgrade]
                          [--min-approvals N] [--min-days D] [--min-evidence F]
                          [--max-errors N] [--max-fallbacks N] [--max-would-downgrade-rate F]
+                         [--depth-policy accept|any-hunk|all-hunks]
 
 Exit codes: 0 report printed (whatever the readiness), 3 bad input (no such telemetry folder,
 or a closed or unwritable stdout), 4 bad configuration (criteria out of range).
@@ -23,6 +24,7 @@ from typing import Annotated
 import typer
 
 from coverage_gate.errors import BadInputError
+from coverage_gate.model import DepthPolicy
 from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir
 from coverage_gate.report import Criteria, build_report, load_folder, render_text, to_json
 from coverage_gate.stdio import require_stdout, write_stdout
@@ -91,6 +93,14 @@ def report(
         float,
         typer.Option(help="Ready only when at most this share of approvals would downgrade."),
     ] = _DEFAULTS.max_would_downgrade_rate,
+    depth_policy: Annotated[
+        DepthPolicy | None,
+        typer.Option(
+            help="Judge readiness to enforce this depth policy: its would-downgrade rate, from "
+            "the comparison every decision records, instead of the policy in force.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Report per repository from the local telemetry folder."""
     criteria = Criteria(
@@ -100,6 +110,7 @@ def report(
         max_errors=max_errors,
         max_fallbacks=max_fallbacks,
         max_would_downgrade_rate=max_would_downgrade_rate,
+        depth_policy=depth_policy,
     )
     problems = criteria.problems()
     if problems:

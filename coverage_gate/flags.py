@@ -18,6 +18,11 @@ they return to a mode and nothing more.
 * flag disabled for the repository → ``off``
 * enabled with variant ``enforce`` → ``enforce``
 * enabled with any other variant, or none → ``shadow`` (an unknown variant never escalates)
+
+The variant that answers may carry a JSON payload setting policies for the repositories it serves
+(``{"depth_policy": "any-hunk", "unknown_policy": "accept"}``); ``effective_policies`` weighs them
+against the CLI and the environment. A payload that cannot be read is a configuration error, like
+a corrupt snapshot, never a silent default.
 """
 
 from __future__ import annotations
@@ -26,15 +31,16 @@ import json
 import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from coverage_gate.errors import BadConfigError
 from coverage_gate.files import beyond_limits, write_atomic
-from coverage_gate.model import Mode, ModeSource
+from coverage_gate.model import DepthPolicy, Mode, ModeSource, PolicySource, UnknownPolicy
 
 if TYPE_CHECKING:
     from UnleashClient.clients.unleash_client import UnleashClient
@@ -98,12 +104,21 @@ class FlagSettings:
 
 
 @dataclass(frozen=True)
+class VariantPolicies:
+    """The policies a variant's payload sets for the repositories it serves (``None``: not set)."""
+
+    depth_policy: DepthPolicy | None = None
+    unknown_policy: UnknownPolicy | None = None
+
+
+@dataclass(frozen=True)
 class ModeResolution:
     """The answer and where it came from.
 
     ``flag_found`` is true only when a flag source (snapshot, live, disk copy) defined the flag;
     an override or a fallback leaves it false. ``variant`` is the variant name the engine returned
     (``"disabled"`` when the flag was off for the repository), ``None`` when no flag answered.
+    ``payload`` is that variant's payload as the engine returned it, and ``policies`` what it sets.
     """
 
     mode: Mode
@@ -111,6 +126,8 @@ class ModeResolution:
     variant: str | None
     flag_found: bool
     detail: str
+    payload: Mapping[str, Any] | None = None
+    policies: VariantPolicies = VariantPolicies()
 
 
 # --- the mapping rule --------------------------------------------------------------------------
@@ -123,6 +140,7 @@ class _Answer:
     found: bool
     variant: str | None = None
     mode: Mode | None = None
+    payload: Mapping[str, Any] | None = None
 
 
 def mode_for_variant(variant: Mapping[str, Any]) -> Mode:
@@ -351,8 +369,12 @@ def _answer(found: bool, variant: Mapping[str, Any]) -> _Answer:
     if not found:
         return _Answer(found=False)
     name = variant.get("name")
+    payload = variant.get("payload")
     return _Answer(
-        found=True, variant=name if isinstance(name, str) else None, mode=mode_for_variant(variant)
+        found=True,
+        variant=name if isinstance(name, str) else None,
+        mode=mode_for_variant(variant),
+        payload=payload if isinstance(payload, Mapping) else None,
     )
 
 
@@ -499,7 +521,41 @@ def resolve_mode(
     override: Mode | None = None,
     properties: Mapping[str, str] = _NO_PROPERTIES,
 ) -> ModeResolution:
-    """Decide the mode for ``repo``: override → snapshot → live (or its disk copy) → fallback."""
+    """Decide the mode for ``repo``: override → snapshot → live (or its disk copy) → fallback;
+    then read the policies the answering variant's payload sets.
+
+    A payload that cannot be read raises FlagConfigError, or with ``on_error`` ``fallback`` gives
+    the fallback, whose detail says why.
+    """
+    resolution = _resolve_source(repo, settings, override=override, properties=properties)
+    if resolution.payload is None:
+        return resolution
+    try:
+        policies = policies_from_payload(resolution.payload)
+    except FlagConfigError as error:
+        origin = {
+            ModeSource.SNAPSHOT: f"flags snapshot {settings.snapshot}",
+            ModeSource.LIVE: f"Unleash server {settings.unleash_url}",
+            ModeSource.DISK_COPY: f"disk copy {settings.disk_copy}",
+        }.get(resolution.source, resolution.source.value)
+        message = (
+            f"{origin}: flag {settings.flag_name!r} variant {resolution.variant!r}: "
+            f"variant payload {error}"
+        )
+        if settings.on_error == "fail":
+            raise FlagConfigError(message) from None
+        return _fallback(settings, [f"unusable variant payload: {message}"])
+    return replace(resolution, policies=policies)
+
+
+def _resolve_source(
+    repo: str,
+    settings: FlagSettings,
+    *,
+    override: Mode | None,
+    properties: Mapping[str, str],
+) -> ModeResolution:
+    """The first source that knows the flag answers."""
     if override is not None:
         return ModeResolution(
             override, ModeSource.OVERRIDE, None, False, "explicit override; no flag consulted"
@@ -542,6 +598,7 @@ def _from_snapshot(
         answer.variant,
         True,
         f"flag {settings.flag_name!r} in snapshot {path}: variant {answer.variant!r}",
+        answer.payload,
     )
 
 
@@ -565,6 +622,7 @@ def _from_live(
             True,
             f"flag {settings.flag_name!r} from Unleash server {url} "
             f"(environment {settings.environment!r}): variant {answer.variant!r}{saved}",
+            answer.payload,
         )
     failure = f"Unleash server {url} failed: {outcome.error}"
     return _from_disk_copy(settings, context, failure, notes)
@@ -608,6 +666,7 @@ def _from_disk_copy(
         True,
         f"{failure}; answered from disk copy {path} saved {saved_at}: "
         f"flag {settings.flag_name!r} variant {answer.variant!r}",
+        answer.payload,
     )
 
 
@@ -619,3 +678,113 @@ def _fallback(settings: FlagSettings, notes: list[str]) -> ModeResolution:
         False,
         f"fallback {settings.fallback.value}: " + "; ".join(notes),
     )
+
+
+# --- policies ----------------------------------------------------------------------------------
+
+DEPTH_POLICY_ENV = "COVERAGE_GATE_DEPTH_POLICY"
+UNKNOWN_POLICY_ENV = "COVERAGE_GATE_UNKNOWN_POLICY"
+PAYLOAD_TYPE = "json"
+#: The keys a variant payload may set, and the policy each one names.
+PAYLOAD_KEYS: Mapping[str, type[StrEnum]] = MappingProxyType(
+    {"depth_policy": DepthPolicy, "unknown_policy": UnknownPolicy}
+)
+
+_Policy = TypeVar("_Policy", DepthPolicy, UnknownPolicy)
+
+
+def _choices(kind: type[StrEnum]) -> str:
+    return ", ".join(member.value for member in kind)
+
+
+def policies_from_payload(payload: Mapping[str, Any]) -> VariantPolicies:
+    """Read an Unleash variant payload (``{"type": "json", "value": "{...}"}``).
+
+    The value must be a JSON object whose keys are among ``PAYLOAD_KEYS`` and whose values name
+    a policy; anything else raises FlagConfigError saying what is wrong (the caller names where
+    the payload came from).
+    """
+    kind = payload.get("type")
+    if kind != PAYLOAD_TYPE:
+        raise FlagConfigError(f"is of type {kind!r}; policies are read from a 'json' payload")
+    value = payload.get("value")
+    if not isinstance(value, str):
+        raise FlagConfigError("has no JSON text in its 'value'")
+    try:
+        body = json.loads(value)
+    except json.JSONDecodeError as error:
+        raise FlagConfigError(f"is not valid JSON ({error})") from None
+    if not isinstance(body, dict):
+        raise FlagConfigError(f"is not a JSON object of policies ({', '.join(PAYLOAD_KEYS)})")
+    unknown = sorted(set(body) - set(PAYLOAD_KEYS))
+    if unknown:
+        raise FlagConfigError(
+            f"has unknown key(s) {', '.join(map(repr, unknown))} (known: {', '.join(PAYLOAD_KEYS)})"
+        )
+    return VariantPolicies(
+        depth_policy=_payload_policy(body, "depth_policy", DepthPolicy),
+        unknown_policy=_payload_policy(body, "unknown_policy", UnknownPolicy),
+    )
+
+
+def _payload_policy(body: Mapping[str, Any], key: str, kind: type[_Policy]) -> _Policy | None:
+    if key not in body:
+        return None
+    value = body[key]
+    if not isinstance(value, str) or value not in {member.value for member in kind}:
+        raise FlagConfigError(f"{key} {value!r} is not one of {_choices(kind)}")
+    return kind(value)
+
+
+@dataclass(frozen=True)
+class Policies:
+    """The policies a decision runs under, and where each one came from."""
+
+    depth_policy: DepthPolicy
+    depth_policy_source: PolicySource
+    unknown_policy: UnknownPolicy
+    unknown_policy_source: PolicySource
+
+
+def effective_policies(
+    resolution: ModeResolution,
+    environ: Mapping[str, str],
+    *,
+    depth_policy: DepthPolicy | None = None,
+    unknown_policy: UnknownPolicy | None = None,
+) -> Policies:
+    """Each policy from, in order: the CLI option, its environment variable
+    (``COVERAGE_GATE_DEPTH_POLICY``, ``COVERAGE_GATE_UNKNOWN_POLICY``; empty is unset), the
+    payload of the variant that served the repository, the default (``accept``). A variable
+    naming no policy is a configuration error."""
+    depth, depth_source = _choose(
+        depth_policy,
+        environ.get(DEPTH_POLICY_ENV),
+        resolution.policies.depth_policy,
+        DepthPolicy.ACCEPT,
+        DEPTH_POLICY_ENV,
+    )
+    unknown, unknown_source = _choose(
+        unknown_policy,
+        environ.get(UNKNOWN_POLICY_ENV),
+        resolution.policies.unknown_policy,
+        UnknownPolicy.ACCEPT,
+        UNKNOWN_POLICY_ENV,
+    )
+    return Policies(depth, depth_source, unknown, unknown_source)
+
+
+def _choose(
+    cli: _Policy | None, env: str | None, payload: _Policy | None, default: _Policy, variable: str
+) -> tuple[_Policy, PolicySource]:
+    if cli is not None:
+        return cli, PolicySource.CLI
+    if env:
+        kind = type(default)
+        try:
+            return kind(env.strip().lower()), PolicySource.ENV
+        except ValueError:
+            raise FlagConfigError(f"{variable}: {env!r} is not one of {_choices(kind)}") from None
+    if payload is not None:
+        return payload, PolicySource.PAYLOAD
+    return default, PolicySource.DEFAULT

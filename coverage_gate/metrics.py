@@ -27,6 +27,7 @@ from coverage_gate.model import (
     Claim,
     Coverage,
     DecisionDocument,
+    Depth,
     FileStatus,
     Reason,
     ReviewerDecision,
@@ -178,6 +179,21 @@ ERRORS = InstrumentSpec(
     "Reconcile runs that ended without a decision, by error kind.",
     ("owner", "repository", "kind"),
 )
+DEPTH_FILES = InstrumentSpec(
+    "coverage_gate.depth.files",
+    Kind.COUNTER,
+    "{file}",
+    "Claimed files with successful evidence, by how much of their change it showed and their "
+    "status under the depth policy in force.",
+    (*_FILES, "depth", "depth_policy", "status"),
+)
+DEPTH_POLICY_APPROVALS = InstrumentSpec(
+    "coverage_gate.depth_policy.approvals",
+    Kind.COUNTER,
+    "{review}",
+    "Approvals counted once under each depth policy, by whether that policy would downgrade them.",
+    ("owner", "repository", "mode", "depth_policy", "would_downgrade"),
+)
 
 INSTRUMENTS: tuple[InstrumentSpec, ...] = (
     REVIEWS,
@@ -188,6 +204,8 @@ INSTRUMENTS: tuple[InstrumentSpec, ...] = (
     RECONCILE_DURATION,
     MODE_FALLBACKS,
     ERRORS,
+    DEPTH_FILES,
+    DEPTH_POLICY_APPROVALS,
 )
 
 #: Evidence capability label when a reviewer had no evidence document at all.
@@ -238,6 +256,10 @@ class ReviewerFacts:
     claimed: int
     unsupported: tuple[str, ...]
     unknown: Mapping[UnknownReason, int]
+    # Claimed files with successful evidence by depth, and the status each has (verified or
+    # shallow) under the policy in force; the shallow ones' paths.
+    depths: Mapping[tuple[Depth, FileStatus], int]
+    shallow: tuple[str, ...]
 
     @property
     def unknown_total(self) -> int:
@@ -252,6 +274,11 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
         if entry.status is FileStatus.UNKNOWN:
             why = entry.unknown_reason or UnknownReason.NO_EVIDENCE_DOCUMENT
             unknown[why] = unknown.get(why, 0) + 1
+    depths: dict[tuple[Depth, FileStatus], int] = {}
+    for entry in reviewer.files:
+        if entry.depth is not None:
+            key = (entry.depth.depth, entry.status)
+            depths[key] = depths.get(key, 0) + 1
     capability = reviewer.evidence_capability
     return ReviewerFacts(
         agent=reviewer.agent_id,
@@ -264,7 +291,18 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
         claimed=sum(1 for f in reviewer.files if f.claim is Claim.INSPECTED),
         unsupported=tuple(f.path for f in reviewer.files if f.status is FileStatus.UNSUPPORTED),
         unknown=unknown,
+        depths=depths,
+        shallow=tuple(f.path for f in reviewer.files if f.status is FileStatus.SHALLOW),
     )
+
+
+def depth_counts(facts: Sequence[ReviewerFacts]) -> dict[Depth, int]:
+    """Claimed files with successful evidence, by depth, over several reviewers."""
+    counts = dict.fromkeys(Depth, 0)
+    for fact in facts:
+        for (depth, _), count in fact.depths.items():
+            counts[depth] += count
+    return counts
 
 
 def evidence_available(facts: ReviewerFacts) -> bool:
@@ -295,6 +333,8 @@ class Instruments:
     reconcile_duration: Histogram
     mode_fallbacks: Counter
     errors: Counter
+    depth_files: Counter
+    depth_policy_approvals: Counter
 
 
 def instruments(meter: Meter) -> Instruments:
@@ -319,6 +359,8 @@ def instruments(meter: Meter) -> Instruments:
         ),
         mode_fallbacks=counter(MODE_FALLBACKS),
         errors=counter(ERRORS),
+        depth_files=counter(DEPTH_FILES),
+        depth_policy_approvals=counter(DEPTH_POLICY_APPROVALS),
     )
 
 
@@ -354,6 +396,18 @@ def record_decision(
     )
     if decision.mode_source.value == "fallback":
         inst.mode_fallbacks.add(1, {"owner": owner, "repository": repository, "mode": mode})
+    if decision.verdict_in is Verdict.APPROVE:
+        for row in decision.depth_policies:
+            inst.depth_policy_approvals.add(
+                1,
+                {
+                    "owner": owner,
+                    "repository": repository,
+                    "mode": mode,
+                    "depth_policy": row.depth_policy.value,
+                    "would_downgrade": _bool(row.would_downgrade),
+                },
+            )
     for reviewer in decision.reviewers:
         facts = reviewer_facts(reviewer, (formats or {}).get(reviewer.agent_id))
         if facts.failed:
@@ -363,6 +417,16 @@ def record_decision(
         inst.unsupported_files.add(len(facts.unsupported), files)
         for why, count in sorted(facts.unknown.items()):
             inst.unknown_files.add(count, {**files, "unknown_reason": why.value})
+        for (depth, status), count in sorted(facts.depths.items()):
+            inst.depth_files.add(
+                count,
+                {
+                    **files,
+                    "depth": depth.value,
+                    "depth_policy": decision.depth_policy.value,
+                    "status": status.value,
+                },
+            )
         inst.evidence_records.add(
             1,
             {
@@ -393,6 +457,15 @@ A_REVISION = "coverage_gate.revision"
 A_MODE = "coverage_gate.mode"
 A_MODE_SOURCE = "coverage_gate.mode_source"
 A_UNKNOWN_POLICY = "coverage_gate.unknown_policy"
+A_UNKNOWN_POLICY_SOURCE = "coverage_gate.unknown_policy_source"
+A_DEPTH_POLICY = "coverage_gate.depth_policy"
+A_DEPTH_POLICY_SOURCE = "coverage_gate.depth_policy_source"
+#: The depth policies that would have turned this review's Approve into a Comment.
+A_WOULD_DOWNGRADE_UNDER = "coverage_gate.would_downgrade_under"
+#: Claimed files with successful evidence of each depth: ``coverage_gate.files.depth.<depth>``.
+A_DEPTH_PREFIX = "coverage_gate.files.depth."
+A_SHALLOW = "coverage_gate.files.shallow"
+A_SHALLOW_PATHS = "coverage_gate.shallow_files"
 A_VERDICT_IN = "coverage_gate.verdict_in"
 A_VERDICT_OUT = "coverage_gate.verdict_out"
 A_OUTCOME = "coverage_gate.outcome"
@@ -438,7 +511,8 @@ def record_reconcile_span(
     The span ends at ``end_time_ns`` (now, by the tracer's clock, when omitted) and starts
     ``duration_s`` earlier. It carries the outcome, counts, and at most ``max_files``
     unsupported paths (the rest counted in ``…unsupported_files.dropped``); each reviewer is a
-    ``coverage_gate.reviewer`` event with its own share of that budget.
+    ``coverage_gate.reviewer`` event with its own share of that budget. Shallow paths (under the
+    depth policy in force) go on each reviewer's event from what budget is left.
     """
     owner, repository = split_repo(decision.repo)
     facts = [reviewer_facts(r, (formats or {}).get(r.agent_id)) for r in decision.reviewers]
@@ -464,6 +538,14 @@ def record_reconcile_span(
         A_UNSUPPORTED_PATHS: kept,
         A_UNSUPPORTED_DROPPED: dropped,
         A_DURATION: max(duration_s, 0.0),
+        A_UNKNOWN_POLICY_SOURCE: decision.unknown_policy_source.value,
+        A_DEPTH_POLICY: decision.depth_policy.value,
+        A_DEPTH_POLICY_SOURCE: decision.depth_policy_source.value,
+        A_WOULD_DOWNGRADE_UNDER: [
+            row.depth_policy.value for row in decision.depth_policies if row.would_downgrade
+        ],
+        A_SHALLOW: sum(len(f.shallow) for f in facts),
+        **{f"{A_DEPTH_PREFIX}{depth.value}": count for depth, count in depth_counts(facts).items()},
     }
     end = end_time_ns if end_time_ns is not None else time.time_ns()
     span = tracer.start_span(
@@ -473,9 +555,12 @@ def record_reconcile_span(
         start_time=end - int(max(duration_s, 0.0) * 1e9),
     )
     budget = max_files
+    shallow_budget = max(max_files - len(kept), 0)
     for reviewer, fact in zip(decision.reviewers, facts, strict=True):
         paths, rest = _bounded(fact.unsupported, budget)
         budget -= len(paths)
+        shallow, _ = _bounded(fact.shallow, shallow_budget)
+        shallow_budget -= len(shallow)
         span.add_event(
             REVIEWER_EVENT,
             {
@@ -493,6 +578,8 @@ def record_reconcile_span(
                 A_UNKNOWN: fact.unknown_total,
                 A_UNSUPPORTED_PATHS: paths,
                 A_UNSUPPORTED_DROPPED: rest,
+                A_SHALLOW: len(fact.shallow),
+                A_SHALLOW_PATHS: shallow,
             },
             timestamp=end,
         )

@@ -88,6 +88,9 @@ class Claim(StrEnum):
 class FileStatus(StrEnum):
     VERIFIED = "verified"
     UNSUPPORTED = "unsupported"
+    # Claimed, with successful evidence that did not show enough of the file's change for the
+    # repository's depth policy (DESIGN §7 rule 8); counts as unsupported under that policy.
+    SHALLOW = "shallow"
     UNKNOWN = "unknown"
     SKIPPED = "skipped"
     MISSING = "missing"
@@ -99,6 +102,7 @@ class Coverage(StrEnum):
     INCOMPLETE_SKIPPED = "incomplete_skipped"
     INCOMPLETE_MISSING = "incomplete_missing"
     INCOMPLETE_UNSUPPORTED = "incomplete_unsupported"
+    INCOMPLETE_SHALLOW = "incomplete_shallow"
     INCOMPLETE_UNVERIFIABLE = "incomplete_unverifiable"
     # The scope held no reviewable file: there was no coverage to check, so none was verified.
     NOTHING_TO_REVIEW = "nothing_to_review"
@@ -109,6 +113,7 @@ class Reason(StrEnum):
     FILES_SKIPPED = "files_skipped"
     FILES_MISSING = "files_missing"
     CLAIMS_UNSUPPORTED = "claims_unsupported"
+    CLAIMS_SHALLOW = "claims_shallow"
     CLAIMS_UNVERIFIABLE = "claims_unverifiable"
     # Said, never held against the reviewer by themselves: the scope was empty, or the evidence
     # was recorded at another revision (its claimed files are then unknown, DESIGN §7.1).
@@ -160,6 +165,29 @@ class Depth(StrEnum):
 class UnknownPolicy(StrEnum):
     ACCEPT = "accept"
     DOWNGRADE = "downgrade"
+
+
+class DepthPolicy(StrEnum):
+    """How much of a claimed file's change its evidence must show (DESIGN §7 rule 8).
+
+    Listed from the most to the least permissive: ``accept`` (any successful evidence verifies),
+    ``any-hunk`` (depth ``none`` is shallow), ``all-hunks`` (any depth but ``full`` is shallow).
+    ``unknown`` depth is never shallow.
+    """
+
+    ACCEPT = "accept"
+    ANY_HUNK = "any-hunk"
+    ALL_HUNKS = "all-hunks"
+
+
+class PolicySource(StrEnum):
+    """Where a policy came from: the CLI option, its environment variable, the payload of the
+    flag variant that serves the repository, or the default."""
+
+    CLI = "cli"
+    ENV = "env"
+    PAYLOAD = "payload"
+    DEFAULT = "default"
 
 
 class _Contract(BaseModel):
@@ -329,6 +357,24 @@ class FileDecision(_Contract):
     evidence: str
     status: FileStatus
     unknown_reason: UnknownReason | None = None
+    # Claimed files with successful evidence only: what it showed of the file's change. Depth is
+    # ``unknown`` here whenever the evidence cannot rule out calls it did not see.
+    depth: FileDepth | None = None
+
+
+class ReviewerPolicyOutcome(_Contract):
+    """What one depth policy would make of one reviewer's claims."""
+
+    depth_policy: DepthPolicy
+    shallow_files: NonNegativeInt
+    would_downgrade: bool
+
+
+class PolicyOutcome(_Contract):
+    """What one depth policy would do to the review: would it turn this Approve into a Comment."""
+
+    depth_policy: DepthPolicy
+    would_downgrade: bool
 
 
 class RejectedClaim(_Contract):
@@ -350,6 +396,7 @@ class ReviewerDecision(_Contract):
     claims_outside_scope: list[str] = Field(default_factory=list)
     claims_rejected: list[RejectedClaim] = Field(default_factory=list)
     files: list[FileDecision]
+    depth_policies: list[ReviewerPolicyOutcome] = Field(default_factory=list)
 
 
 class DecisionDocument(_Contract):
@@ -364,11 +411,16 @@ class DecisionDocument(_Contract):
     mode: Mode
     mode_source: ModeSource
     unknown_policy: UnknownPolicy
+    unknown_policy_source: PolicySource = PolicySource.DEFAULT
+    depth_policy: DepthPolicy = DepthPolicy.ACCEPT
+    depth_policy_source: PolicySource = PolicySource.DEFAULT
     downgraded: bool
     would_downgrade: bool
     reasons: list[Reason]
     note: str
     scope: list[str]
     reviewers: list[ReviewerDecision]
+    # Every depth policy, the one in force included, on this same review (DESIGN §7 rule 8).
+    depth_policies: list[PolicyOutcome] = Field(default_factory=list)
 
     model_config = ConfigDict(populate_by_name=True)

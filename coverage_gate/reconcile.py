@@ -15,16 +15,23 @@ from coverage_gate.model import (
     Claim,
     Coverage,
     DecisionDocument,
+    Depth,
+    DepthPolicy,
     EvidenceDocument,
     FileDecision,
+    FileDepth,
     FileEvidence,
     FileStatus,
+    LineRange,
     Mode,
     ModeSource,
+    PolicyOutcome,
+    PolicySource,
     Reason,
     RejectedClaim,
     ReviewerDecision,
     ReviewerOutput,
+    ReviewerPolicyOutcome,
     UnknownPolicy,
     UnknownReason,
     Verdict,
@@ -32,6 +39,11 @@ from coverage_gate.model import (
 from coverage_gate.paths import RepoTree, normalise_claims
 
 _REASON_ORDER = list(Reason)
+#: Unseen line ranges a note names per shallow file; the rest are counted.
+NOTE_RANGES = 5
+#: Why a claimed file has unknown depth when its evidence carries none (evidence 1.1: no depth
+#: is recorded without the pinned diff).
+NO_DEPTH_RECORDED = "no depth recorded (it needs the pinned diff)"
 
 
 @dataclass(frozen=True)
@@ -55,6 +67,10 @@ class ReviewInput:
     repo_root: str | None = None
     # The repository at the revision, for claimed paths with '..' (DESIGN §6 rule 4).
     tree: RepoTree | None = None
+    depth_policy: DepthPolicy = DepthPolicy.ACCEPT
+    # Where each policy came from; recorded in the decision, never read by the rules.
+    unknown_policy_source: PolicySource = PolicySource.DEFAULT
+    depth_policy_source: PolicySource = PolicySource.DEFAULT
 
 
 def short(revision: str) -> str:
@@ -191,8 +207,80 @@ _COVERAGE = {
     Reason.FILES_SKIPPED: Coverage.INCOMPLETE_SKIPPED,
     Reason.FILES_MISSING: Coverage.INCOMPLETE_MISSING,
     Reason.CLAIMS_UNSUPPORTED: Coverage.INCOMPLETE_UNSUPPORTED,
+    Reason.CLAIMS_SHALLOW: Coverage.INCOMPLETE_SHALLOW,
     Reason.CLAIMS_UNVERIFIABLE: Coverage.INCOMPLETE_UNVERIFIABLE,
 }
+
+
+def is_shallow(depth: Depth, policy: DepthPolicy) -> bool:
+    """Whether ``policy`` holds a claimed file of this depth to be shallow. Unknown never is."""
+    if policy is DepthPolicy.ANY_HUNK:
+        return depth is Depth.NONE
+    if policy is DepthPolicy.ALL_HUNKS:
+        return depth in {Depth.PARTIAL, Depth.NONE}
+    return False
+
+
+def _blind_spot(
+    entry: FileEvidence, evidence: EvidenceDocument, unavailable: UnknownReason | None
+) -> str | None:
+    """Why calls the evidence did not see may have shown the rest of this file's change: then
+    what it did see is a lower bound, and its depth cannot be held against the reviewer."""
+    if unavailable is not None:
+        return f"evidence unavailable ({unavailable.value})"
+    if entry.reads_unknown:
+        return f"{entry.reads_unknown} call(s) on this file whose outcome could not be read"
+    if evidence.unattributed_calls:
+        return f"{evidence.unattributed_calls} call(s) whose file could not be told"
+    return None
+
+
+def _depth(
+    entry: FileEvidence, evidence: EvidenceDocument, unavailable: UnknownReason | None
+) -> FileDepth:
+    recorded = entry.depth or FileDepth(depth=Depth.UNKNOWN, detail=NO_DEPTH_RECORDED)
+    blind = _blind_spot(entry, evidence, unavailable)
+    if blind is None or recorded.depth is Depth.UNKNOWN:
+        return recorded
+    return recorded.model_copy(
+        update={
+            "depth": Depth.UNKNOWN,
+            "detail": f"recorded {recorded.depth.value}, but {blind} may have shown the rest",
+        }
+    )
+
+
+def _with_depth(
+    decision: FileDecision,
+    evidence: EvidenceDocument | None,
+    unavailable: UnknownReason | None,
+    policy: DepthPolicy,
+) -> FileDecision:
+    """A verified claim gets its depth, and is shallow when the policy asks for more."""
+    entry = evidence.file(decision.path) if evidence is not None else None
+    if decision.status is not FileStatus.VERIFIED or evidence is None or entry is None:
+        return decision
+    depth = _depth(entry, evidence, unavailable)
+    status = FileStatus.SHALLOW if is_shallow(depth.depth, policy) else FileStatus.VERIFIED
+    return decision.model_copy(update={"depth": depth, "status": status})
+
+
+def _policy_outcomes(
+    files: Sequence[FileDecision], reasons: Sequence[Reason]
+) -> list[ReviewerPolicyOutcome]:
+    """What each depth policy would make of this reviewer, on the same evidence: the claims
+    it holds against the reviewer besides depth, plus the files it would find shallow."""
+    otherwise = bool({Reason.CLAIMS_UNSUPPORTED, Reason.CLAIMS_UNVERIFIABLE} & set(reasons))
+    depths = [f.depth.depth for f in files if f.depth is not None]
+    outcomes: list[ReviewerPolicyOutcome] = []
+    for policy in DepthPolicy:
+        shallow = sum(1 for depth in depths if is_shallow(depth, policy))
+        outcomes.append(
+            ReviewerPolicyOutcome(
+                depth_policy=policy, shallow_files=shallow, would_downgrade=otherwise or shallow > 0
+            )
+        )
+    return outcomes
 
 
 def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
@@ -201,7 +289,12 @@ def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
     inspected, skipped = claims.inspected, claims.skipped
     unavailable = _unavailable(reviewer.evidence, review.revision)
     files = [
-        _file_decision(path, inspected, skipped, reviewer.evidence, unavailable)
+        _with_depth(
+            _file_decision(path, inspected, skipped, reviewer.evidence, unavailable),
+            reviewer.evidence,
+            unavailable,
+            review.depth_policy,
+        )
         for path in sorted(set(review.scope))
     ]
     statuses = {decision.status for decision in files}
@@ -216,6 +309,8 @@ def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
         reasons.append(Reason.FILES_MISSING)
     if FileStatus.UNSUPPORTED in statuses:
         reasons.append(Reason.CLAIMS_UNSUPPORTED)
+    if FileStatus.SHALLOW in statuses:
+        reasons.append(Reason.CLAIMS_SHALLOW)
     if FileStatus.UNKNOWN in statuses and review.unknown_policy is UnknownPolicy.DOWNGRADE:
         reasons.append(Reason.CLAIMS_UNVERIFIABLE)
     if is_stale(reviewer.evidence, review.revision):
@@ -228,19 +323,19 @@ def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
         agent_id=reviewer.agent_id,
         coverage=coverage,
         reasons=reasons,
-        would_downgrade=bool(
-            {Reason.CLAIMS_UNSUPPORTED, Reason.CLAIMS_UNVERIFIABLE} & set(reasons)
-        ),
+        would_downgrade=bool(_NEW & set(reasons)),
         evidence_source=evidence.source if evidence else None,
         evidence_capability=evidence.capability if evidence else None,
         evidence_revision=evidence.revision if evidence else None,
         claims_outside_scope=sorted(inspected - set(review.scope)),
         claims_rejected=claims.rejected,
         files=files,
+        depth_policies=_policy_outcomes(files, reasons),
     )
 
 
 _LEGACY = {Reason.REVIEWER_FAILED, Reason.FILES_SKIPPED, Reason.FILES_MISSING}
+_NEW = {Reason.CLAIMS_UNSUPPORTED, Reason.CLAIMS_SHALLOW, Reason.CLAIMS_UNVERIFIABLE}
 
 
 def reconcile(review: ReviewInput) -> DecisionDocument:
@@ -257,6 +352,20 @@ def reconcile(review: ReviewInput) -> DecisionDocument:
     verdict_out = legacy_out
     if review.mode is Mode.ENFORCE and would_downgrade:
         verdict_out = Verdict.COMMENT
+    depth_policies = [
+        PolicyOutcome(
+            depth_policy=policy,
+            would_downgrade=approve
+            and not legacy_incomplete
+            and any(
+                outcome.would_downgrade
+                for decision in reviewers
+                for outcome in decision.depth_policies
+                if outcome.depth_policy is policy
+            ),
+        )
+        for policy in DepthPolicy
+    ]
     return DecisionDocument(
         repo=review.repo,
         revision=review.revision,
@@ -265,12 +374,16 @@ def reconcile(review: ReviewInput) -> DecisionDocument:
         mode=review.mode,
         mode_source=review.mode_source,
         unknown_policy=review.unknown_policy,
+        unknown_policy_source=review.unknown_policy_source,
+        depth_policy=review.depth_policy,
+        depth_policy_source=review.depth_policy_source,
         downgraded=verdict_out is not review.verdict_in,
         would_downgrade=would_downgrade,
         reasons=reasons,
         note=_note(review, reviewers, verdict_out, would_downgrade, legacy_incomplete),
         scope=sorted(set(review.scope)),
         reviewers=reviewers,
+        depth_policies=depth_policies,
     )
 
 
@@ -295,6 +408,8 @@ def _file_lines(reviewers: Sequence[ReviewerDecision], revision: str, legacy: bo
                     f"- `{file.path}`: claimed inspected by `{who}`; no successful read or diff "
                     f"recorded at {short(revision)}{failed}"
                 )
+            elif not legacy and file.status is FileStatus.SHALLOW:
+                lines.append(_shallow_line(file, who, revision))
             elif (
                 not legacy
                 and file.status is FileStatus.UNKNOWN
@@ -338,6 +453,49 @@ def _stale(review: ReviewInput, reviewers: Sequence[ReviewerDecision]) -> list[s
     return ["\n".join([head, *lines])]
 
 
+def line_ranges(ranges: Sequence[LineRange], limit: int = NOTE_RANGES) -> str:
+    """``480-492, 510`` (at most ``limit`` ranges, then how many more)."""
+    shown = [str(r.start) if r.start == r.end else f"{r.start}-{r.end}" for r in ranges[:limit]]
+    rest = len(ranges) - len(shown)
+    return ", ".join(shown) + (f" and {rest} more range(s)" if rest > 0 else "")
+
+
+def _shallow_line(file: FileDecision, who: str, revision: str) -> str:
+    depth = file.depth or FileDepth(depth=Depth.UNKNOWN)
+    unseen = (
+        f"changed lines {line_ranges(depth.unseen)} not seen"
+        if depth.unseen
+        else "changed lines not seen"
+    )
+    return (
+        f"- `{file.path}`: {unseen} by `{who}` at {short(revision)} (claimed inspected; depth "
+        f"{depth.depth.value}: {depth.changed_lines_seen} of {depth.changed_lines} changed lines, "
+        f"{depth.hunks_seen} of {depth.hunks} hunks)"
+    )
+
+
+_NO_EVIDENCE = "claimed coverage has no recorded evidence"
+
+
+def _cause(reviewers: Sequence[ReviewerDecision], policy: DepthPolicy) -> str:
+    """Why the evidence check holds claims against this review, in a few words."""
+    causes: list[str] = []
+    if any(
+        f.status is FileStatus.UNSUPPORTED
+        or (f.status is FileStatus.UNKNOWN and Reason.CLAIMS_UNVERIFIABLE in d.reasons)
+        for d in reviewers
+        for f in d.files
+    ):
+        causes.append(_NO_EVIDENCE)
+    if any(f.status is FileStatus.SHALLOW for d in reviewers for f in d.files):
+        seen = "none" if policy is DepthPolicy.ANY_HUNK else "not all"
+        causes.append(
+            f"claimed files were read, but {seen} of their changed lines were seen (depth policy "
+            f"{policy.value})"
+        )
+    return " and ".join(causes)
+
+
 def _note(
     review: ReviewInput,
     reviewers: Sequence[ReviewerDecision],
@@ -357,17 +515,20 @@ def _note(
         parts.append("\n".join([head, *_file_lines(reviewers, review.revision, legacy=True)]))
     new_lines = _file_lines(reviewers, review.revision, legacy=False)
     if new_lines:
+        cause = _cause(reviewers, review.depth_policy)
         if review.mode is Mode.ENFORCE and would_downgrade:
-            head = "Approve became Comment: claimed coverage has no recorded evidence."
+            head = f"Approve became Comment: {cause}."
         elif review.mode is Mode.SHADOW and would_downgrade:
             head = (
                 "Shadow mode, verdict unchanged: in enforce mode this Approve would become a "
-                "Comment, because claimed coverage has no recorded evidence."
+                f"Comment, because {cause}."
             )
         elif review.mode is Mode.OFF:
             head = ""
-        else:
+        elif cause == _NO_EVIDENCE:
             head = "Claimed coverage without recorded evidence (verdict not affected):"
+        else:
+            head = f"{cause[0].upper()}{cause[1:]} (verdict not affected):"
         if head:
             parts.append("\n".join([head, *new_lines]))
     parts += _stale(review, reviewers)

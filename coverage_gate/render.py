@@ -2,15 +2,67 @@
 
 from __future__ import annotations
 
-from coverage_gate.model import DecisionDocument, EvidenceDocument, FileStatus
+from coverage_gate.model import (
+    DecisionDocument,
+    Depth,
+    EvidenceDocument,
+    FileDecision,
+    FileDepth,
+    FileStatus,
+)
+from coverage_gate.reconcile import line_ranges
 
 _MARK = {
     FileStatus.VERIFIED: "ok",
     FileStatus.UNSUPPORTED: "UNSUPPORTED",
+    FileStatus.SHALLOW: "SHALLOW",
     FileStatus.UNKNOWN: "unknown",
     FileStatus.SKIPPED: "skipped",
     FileStatus.MISSING: "missing",
 }
+
+
+#: Cells of the bar that shows how much of a file's changed lines were seen.
+BAR_CELLS = 10
+
+
+def depth_bar(depth: FileDepth) -> str:
+    """``▰▰▰▰▰▰▱▱▱▱``: the share of changed lines seen. Only a full depth fills it, and only a
+    depth of none leaves it empty; unknown depth has no bar."""
+    if depth.depth is Depth.UNKNOWN:
+        return ""
+    share = depth.changed_lines_seen / depth.changed_lines if depth.changed_lines else 1.0
+    filled = {Depth.FULL: BAR_CELLS, Depth.NONE: 0}.get(
+        depth.depth, min(max(round(share * BAR_CELLS), 1), BAR_CELLS - 1)
+    )
+    return "▰" * filled + "▱" * (BAR_CELLS - filled)
+
+
+def depth_summary(depth: FileDepth) -> str:
+    """What the evidence showed of one file's change, for a person: the bar, the depth, the
+    counts and the changed lines not seen."""
+    if depth.depth is Depth.UNKNOWN:
+        return f"depth unknown ({depth.detail})" if depth.detail else "depth unknown"
+    summary = (
+        f"{depth_bar(depth)} {depth.depth.value}: {depth.changed_lines_seen}/"
+        f"{depth.changed_lines} changed lines, {depth.hunks_seen}/{depth.hunks} hunks"
+    )
+    if depth.unseen:
+        summary += f"; not seen {line_ranges(depth.unseen)}"
+    return summary
+
+
+def _policies(decision: DecisionDocument) -> str:
+    return (
+        f"depth policy {decision.depth_policy.value} ({decision.depth_policy_source.value}), "
+        f"unknown policy {decision.unknown_policy.value} "
+        f"({decision.unknown_policy_source.value})"
+    )
+
+
+def _file_line(file: FileDecision) -> str:
+    line = f"    {_MARK[file.status]:<11} {file.path}  [{file.evidence}]"
+    return line + (f"  {depth_summary(file.depth)}" if file.depth is not None else "")
 
 
 def text(decision: DecisionDocument) -> str:
@@ -18,11 +70,11 @@ def text(decision: DecisionDocument) -> str:
         f"{decision.repo} @ {decision.revision[:12]}: "
         f"{decision.verdict_in.value} -> {decision.verdict_out.value} "
         f"(mode {decision.mode.value} from {decision.mode_source.value})",
+        f"  {_policies(decision)}",
     ]
     for reviewer in decision.reviewers:
         lines.append(f"  reviewer {reviewer.agent_id}: {reviewer.coverage.value}")
-        for file in reviewer.files:
-            lines.append(f"    {_MARK[file.status]:<11} {file.path}  [{file.evidence}]")
+        lines.extend(_file_line(file) for file in reviewer.files)
         for claim in reviewer.claims_rejected:
             lines.append(
                 f"    {'rejected':<11} {claim.path}  "
@@ -39,6 +91,7 @@ def markdown(decision: DecisionDocument) -> str:
         "### coverage-gate",
         "",
         f"{verdict} · mode `{decision.mode.value}` ({decision.mode_source.value}) · "
+        f"depth policy `{decision.depth_policy.value}` ({decision.depth_policy_source.value}) · "
         f"revision `{decision.revision[:12]}`",
         "",
         decision.note,
@@ -49,11 +102,12 @@ def markdown(decision: DecisionDocument) -> str:
             f"<details><summary>Reviewer <code>{reviewer.agent_id}</code>: "
             f"{reviewer.coverage.value}</summary>",
             "",
-            "| file | claim | status | evidence |",
-            "| --- | --- | --- | --- |",
+            "| file | claim | status | evidence | changed lines seen |",
+            "| --- | --- | --- | --- | --- |",
         ]
         lines += [
-            f"| `{f.path}` | {f.claim.value} | {f.status.value} | {f.evidence} |"
+            f"| `{f.path}` | {f.claim.value} | {f.status.value} | {f.evidence} | "
+            f"{depth_summary(f.depth) if f.depth is not None else '-'} |"
             for f in reviewer.files
         ]
         if reviewer.claims_rejected:

@@ -31,9 +31,11 @@ from typing import Any
 
 from coverage_gate import metrics as m
 from coverage_gate.metrics import Outcome
+from coverage_gate.model import Depth, DepthPolicy
+from coverage_gate.reconcile import is_shallow
 
 REPORT_SCHEMA = "coverage-gate/report"
-REPORT_VERSION = "1.0"
+REPORT_VERSION = "1.1"
 MALFORMED_SAMPLE = 10
 TOP_REASONS = 5
 Z_95 = 1.959963984540054
@@ -58,6 +60,7 @@ class ReviewerRecord:
     would_downgrade: bool
     unsupported_files: tuple[str, ...]
     unsupported_dropped: int
+    shallow_files: tuple[str, ...] = ()
 
     @property
     def evidence_available(self) -> bool:
@@ -84,6 +87,12 @@ class ReviewRecord:
     duration_s: float
     end_ns: int
     reviewers: tuple[ReviewerRecord, ...]
+    depth_policy: str = DepthPolicy.ACCEPT.value
+    # Claimed files with successful evidence, by depth.
+    depths: Mapping[str, int] = field(default_factory=dict)
+    # The depth policies that would have downgraded this review; None when the span predates
+    # the comparison (such a review is left out of it).
+    would_downgrade_under: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +223,7 @@ def _reviewer(event: Mapping[str, object]) -> ReviewerRecord:
         would_downgrade=_flag(a, m.A_WOULD_DOWNGRADE),
         unsupported_files=_strings(a, m.A_UNSUPPORTED_PATHS),
         unsupported_dropped=_count(a, m.A_UNSUPPORTED_DROPPED),
+        shallow_files=_strings(a, m.A_SHALLOW_PATHS),
     )
 
 
@@ -244,6 +254,11 @@ def _review(span: Mapping[str, object]) -> ReviewRecord | None:
         else max(end - start, 0) / 1e9,
         end_ns=end,
         reviewers=tuple(_reviewer(e) for e in events if e.get("name") == m.REVIEWER_EVENT),
+        depth_policy=_str(a, m.A_DEPTH_POLICY, DepthPolicy.ACCEPT.value),
+        depths={d.value: _count(a, f"{m.A_DEPTH_PREFIX}{d.value}") for d in Depth},
+        would_downgrade_under=_strings(a, m.A_WOULD_DOWNGRADE_UNDER)
+        if m.A_WOULD_DOWNGRADE_UNDER in a
+        else None,
     )
 
 
@@ -389,6 +404,9 @@ class Criteria:
     max_errors: int = 0
     max_fallbacks: int = 0
     max_would_downgrade_rate: float = 0.10
+    # Judge the would-downgrade rate under this depth policy instead of the one in force: is
+    # the repository ready to enforce it?
+    depth_policy: DepthPolicy | None = None
 
     def problems(self) -> list[str]:
         """What is wrong with these criteria (empty when they are usable)."""
@@ -424,6 +442,28 @@ class Evidence:
 
 
 @dataclass(frozen=True, slots=True)
+class PolicyRow:
+    """One depth policy on a repository's reviews: the claimed files it would find shallow,
+    of those with successful evidence, and the approvals it would downgrade."""
+
+    depth_policy: str
+    shallow_files: int
+    shallow_rate: float | None
+    shallow_interval: tuple[float, float] | None
+    would_downgrade: int
+    would_downgrade_rate: float | None
+    would_downgrade_interval: tuple[float, float] | None
+
+
+@dataclass(frozen=True, slots=True)
+class DepthReport:
+    files: dict[str, int]  # claimed files with successful evidence, by depth
+    in_force: dict[str, int]  # reviews by the depth policy they ran under
+    approvals_compared: int  # approvals whose span carries the policy comparison
+    policies: list[PolicyRow]
+
+
+@dataclass(frozen=True, slots=True)
 class RepoReport:
     repository: str
     reviews: int
@@ -450,6 +490,7 @@ class RepoReport:
     days: float
     ready: bool
     checks: list[Check]
+    depth: DepthReport
 
 
 def _iso(ns: int) -> str:
@@ -466,6 +507,35 @@ def _evidence(reviews: Sequence[ReviewRecord]) -> Evidence:
         truncated += any(r.truncated for r in working)
         stale += any(r.stale for r in working)
     return Evidence(available, _share(available, len(reviews)), none, incomplete, truncated, stale)
+
+
+def _depth(reviews: Sequence[ReviewRecord]) -> DepthReport:
+    files = {d.value: sum(r.depths.get(d.value, 0) for r in reviews) for d in Depth}
+    with_evidence = sum(files.values())
+    compared = [
+        r for r in reviews if r.verdict_in == "approve" and r.would_downgrade_under is not None
+    ]
+    rows: list[PolicyRow] = []
+    for policy in DepthPolicy:
+        shallow = sum(n for d, n in files.items() if is_shallow(Depth(d), policy))
+        flagged = sum(1 for r in compared if policy.value in (r.would_downgrade_under or ()))
+        rows.append(
+            PolicyRow(
+                depth_policy=policy.value,
+                shallow_files=shallow,
+                shallow_rate=_share(shallow, with_evidence),
+                shallow_interval=wilson(shallow, with_evidence),
+                would_downgrade=flagged,
+                would_downgrade_rate=_share(flagged, len(compared)),
+                would_downgrade_interval=wilson(flagged, len(compared)),
+            )
+        )
+    return DepthReport(
+        files=files,
+        in_force=dict(sorted(Counter(r.depth_policy for r in reviews).items())),
+        approvals_compared=len(compared),
+        policies=rows,
+    )
 
 
 def _checks(
@@ -509,8 +579,13 @@ def _checks(
         Check(
             "would_downgrade_rate",
             (rate or 0.0) <= criteria.max_would_downgrade_rate,
-            f"would downgrade {_pct(rate)} of approvals "
-            f"(at most {_pct(criteria.max_would_downgrade_rate)}; "
+            f"would downgrade {_pct(rate)} of approvals"
+            + (
+                f" under depth policy {criteria.depth_policy.value}"
+                if criteria.depth_policy
+                else ""
+            )
+            + f" (at most {_pct(criteria.max_would_downgrade_rate)}; "
             "audit with --list would_downgrade)",
         ),
     ]
@@ -536,6 +611,10 @@ def repo_report(
     ends = sorted(r.end_ns for r in reviews)
     days = (ends[-1] - ends[0]) / _NS_PER_DAY if ends else 0.0
     rate = _share(flagged, approvals)
+    depth = _depth(reviews)
+    if criteria.depth_policy is not None:
+        (row,) = [p for p in depth.policies if p.depth_policy == criteria.depth_policy.value]
+        rate = row.would_downgrade_rate
     checks = _checks(
         criteria,
         approvals=approvals,
@@ -571,6 +650,7 @@ def repo_report(
         days=days,
         ready=all(c.ok for c in checks),
         checks=checks,
+        depth=depth,
     )
 
 
@@ -586,6 +666,7 @@ class Flagged:
     time: str
     files: tuple[str, ...]
     files_dropped: int
+    shallow_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -613,6 +694,7 @@ def flagged_decisions(reviews: Iterable[ReviewRecord]) -> list[Flagged]:
                         time=_iso(review.end_ns),
                         files=reviewer.unsupported_files,
                         files_dropped=reviewer.unsupported_dropped,
+                        shallow_files=reviewer.shallow_files,
                     )
                 )
     return listed
@@ -665,8 +747,34 @@ def _repo_json(repo: RepoReport) -> dict[str, Any]:
         None if interval is None else {"low": interval[0], "high": interval[1]}
     )
     body["top_reasons"] = [{"reason": r, "count": n} for r, n in repo.top_reasons]
+    for row in body["depth"]["policies"]:
+        for key in ("shallow_interval", "would_downgrade_interval"):
+            pair = row[key]
+            row[key] = None if pair is None else {"low": pair[0], "high": pair[1]}
     body["readiness"] = "ready" if repo.ready else "not_ready"
     return body
+
+
+def _ci(interval: tuple[float, float] | None) -> str:
+    return "" if interval is None else f" (95% CI {interval[0]:.1%}-{interval[1]:.1%})"
+
+
+def _depth_lines(depth: DepthReport) -> list[str]:
+    files = ", ".join(f"{name} {count}" for name, count in depth.files.items())
+    in_force = ", ".join(f"{name} {count}" for name, count in depth.in_force.items()) or "-"
+    lines = [
+        f"  depth of claimed files with evidence: {files}; policy in force: {in_force}",
+        f"  {'depth policy':<13} {'shallow files':<34} would downgrade "
+        f"(of {depth.approvals_compared} approvals)",
+    ]
+    for row in depth.policies:
+        shallow = f"{row.shallow_files} = {_pct(row.shallow_rate)}{_ci(row.shallow_interval)}"
+        flagged = (
+            f"{row.would_downgrade} = {_pct(row.would_downgrade_rate)}"
+            f"{_ci(row.would_downgrade_interval)}"
+        )
+        lines.append(f"  {row.depth_policy:<13} {shallow:<34} {flagged}")
+    return lines
 
 
 def _seconds(value: float | None) -> str:
@@ -703,14 +811,16 @@ def render_text(report: Report) -> str:
             + f"; fallbacks {repo.fallbacks}; errors {repo.errors}",
             f"  duration p50 {_seconds(repo.duration_p50_s)}, p95 {_seconds(repo.duration_p95_s)}",
             "  top reasons " + (", ".join(f"{r} {n}" for r, n in repo.top_reasons) or "-"),
+            *_depth_lines(repo.depth),
         ]
         out.extend(f"  [{'ok' if c.ok else 'FAIL'}] {c.detail}" for c in repo.checks)
     if report.would_downgrade is not None:
         out += ["", f"would downgrade: {len(report.would_downgrade)} reviewer decisions"]
         for item in report.would_downgrade:
             more = f" (+{item.files_dropped} more)" if item.files_dropped else ""
+            shallow = f"; shallow: {', '.join(item.shallow_files)}" if item.shallow_files else ""
             out.append(
                 f"  {item.repository} {item.revision} {item.reviewer} [{item.mode}] "
-                f"{item.time}: {', '.join(item.files) or '-'}{more}"
+                f"{item.time}: {', '.join(item.files) or '-'}{more}{shallow}"
             )
     return "\n".join(out) + "\n"

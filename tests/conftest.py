@@ -73,7 +73,7 @@ def _isolated_state(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No test writes telemetry or flag copies into the real home folder, or reads a mode,
-    flag source or collector from the environment it happens to run in."""
+    flag source, policy or collector from the environment it happens to run in."""
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("COVERAGE_GATE_TELEMETRY_DIR", str(state / "telemetry"))
     monkeypatch.setenv("COVERAGE_GATE_FLAGS_DISK_COPY", str(state / "flags.json"))
@@ -84,5 +84,7 @@ def _isolated_state(
             "COVERAGE_GATE_FALLBACK_MODE",
             "COVERAGE_GATE_FLAGS_ON_ERROR",
             "COVERAGE_GATE_FLAG_NAME",
+            "COVERAGE_GATE_DEPTH_POLICY",
+            "COVERAGE_GATE_UNKNOWN_POLICY",
         }:
             monkeypatch.delenv(name)

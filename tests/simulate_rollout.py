@@ -3,7 +3,9 @@ reconciler and the real telemetry sink, then the report's readiness verdict per 
 
 Each repository has its own kind of reviewers:
 
-- ``acme/payments``: honest reviewers (claims match reads), one rare liar: ready.
+- ``acme/payments``: honest reviewers (claims match reads), one rare liar: ready. Its style
+  reviewer often reads a file without seeing all of its change, and now and then without seeing
+  any of it: ready under the depth policies ``accept`` and ``any-hunk``, not under ``all-hunks``.
 - ``acme/frontend``: a reviewer that claims every file and reads about half, in a third of the
   reviews: not ready (would-downgrade rate far above the ceiling; audit before enforcing).
 - ``acme/ml``: a reviewer whose stream format cannot see reads (capability none): not ready
@@ -26,7 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,8 +36,12 @@ from coverage_gate import metrics, otel_setup
 from coverage_gate.model import (
     Capability,
     DecisionDocument,
+    Depth,
+    DepthPolicy,
     EvidenceDocument,
+    FileDepth,
     FileEvidence,
+    LineRange,
     Mode,
     ModeSource,
     ReviewerOutput,
@@ -68,6 +74,25 @@ class ReviewerSpec:
     failed: bool = False
     skipped: Sequence[str] = ()
     evidence_revision: str | None = None
+    # How much of each read file's change the reads showed; None: no pinned diff (unknown).
+    depth: Depth | None = None
+    depths: Mapping[str, Depth] = field(default_factory=dict)  # per path, over ``depth``
+
+
+def file_depth(depth: Depth | None) -> FileDepth | None:
+    """A plausible record: 40 changed lines in 2 hunks (100-119 and 480-499)."""
+    if depth is None:
+        return None
+    hunks = [LineRange(start=100, end=119), LineRange(start=480, end=499)]
+    seen = {Depth.FULL: 2, Depth.PARTIAL: 1, Depth.NONE: 0}.get(depth, 0)
+    return FileDepth(
+        depth=depth,
+        changed_lines=0 if depth is Depth.UNKNOWN else 40,
+        changed_lines_seen=20 * seen,
+        hunks=0 if depth is Depth.UNKNOWN else 2,
+        hunks_seen=seen,
+        unseen=[] if depth is Depth.UNKNOWN else hunks[seen:],
+    )
 
 
 def _evidence(spec: ReviewerSpec, revision: str) -> EvidenceDocument | None:
@@ -81,7 +106,14 @@ def _evidence(spec: ReviewerSpec, revision: str) -> EvidenceDocument | None:
         stream_complete=spec.complete,
         capability=spec.capability,
         truncated=spec.truncated,
-        files=[FileEvidence(path=path, reads_succeeded=1) for path in reads],
+        files=[
+            FileEvidence(
+                path=path,
+                reads_succeeded=1,
+                depth=file_depth(spec.depths.get(path, spec.depth)),
+            )
+            for path in reads
+        ],
     )
 
 
@@ -95,6 +127,7 @@ def decide(
     mode_source: ModeSource = ModeSource.SNAPSHOT,
     revision: str = "0123456789abcdef",
     unknown_policy: UnknownPolicy = UnknownPolicy.ACCEPT,
+    depth_policy: DepthPolicy = DepthPolicy.ACCEPT,
 ) -> DecisionDocument:
     """A decision made by the real reconciler from reviewer specs."""
     return reconcile(
@@ -106,6 +139,7 @@ def decide(
             mode_source=mode_source,
             scope=list(scope),
             unknown_policy=unknown_policy,
+            depth_policy=depth_policy,
             reviewers=[
                 ReviewerInput(
                     agent_id=spec.agent,
@@ -134,6 +168,9 @@ class RepoPlan:
     repo: str
     days: float
     lie_every: int = 0  # every n-th review has a lying reviewer (0: never)
+    skim_every: int = 0  # every n-th review, the style reviewer sees part of a file's change
+    blank_every: int = 0  # every n-th review, it sees none of that file's change
+    pinned_diff: bool = True  # without it, every depth is unknown
     blind: bool = False  # the second reviewer's format cannot see reads
     fallback_every: int = 0  # every n-th review's mode came from the fallback
     errors: int = 0
@@ -141,7 +178,7 @@ class RepoPlan:
 
 
 PLANS: tuple[RepoPlan, ...] = (
-    RepoPlan("acme/payments", days=10, lie_every=50),
+    RepoPlan("acme/payments", days=10, lie_every=50, skim_every=4, blank_every=30),
     RepoPlan(
         "acme/frontend", days=10, lie_every=3, expected_failures=frozenset({"would_downgrade_rate"})
     ),
@@ -153,8 +190,10 @@ PLANS: tuple[RepoPlan, ...] = (
         errors=1,
         expected_failures=frozenset({"fallbacks", "errors"}),
     ),
-    RepoPlan("acme/docs", days=3, expected_failures=frozenset({"days"})),
+    RepoPlan("acme/docs", days=3, pinned_diff=False, expected_failures=frozenset({"days"})),
 )
+#: Under depth policy all-hunks, acme/payments would downgrade too many approvals to enforce.
+ALL_HUNKS_FAILURES = {"acme/payments": frozenset({"would_downgrade_rate"})}
 
 
 def _verdict(index: int) -> Verdict:
@@ -171,10 +210,16 @@ def plan_decisions(plan: RepoPlan, reviews: int) -> list[tuple[DecisionDocument,
     step = int(plan.days * DAY_NS / max(reviews - 1, 1))
     for i in range(reviews):
         scope = [f"src/module_{i % 7}.py", f"src/module_{(i + 1) % 7}.py", "README.md"]
-        security = ReviewerSpec("security", claimed=scope, read=scope)
+        depth = Depth.FULL if plan.pinned_diff else None
+        security = ReviewerSpec("security", claimed=scope, read=scope, depth=depth)
         if plan.lie_every and i % plan.lie_every == 0:
-            security = ReviewerSpec("security", claimed=scope, read=scope[:1])
-        second = ReviewerSpec("style", claimed=scope, read=scope)
+            security = ReviewerSpec("security", claimed=scope, read=scope[:1], depth=depth)
+        skimmed: dict[str, Depth] = {}
+        if plan.blank_every and i % plan.blank_every == 5:
+            skimmed = {scope[0]: Depth.NONE}
+        elif plan.skim_every and i % plan.skim_every == 1:
+            skimmed = {scope[0]: Depth.PARTIAL}
+        second = ReviewerSpec("style", claimed=scope, read=scope, depth=depth, depths=skimmed)
         if plan.blind:
             second = ReviewerSpec(
                 "style", claimed=scope, read=(), source="codex-exec", capability=Capability.NONE
@@ -236,13 +281,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = args.folder or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         simulate(folder, args.reviews)
-        report = build_report(load_folder(folder), Criteria(), list_flagged=False)
+        loaded = load_folder(folder)
+        report = build_report(loaded, Criteria(), list_flagged=False)
         sys.stdout.write(render_text(report))
         got, want = failures(report), expected_readiness()
         for repo, expected in sorted(want.items()):
             status = "as expected" if got.get(repo) == expected else f"UNEXPECTED {got.get(repo)}"
             sys.stdout.write(f"{repo}: failing checks {sorted(expected)}: {status}\n")
-        return 0 if got == want else 1
+        strict = failures(build_report(loaded, Criteria(depth_policy=DepthPolicy.ALL_HUNKS)))
+        strict_want = {**want, **{r: want[r] | f for r, f in ALL_HUNKS_FAILURES.items()}}
+        for repo in sorted(ALL_HUNKS_FAILURES):
+            status = "as expected" if strict[repo] == strict_want[repo] else "UNEXPECTED"
+            sys.stdout.write(
+                f"{repo} under depth policy all-hunks: failing checks "
+                f"{sorted(strict_want[repo])}: {status}\n"
+            )
+        return 0 if got == want and strict == strict_want else 1
 
 
 if __name__ == "__main__":

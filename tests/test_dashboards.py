@@ -28,7 +28,15 @@ from coverage_gate.metrics import (
     Kind,
     Outcome,
 )
-from coverage_gate.model import Capability, Mode, ModeSource, UnknownReason
+from coverage_gate.model import (
+    Capability,
+    Depth,
+    DepthPolicy,
+    FileStatus,
+    Mode,
+    ModeSource,
+    UnknownReason,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARDS = ROOT / "dashboards"
@@ -54,6 +62,11 @@ CLOSED_VALUES: dict[str, set[str]] = {
     "truncated": {"true", "false"},
     "kind": {x.value for x in ErrorKind},
     "unknown_reason": {x.value for x in UnknownReason},
+    "depth": {x.value for x in Depth},
+    "depth_policy": {x.value for x in DepthPolicy},
+    # A claimed file with depth is verified or shallow under the policy in force.
+    "status": {FileStatus.VERIFIED.value, FileStatus.SHALLOW.value},
+    "would_downgrade": {"true", "false"},
 }
 
 _MATCHER = re.compile(r'([a-z_][a-z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"')
@@ -184,6 +197,10 @@ def problems(expr: str, rules: list[Rule]) -> list[str]:
         ('coverage_gate_reviews_total{path="a.py"}', "has no label path"),
         ('coverage_gate_reviews_total{outcome="approved"}', "outcome has no value ['approved']"),
         ('coverage_gate_reviews_total{mode=~"shadow|dark"}', "mode has no value ['dark']"),
+        (
+            'coverage_gate_depth_files_total{depth_policy="some-hunks"}',
+            "depth_policy has no value ['some-hunks']",
+        ),
         ("sum by (agent) (coverage_gate_reviews_total)", "grouping by labels no input carries"),
         ('coverage_gate_reconcile_duration_seconds_sum{le="1"}', "has no label le"),
         ("repository:unknown:ratio_1h", "unknown series repository:unknown:ratio_1h"),
@@ -234,6 +251,11 @@ def test_dashboard_covers_the_rollout_questions() -> None:
     assert "by (agent, format)" in exprs
     assert "by (mode_source)" in exprs
     assert "coverage_gate_reconcile_duration_seconds_bucket" in exprs
+    assert "sum by (repository, depth) (increase(coverage_gate_depth_files_total" in exprs
+    assert (
+        'sum by (repository, depth_policy) (increase(coverage_gate_depth_policy_approvals_total{would_downgrade="true"'
+        in exprs
+    )
 
 
 def test_panel_ids_are_unique() -> None:

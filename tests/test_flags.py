@@ -551,6 +551,10 @@ def test_cli_prints_mode_variant_and_source_as_json(tmp_path: Path) -> None:
         "variant": "enforce",
         "flag_found": True,
         "detail": f"flag {FLAG!r} in snapshot {path}: variant 'enforce'",
+        "depth_policy": "accept",
+        "depth_policy_source": "default",
+        "unknown_policy": "accept",
+        "unknown_policy_source": "default",
     }
 
 

@@ -19,6 +19,8 @@ from coverage_gate.metrics import INSTRUMENTS, Kind, Outcome
 from coverage_gate.model import (
     Capability,
     DecisionDocument,
+    Depth,
+    DepthPolicy,
     Mode,
     ModeSource,
     UnknownPolicy,
@@ -118,6 +120,11 @@ def test_metric_attributes_are_low_cardinality_keys_only() -> None:
         ),
         ("coverage_gate.mode.fallbacks", ("coverage_gate_mode_fallbacks_total",)),
         ("coverage_gate.errors", ("coverage_gate_errors_total",)),
+        ("coverage_gate.depth.files", ("coverage_gate_depth_files_total",)),
+        (
+            "coverage_gate.depth_policy.approvals",
+            ("coverage_gate_depth_policy_approvals_total",),
+        ),
     ],
 )
 def test_prometheus_names_follow_the_otlp_translation(
@@ -141,6 +148,8 @@ def test_every_instrument_is_created_with_its_listed_kind_and_unit() -> None:
         inst.evidence_records,
         inst.mode_fallbacks,
         inst.errors,
+        inst.depth_files,
+        inst.depth_policy_approvals,
     ):
         counter.add(1, {})
     inst.reconcile_duration.record(0.1, {})
@@ -344,3 +353,68 @@ def test_reconcile_span_bounds_the_unsupported_paths() -> None:
     dropped = [e.attributes[m.A_UNSUPPORTED_DROPPED] for e in span.events if e.attributes]
     assert kept == [40, 10]
     assert dropped == [0, 30]
+
+
+# --- depth --------------------------------------------------------------------------------------
+
+SKIMMER = ReviewerSpec(
+    "style",
+    claimed=SCOPE,
+    read=SCOPE,
+    depth=Depth.FULL,
+    depths={"src/api.py": Depth.PARTIAL, "src/db.py": Depth.NONE},
+)
+
+
+def test_claimed_files_are_counted_by_depth_and_status_under_the_policy_in_force() -> None:
+    """Only low-cardinality labels: depth, the policy in force and the status it gave."""
+    decision = decide(
+        "acme/api", scope=SCOPE, reviewers=[SKIMMER], depth_policy=DepthPolicy.ANY_HUNK
+    )
+    reader = _record(decision)
+    name = "coverage_gate.depth.files"
+    assert _sum(reader, name, depth="full", depth_policy="any-hunk", status="verified") == 1
+    assert _sum(reader, name, depth="partial", depth_policy="any-hunk", status="verified") == 1
+    assert _sum(reader, name, depth="none", depth_policy="any-hunk", status="shallow") == 1
+    assert _sum(reader, name, agent="style", mode="shadow", repository="acme/api") == 3
+
+
+def test_files_without_successful_evidence_have_no_depth_to_count() -> None:
+    reader = _record(decide("acme/api", scope=SCOPE, reviewers=[LIAR, BLIND]))
+    assert _sum(reader, "coverage_gate.depth.files") == 1  # LIAR's one read; no pinned diff
+    assert _sum(reader, "coverage_gate.depth.files", depth="unknown") == 1
+
+
+def test_each_approval_is_counted_once_under_every_depth_policy() -> None:
+    """Shadow compares the policies on the same reviews: one point per policy per approval."""
+    decision = decide("acme/api", scope=SCOPE, reviewers=[SKIMMER])
+    reader = _record(decision)
+    name = "coverage_gate.depth_policy.approvals"
+    assert _sum(reader, name) == 3
+    assert _sum(reader, name, depth_policy="accept", would_downgrade="false") == 1
+    assert _sum(reader, name, depth_policy="any-hunk", would_downgrade="true") == 1
+    assert _sum(reader, name, depth_policy="all-hunks", would_downgrade="true") == 1
+    not_approve = decide("acme/api", scope=SCOPE, reviewers=[SKIMMER], verdict=Verdict.COMMENT)
+    assert _sum(_record(not_approve), name) == 0
+
+
+def test_reconcile_span_carries_policies_depths_and_the_comparison() -> None:
+    decision = decide(
+        "acme/api", scope=SCOPE, reviewers=[SKIMMER], depth_policy=DepthPolicy.ALL_HUNKS
+    )
+    attributes = dict(_span(decision).attributes or {})
+    assert attributes[m.A_DEPTH_POLICY] == "all-hunks"
+    assert attributes[m.A_DEPTH_POLICY_SOURCE] == "default"
+    assert attributes[m.A_UNKNOWN_POLICY_SOURCE] == "default"
+    assert _paths(attributes[m.A_WOULD_DOWNGRADE_UNDER]) == ["any-hunk", "all-hunks"]
+    assert [
+        attributes[f"{m.A_DEPTH_PREFIX}{d}"] for d in ("full", "partial", "none", "unknown")
+    ] == [
+        1,
+        1,
+        1,
+        0,
+    ]
+    assert attributes[m.A_SHALLOW] == 2
+    (event,) = [dict(e.attributes) for e in _span(decision).events if e.attributes]
+    assert _paths(event[m.A_SHALLOW_PATHS]) == ["src/api.py", "src/db.py"]

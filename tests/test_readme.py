@@ -10,6 +10,7 @@ from typer.main import get_command
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
+from coverage_gate.metrics import INSTRUMENTS
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
 
@@ -41,3 +42,14 @@ def test_every_command_is_mentioned() -> None:
     names = set(getattr(command, "commands", {}))
     missing = [name for name in names if not re.search(rf"coverage-gate {name}\b", README)]
     assert not missing, f"README does not mention: {missing}"
+
+
+def test_every_metric_is_in_the_metric_table() -> None:
+    """The table lists each instrument with its kind, unit, Prometheus name and attributes."""
+    rows = {row[0].strip("`"): row for row in table_after("Metrics")}
+    assert set(rows) == {spec.name for spec in INSTRUMENTS}
+    for spec in INSTRUMENTS:
+        _, kind, unit, prometheus, attributes, _ = rows[spec.name]
+        assert (kind, unit.strip("`")) == (spec.kind.value, spec.unit), spec.name
+        assert prometheus.split(",")[0].strip().strip("`") == spec.prometheus_series[0]
+        assert [a.strip() for a in attributes.split(",")] == list(spec.attributes), spec.name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,15 @@ from typer.testing import CliRunner
 from coverage_gate import metrics as m
 from coverage_gate import otel_setup
 from coverage_gate.cli_report import report_app
-from coverage_gate.model import Capability, DecisionDocument, Mode, ModeSource, Verdict
+from coverage_gate.model import (
+    Capability,
+    DecisionDocument,
+    Depth,
+    DepthPolicy,
+    Mode,
+    ModeSource,
+    Verdict,
+)
 from coverage_gate.report import (
     Criteria,
     build_report,
@@ -354,3 +363,109 @@ def test_default_folder_comes_from_the_environment(
     result = runner.invoke(report_app, ["--format", "json"])
     assert result.exit_code == 0
     assert json.loads(result.stdout)["input"]["reviews"] == 1
+
+
+# --- depth and the depth policies ---------------------------------------------------------------
+
+SKIM = ReviewerSpec(
+    "style", claimed=SCOPE, read=SCOPE, depth=Depth.FULL, depths={"src/api.py": Depth.PARTIAL}
+)
+BLANK = ReviewerSpec(
+    "style", claimed=SCOPE, read=SCOPE, depth=Depth.FULL, depths={"src/api.py": Depth.NONE}
+)
+FULL = ReviewerSpec("style", claimed=SCOPE, read=SCOPE, depth=Depth.FULL)
+
+
+def _depth_decisions() -> list[DecisionDocument]:
+    """10 approvals in shadow: 6 fully seen, 3 skimmed (partial), 1 blank (none); 1 comment."""
+    return (
+        [decide("acme/api", scope=SCOPE, reviewers=[FULL])] * 6
+        + [decide("acme/api", scope=SCOPE, reviewers=[SKIM])] * 3
+        + [decide("acme/api", scope=SCOPE, reviewers=[BLANK])]
+        + [decide("acme/api", scope=SCOPE, reviewers=[BLANK], verdict=Verdict.COMMENT)]
+    )
+
+
+def test_report_shows_depths_and_each_policys_shallow_and_would_downgrade_rates(
+    tmp_path: Path,
+) -> None:
+    """Per policy: shallow files of those with evidence, and approvals it would downgrade, each
+    with its Wilson interval, all from the comparison the decisions recorded."""
+    write(tmp_path, spread(_depth_decisions(), days=1))
+    (repo,) = build_report(load_folder(tmp_path), Criteria()).repositories
+    depth = repo.depth
+    assert depth.files == {"full": 28, "partial": 3, "none": 2, "unknown": 0}
+    assert depth.in_force == {"accept": 11}
+    assert depth.approvals_compared == 10
+    rows = {row.depth_policy: row for row in depth.policies}
+    assert list(rows) == ["accept", "any-hunk", "all-hunks"]
+    assert [(r.shallow_files, r.would_downgrade) for r in rows.values()] == [(0, 0), (2, 1), (5, 4)]
+    assert rows["all-hunks"].shallow_rate == pytest.approx(5 / 33)
+    assert rows["all-hunks"].shallow_interval == pytest.approx(wilson(5, 33))
+    assert rows["any-hunk"].would_downgrade_rate == pytest.approx(1 / 10)
+    assert rows["all-hunks"].would_downgrade_interval == pytest.approx(wilson(4, 10))
+
+    text = render_text(build_report(load_folder(tmp_path), Criteria()))
+    assert "depth of claimed files with evidence: full 28, partial 3, none 2, unknown 0" in text
+    assert "  all-hunks     5 = 15.2% (95% CI 6.7%-30.9%)" in text
+    assert "4 = 40.0% (95% CI 16.8%-68.7%)" in text
+    body = to_json(build_report(load_folder(tmp_path), Criteria()))["repositories"][0]
+    assert set(body["depth"]["policies"][2]["would_downgrade_interval"]) == {"low", "high"}
+
+
+def test_readiness_can_be_judged_under_a_stricter_depth_policy(tmp_path: Path) -> None:
+    """Ready to enforce accept is not ready to enforce all-hunks, on the same reviews."""
+    write(tmp_path, spread(_depth_decisions(), days=1))
+    loaded = load_folder(tmp_path)
+    lenient = build_report(loaded, Criteria(min_approvals=1, min_days=0))
+    strict = build_report(
+        loaded, Criteria(min_approvals=1, min_days=0, depth_policy=DepthPolicy.ALL_HUNKS)
+    )
+    assert lenient.repositories[0].ready
+    (check,) = [c for c in strict.repositories[0].checks if c.name == "would_downgrade_rate"]
+    assert not check.ok
+    assert "would downgrade 40.0% of approvals under depth policy all-hunks" in check.detail
+    result = runner.invoke(
+        report_app,
+        [
+            "--telemetry-dir",
+            str(tmp_path),
+            "--min-approvals",
+            "1",
+            "--min-days",
+            "0",
+            "--depth-policy",
+            "any-hunk",
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["criteria"]["depth_policy"] == "any-hunk"
+    assert document["repositories"][0]["readiness"] == "ready"
+
+
+def test_list_would_downgrade_names_shallow_files_too(tmp_path: Path) -> None:
+    decision = decide(
+        "acme/api", scope=SCOPE, reviewers=[SKIM], depth_policy=DepthPolicy.ALL_HUNKS, revision="r9"
+    )
+    write(tmp_path, [(decision, T0)])
+    report = build_report(load_folder(tmp_path), Criteria(), list_flagged=True)
+    assert report.would_downgrade is not None
+    (flagged,) = report.would_downgrade
+    assert (flagged.files, flagged.shallow_files) == ((), ("src/api.py",))
+    assert "acme/api r9 style [shadow]" in render_text(report)
+    assert ": -; shallow: src/api.py" in render_text(report)
+
+
+def test_reviews_recorded_before_the_comparison_are_left_out_of_it(tmp_path: Path) -> None:
+    """A span without the comparison (an older version wrote it) is neither flagged nor
+    counted under any policy."""
+    write(tmp_path, [(decide("acme/api", scope=SCOPE, reviewers=[LIAR]), T0)])
+    loaded = load_folder(tmp_path)
+    older = [replace(r, would_downgrade_under=None) for r in loaded.reviews]
+    loaded.reviews[:] = older
+    (repo,) = build_report(loaded, Criteria()).repositories
+    assert repo.depth.approvals_compared == 0
+    assert all(row.would_downgrade_rate is None for row in repo.depth.policies)

@@ -46,7 +46,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 
 from coverage_gate import metrics as m
 from coverage_gate.metrics import INSTRUMENTS
-from coverage_gate.model import Capability, Mode, ModeSource, Verdict
+from coverage_gate.model import Capability, Depth, DepthPolicy, Mode, ModeSource, Verdict
 from tests.simulate_rollout import ReviewerSpec, decide
 from tests.test_dashboards import (
     RULES,
@@ -132,8 +132,18 @@ def feed(provider: MeterProvider, batch: int) -> None:
     """Real decisions covering every outcome, mode, several sources, formats and agents."""
     meter = provider.get_meter("coverage_gate")
     scope = ["src/api.py", "src/db.py", "README.md"]
-    honest = ReviewerSpec("security", claimed=scope, read=scope)
+    honest = ReviewerSpec("security", claimed=scope, read=scope, depth=Depth.FULL)
     liar = ReviewerSpec("security", claimed=scope, read=scope[:1])
+    skimmer = ReviewerSpec(
+        "style",
+        claimed=scope,
+        read=scope,
+        depth=Depth.FULL,
+        depths={"src/api.py": Depth.PARTIAL, "src/db.py": Depth.NONE},
+    )
+    partial = ReviewerSpec(
+        "tests", claimed=scope, read=scope, depth=Depth.FULL, depths={"README.md": Depth.PARTIAL}
+    )
     blind = ReviewerSpec(
         "style", claimed=scope, read=(), source="codex-exec", capability=Capability.NONE
     )
@@ -142,6 +152,8 @@ def feed(provider: MeterProvider, batch: int) -> None:
         ("acme/api", [honest, claude], Mode.SHADOW, ModeSource.SNAPSHOT, Verdict.APPROVE),
         ("acme/api", [liar], Mode.SHADOW, ModeSource.SNAPSHOT, Verdict.APPROVE),
         ("acme/api", [honest, blind], Mode.SHADOW, ModeSource.LIVE, Verdict.APPROVE),
+        ("acme/api", [honest, skimmer], Mode.SHADOW, ModeSource.SNAPSHOT, Verdict.APPROVE),
+        ("acme/api", [honest, partial], Mode.SHADOW, ModeSource.SNAPSHOT, Verdict.APPROVE),
         ("acme/api", [honest], Mode.SHADOW, ModeSource.FALLBACK, Verdict.REQUEST_CHANGES),
         ("acme/web", [liar], Mode.ENFORCE, ModeSource.LIVE, Verdict.APPROVE),
         ("acme/web", [honest], Mode.ENFORCE, ModeSource.DISK_COPY, Verdict.APPROVE),
@@ -156,6 +168,7 @@ def feed(provider: MeterProvider, batch: int) -> None:
                 mode_source=source,
                 verdict=verdict,
                 revision=f"{i:040x}",
+                depth_policy=DepthPolicy.ANY_HUNK if repo == "acme/web" else DepthPolicy.ACCEPT,
             )
             m.record_decision(meter, decision, duration_s=0.002 * (1 + i % 5))
     m.record_error(meter, repo="acme/web", kind=m.ErrorKind.BAD_INPUT)
@@ -308,3 +321,12 @@ def test_every_panel_query_returns_series_with_the_labels_it_shows(
         wanted = set(re.findall(_LEGEND_LABEL, legend)) | (grouping_labels(expr) - {"le"})
         for series in result:
             assert wanted <= set(series["metric"]), (title, series["metric"])
+
+    # acme/api's five approvals per batch: the liar is downgraded under every depth policy, the
+    # reviewer who saw none of a file's change under any-hunk too, the one who saw part of it
+    # under all-hunks as well.
+    compared = prometheus.wait_for(
+        'repository_depth_policy:coverage_gate_would_downgrade:ratio_1h{repository="acme/api"}'
+    )
+    ratios = {s["metric"]["depth_policy"]: float(s["value"][1]) for s in compared}
+    assert ratios == pytest.approx({"accept": 0.2, "any-hunk": 0.4, "all-hunks": 0.6}, abs=0.02)

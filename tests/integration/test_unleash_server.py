@@ -3,7 +3,8 @@
 The module fixture starts a throwaway PostgreSQL cluster and Unleash on free 127.0.0.1 ports,
 creates through the admin API the `repo` context field and the flag with two strategies (repo
 constraint → variant enforce; 30% gradual rollout sticky on the repository → variant shadow),
-and tears everything down (process groups, temp dirs) afterwards.
+and tears everything down (process groups, temp dirs) afterwards. One test adds a third strategy
+whose variant carries a JSON payload setting the depth policy.
 
 Tools come from `.ci/setup-unleash.sh` (``$CG_TOOLS``, default ``.tools``). Without them the tests
 skip, unless ``CG_REQUIRE_INTEGRATION=1``, in which case they fail.
@@ -32,8 +33,18 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from coverage_gate.cli import app
 from coverage_gate.cli_flags import flags_app
+from coverage_gate.errors import ExitCode
 from coverage_gate.flags import DEFAULT_FLAG_NAME
+from coverage_gate.model import (
+    Capability,
+    Depth,
+    EvidenceDocument,
+    FileDepth,
+    FileEvidence,
+    LineRange,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -378,6 +389,121 @@ def test_pull_saves_a_snapshot_that_answers_offline(rig: Rig, tmp_path: Path) ->
         document = json.loads(shown.stdout)
         assert document["source"] == "snapshot"
         assert document["mode"] == rig.resolve(repo)["mode"]
+
+
+PAYLOAD_REPO = "acme/api"  # out of the 30% rollout: only the strategy added below serves it
+
+
+def _payload_review(work: Path) -> list[str]:
+    """A one-file review of PAYLOAD_REPO whose one read showed none of the file's change."""
+    (work / "changed.txt").write_text("src/tax.py\n")
+    (work / "claims.json").write_text(
+        json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": ["src/tax.py"]})
+    )
+    depth = FileDepth(
+        depth=Depth.NONE, changed_lines=13, hunks=1, unseen=[LineRange(start=480, end=492)]
+    )
+    evidence = EvidenceDocument(
+        source="pi-rpc",
+        revision="c" * 40,
+        stream_complete=True,
+        capability=Capability.PER_FILE,
+        files=[FileEvidence(path="src/tax.py", reads_succeeded=1, depth=depth)],
+    )
+    (work / "e.json").write_text(evidence.model_dump_json(by_alias=True))
+    return [
+        "reconcile",
+        "--repo",
+        PAYLOAD_REPO,
+        "--revision",
+        "c" * 40,
+        "--verdict",
+        "approve",
+        "--changed",
+        str(work / "changed.txt"),
+        "--claims",
+        str(work / "claims.json"),
+        "--evidence",
+        str(work / "e.json"),
+        "--repo-root",
+        str(work),
+        "--format",
+        "json",
+    ]
+
+
+def test_a_variant_payload_set_through_the_admin_api_reaches_a_decision(
+    rig: Rig, tmp_path: Path
+) -> None:
+    """A strategy serving one repository with variant shadow and the JSON payload
+    {"depth_policy": "any-hunk"}: reconcile of that repository runs in shadow under any-hunk
+    (source payload), so its file read without any changed line seen would downgrade. A payload
+    naming no policy then stops reconcile with exit 4 saying so; with --flags-on-error fallback it
+    runs on the fallback and says why."""
+    strategies = f"/projects/default/features/{FLAG}/environments/{ENVIRONMENT}/strategies"
+    created = rig.server.admin(
+        "POST",
+        strategies,
+        {
+            "name": "flexibleRollout",
+            "constraints": [{"contextName": "repo", "operator": "IN", "values": [PAYLOAD_REPO]}],
+            "parameters": {"rollout": "100", "stickiness": "default", "groupId": FLAG},
+            "variants": [
+                {
+                    "name": "shadow",
+                    "weight": 1000,
+                    "weightType": "variable",
+                    "stickiness": "default",
+                    "payload": {"type": "json", "value": json.dumps({"depth_policy": "any-hunk"})},
+                }
+            ],
+        },
+    )
+    env = {**rig.env(), "COVERAGE_GATE_DEPTH_POLICY": "", "COVERAGE_GATE_UNKNOWN_POLICY": ""}
+    args = _payload_review(tmp_path)
+
+    def run(*extra: str) -> Any:
+        return CliRunner().invoke(app, [*args, *extra], env=env)
+
+    deadline = time.monotonic() + 30
+    result = run()
+    while '"depth_policy_source": "payload"' not in result.stdout and time.monotonic() < deadline:
+        time.sleep(0.25)
+        result = run()
+    assert result.exit_code == 0, result.output
+    decision = json.loads(result.stdout)
+    assert (decision["mode"], decision["mode_source"]) == ("shadow", "live")
+    assert (decision["depth_policy"], decision["depth_policy_source"]) == ("any-hunk", "payload")
+    assert (decision["verdict_out"], decision["would_downgrade"]) == ("approve", True)
+    assert decision["reviewers"][0]["files"][0]["status"] == "shallow"
+    assert "changed lines 480-492 not seen" in decision["note"]
+    shown = rig.resolve(PAYLOAD_REPO)
+    assert (shown["depth_policy"], shown["depth_policy_source"]) == ("any-hunk", "payload")
+
+    rig.server.admin(
+        "PATCH",
+        f"{strategies}/{created['id']}",
+        [
+            {
+                "op": "replace",
+                "path": "/variants/0/payload/value",
+                "value": json.dumps({"depth_policy": "deep"}),
+            }
+        ],
+    )
+    deadline = time.monotonic() + 30
+    failed = run()
+    while failed.exit_code == 0 and time.monotonic() < deadline:
+        time.sleep(0.25)
+        failed = run()
+    assert failed.exit_code == ExitCode.BAD_CONFIG, failed.output
+    assert failed.stdout == ""
+    assert "variant payload depth_policy 'deep' is not one of" in failed.stderr
+    tolerated = run("--flags-on-error", "fallback")
+    assert tolerated.exit_code == 0, tolerated.output
+    fallback = json.loads(tolerated.stdout)
+    assert (fallback["mode_source"], fallback["depth_policy_source"]) == ("fallback", "default")
+    assert "unusable variant payload" in tolerated.stderr
 
 
 def test_stopped_server_falls_back_to_the_disk_copy_and_says_so(rig: Rig) -> None:
