@@ -249,12 +249,6 @@ def _read_document(path: Path, what: str) -> str:
         raise FlagConfigError(f"{what} {path}: cannot be read ({error})") from None
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, creating its folder (the disk copy's may be new)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text)
-
-
 # --- talking to UnleashClient ------------------------------------------------------------------
 
 
@@ -575,7 +569,7 @@ def _save_disk_copy(path: Path | None, text: str) -> str:
     if path is None:
         return ""
     try:
-        write_atomically(path, text)
+        write_atomic(path, text, make_parents=True)  # the disk copy's folder may be new
     except OSError as error:
         return f"; disk copy not saved to {path} ({error})"
     return ""
