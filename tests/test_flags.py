@@ -375,6 +375,7 @@ def test_enforce_can_never_be_the_fallback() -> None:
     ("kwargs", "message"),
     [
         ({"timeout_s": 0.0}, "positive"),
+        ({"deadline_s": 0.0}, "deadline must be positive"),
         ({"flag_name": ""}, "flag name"),
         ({"on_error": "ignore"}, "on_error"),
     ],
