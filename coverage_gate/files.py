@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import json
 import os
 import re
@@ -181,6 +182,19 @@ def remove_stale_temps(directory: Path, *, now: float | None = None) -> list[Pat
                 os.unlink(entry.path)
                 removed.append(Path(entry.path))
     return removed
+
+
+def check_writable(path: Path) -> None:
+    """Raise ``OSError`` unless ``write_atomic`` could write ``path`` now: its folder takes a new
+    file (the probe is a temporary file of ours, removed at once), or, for a device or FIFO, the
+    target opens for writing without blocking."""
+    if path.is_char_device() or path.is_fifo():
+        if not os.access(path, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return
+    probe = temp_path_for(path)
+    os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    probe.unlink()
 
 
 def write_atomic(path: Path, text: str, *, make_parents: bool = False) -> None:
