@@ -126,23 +126,19 @@ def test_local_sink_export_reads_back_to_the_same_evidence(
 
 
 class _Receiver:
-    """An OTLP/HTTP receiver on loopback that keeps each trace request as an OTLP JSON line, as
-    the Collector's file exporter would."""
+    """An OTLP/HTTP receiver on loopback that keeps each trace request as it came; ``write``
+    turns them into OTLP JSON lines afterwards, as the Collector's file exporter would (not while
+    answering: the receiver shares this process with the exporter)."""
 
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / "received.jsonl"
-        self.requests = 0
-        lock = threading.Lock()
+    def __init__(self) -> None:
+        self.bodies: list[bytes] = []
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 if self.path == "/v1/traces":
-                    line = otlp_json(ExportTraceServiceRequest.FromString(body))
-                    with lock, receiver.path.open("a", encoding="utf-8") as handle:
-                        handle.write(line + "\n")
-                        receiver.requests += 1
+                    receiver.bodies.append(body)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")
@@ -154,10 +150,15 @@ class _Receiver:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
+    def write(self, path: Path) -> Path:
+        lines = [otlp_json(ExportTraceServiceRequest.FromString(body)) for body in self.bodies]
+        path.write_text("".join(line + "\n" for line in lines), "utf-8")
+        return path
+
 
 @pytest.fixture
-def receiver(tmp_path: Path) -> Iterator[_Receiver]:
-    found = _Receiver(tmp_path)
+def receiver() -> Iterator[_Receiver]:
+    found = _Receiver()
     thread = threading.Thread(target=found.server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -175,8 +176,9 @@ def test_otlp_http_export_reads_back_to_the_same_evidence(
     spans: read back, the evidence is the record's."""
     env = {"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url, "OTEL_METRICS_EXPORTER": "none"}
     record(stream, "pi-rpc", tmp_path / "recorded.json", env)
-    assert receiver.requests == -(-(CALLS + 1) // 512)
-    back = record(receiver.path, "otlp-json", tmp_path / "back.json", {"OTEL_SDK_DISABLED": "true"})
+    assert len(receiver.bodies) == -(-(CALLS + 1) // 512)
+    received = receiver.write(tmp_path / "received.jsonl")
+    back = record(received, "otlp-json", tmp_path / "back.json", {"OTEL_SDK_DISABLED": "true"})
     assert evidence(back) == evidence(direct)
 
 
