@@ -25,6 +25,7 @@ from typing import Annotated
 import typer
 
 from coverage_gate.errors import BadInputError, ExitCode
+from coverage_gate.files import write_atomic
 from coverage_gate.flags import (
     FlagConfigError,
     FlagFetchError,
@@ -38,7 +39,6 @@ from coverage_gate.flags import (
     parse_mode,
     resolve_mode,
     settings_from_env,
-    write_atomically,
 )
 from coverage_gate.model import DepthPolicy, UnknownPolicy
 from coverage_gate.stdio import require_stdout, write_stdout
@@ -276,7 +276,7 @@ def pull(
         )
         text = fetch_features(settings)
         document = check_features_document(text, "response")
-        write_atomically(output, text)
+        write_atomic(output, text, make_parents=True)
     except (FlagConfigError, FlagFetchError, OSError) as error:  # OSError: -o cannot be written
         raise _fail(str(error)) from None
     names = {feature["name"] for feature in document["features"]}

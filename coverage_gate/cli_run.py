@@ -36,6 +36,7 @@ from coverage_gate.cli_options import (
 )
 from coverage_gate.errors import BadInputError, CoverageGateError
 from coverage_gate.events import Adapter
+from coverage_gate.files import check_writable
 from coverage_gate.gittree import GitTrees
 from coverage_gate.live import (
     DEFAULT_GRACE_SECONDS,
@@ -231,6 +232,12 @@ def _prepare(
         raise BadInputError(f"output {output}: folder {output.absolute().parent} does not exist")
     if output.is_dir():
         raise BadInputError(f"output {output}: is a directory")
+    try:
+        check_writable(output)
+    except OSError as error:
+        raise BadInputError(
+            f"output {output}: cannot be written ({error.strerror or error})"
+        ) from None
     adapter = ADAPTERS.get(source_format)
     if adapter is None:
         known = ", ".join(sorted(ADAPTERS))

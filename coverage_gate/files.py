@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
+import errno
 import json
 import os
 import re
-import tempfile
+import secrets
+import stat
+import time
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -123,8 +127,82 @@ def dump_model(model: BaseModel) -> str:
     return model.model_dump_json(indent=2, by_alias=True) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
+#: Temporary files of ours are named ``.<target>.coverage-gate.<pid>.<random>.tmp``, next to the
+#: target (so the final rename stays within one file system).
+TEMP_MARK = "coverage-gate"
+#: A temporary file of ours older than this is left over from a writer that died or stalled.
+STALE_TEMP_SECONDS = 300.0
+_TEMP_NAME = re.compile(r"\..*\.coverage-gate\.(?P<pid>\d{1,10})\.[0-9a-f]{8}\.tmp", re.DOTALL)
+_TEMP_TARGET_CHARS = 120  # keeps the temporary name within NAME_MAX for any target name
+
+
+def temp_path_for(path: Path) -> Path:
+    """A fresh temporary name of ours for ``path``, in its folder, carrying our process id."""
+    name = f".{path.name[:_TEMP_TARGET_CHARS]}.{TEMP_MARK}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    return path.with_name(name)
+
+
+def _writer_running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True  # another thread of this process may be writing
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
+    except (OverflowError, OSError):
+        return False  # not a process id this system can have
+    return True
+
+
+def remove_stale_temps(directory: Path, *, now: float | None = None) -> list[Path]:
+    """Remove the temporary files of ours in ``directory`` whose writer is gone (its process id is
+    not running) or that are older than ``STALE_TEMP_SECONDS``: what a writer killed mid-write
+    (``kill -9``) leaves behind. Files of any other name are never touched. Returns what went."""
+    moment = time.time() if now is None else now
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    removed: list[Path] = []
+    for entry in entries:
+        match = _TEMP_NAME.fullmatch(entry.name)
+        if match is None:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            continue
+        stale = moment - info.st_mtime > STALE_TEMP_SECONDS
+        if stale or not _writer_running(int(match["pid"])):
+            with contextlib.suppress(OSError):  # gone already, or not ours to remove
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
+
+
+def check_writable(path: Path) -> None:
+    """Raise ``OSError`` unless ``write_atomic`` could write ``path`` now: its folder takes a new
+    file (the probe is a temporary file of ours, removed at once), or, for a device or FIFO, the
+    target opens for writing without blocking."""
+    if path.is_char_device() or path.is_fifo():
+        if not os.access(path, os.W_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return
+    probe = temp_path_for(path)
+    os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    probe.unlink()
+
+
+def write_atomic(path: Path, text: str, *, make_parents: bool = False) -> None:
     """Write ``text`` so that ``path`` holds either its old content or all of the new one.
+
+    The text goes to a temporary file of ours next to ``path`` (see ``temp_path_for``), is synced,
+    and replaces ``path`` in one rename. Temporary files that earlier writers in that folder left
+    behind when they were killed are removed first. ``make_parents`` creates the folder.
 
     A device or FIFO target (``/dev/stdout``, ``/dev/null``, a named pipe) is written straight
     through: replacing it with a file would break it for everyone else.
@@ -133,8 +211,13 @@ def write_atomic(path: Path, text: str) -> None:
         with path.open("w", encoding="utf-8") as handle:
             handle.write(text)
         return
-    directory = path.parent if str(path.parent) else Path()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    if make_parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(path.parent if str(path.parent) else Path())
+    tmp = temp_path_for(path)
+    # Created like any new file (mode 0666 less the umask), so the target gets ordinary
+    # permissions once the temporary file replaces it.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -142,5 +225,5 @@ def write_atomic(path: Path, text: str) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise

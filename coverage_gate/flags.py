@@ -6,7 +6,8 @@ Sources are asked in a fixed order and the first one that knows the flag answers
    UnleashClient is not even imported;
 2. a flags snapshot file (the Unleash ``/api/client/features`` JSON): offline, no network;
 3. a live Unleash server; a good answer is kept as a plain-JSON disk copy, and that copy answers
-   when the server does not (refused, timed out, 5xx, malformed body);
+   when the server does not (refused, timed out, 5xx, malformed body, or no complete answer
+   within the deadline of the whole exchange);
 4. the configured fallback, ``shadow`` by default and never ``enforce``.
 
 A source that answers but does not define the flag passes the question on to the next source, and
@@ -29,6 +30,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
@@ -49,6 +52,12 @@ DEFAULT_FLAG_NAME = "review.coverage-reconciler"
 DEFAULT_APP_NAME = "coverage-gate"
 DEFAULT_DISK_COPY = "~/.cache/coverage-gate/flags.json"
 ENFORCE_VARIANT = "enforce"
+#: Seconds one request to the server may wait for a connection or for its next bytes.
+DEFAULT_TIMEOUT_S = 2.0
+#: Seconds the whole exchange with a live server may take (the features fetch, then the usage
+#: report): a server that trickles its answer never resets this one. Past it the exchange is
+#: abandoned and the next source answers.
+DEFAULT_DEADLINE_S = 3.0
 
 OnError = Literal["fail", "fallback"]
 ON_ERROR_CHOICES: tuple[str, ...] = get_args(OnError)
@@ -85,7 +94,8 @@ class FlagSettings:
     disk_copy: Path | None = None
     fallback: Mode = Mode.SHADOW
     on_error: OnError = "fail"
-    timeout_s: float = 2.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    deadline_s: float = DEFAULT_DEADLINE_S
 
     def __post_init__(self) -> None:
         if self.fallback is Mode.ENFORCE:
@@ -99,6 +109,8 @@ class FlagSettings:
             )
         if not self.timeout_s > 0:
             raise FlagConfigError(f"the Unleash timeout must be positive, not {self.timeout_s}")
+        if not self.deadline_s > 0:
+            raise FlagConfigError(f"the Unleash deadline must be positive, not {self.deadline_s}")
         if not self.flag_name:
             raise FlagConfigError("the flag name may not be empty")
 
@@ -218,7 +230,7 @@ def settings_from_env(
         disk_copy=disk_copy or _disk_copy_from_env(environ),
         fallback=fallback_mode or Mode.SHADOW,
         on_error="fallback" if chosen_on_error == "fallback" else "fail",
-        timeout_s=timeout_s if timeout_s is not None else 2.0,
+        timeout_s=timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S,
     )
 
 
@@ -267,24 +279,22 @@ def _read_document(path: Path, what: str) -> str:
         raise FlagConfigError(f"{what} {path}: cannot be read ({error})") from None
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, creating its folder (the disk copy's may be new)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text)
-
-
 # --- talking to UnleashClient ------------------------------------------------------------------
 
 
 class _CapturedLogs(logging.Handler):
-    """Keeps UnleashClient's own log records so failures can be reported in ``detail``."""
+    """Keeps UnleashClient's own log records so failures can be reported in ``detail``; only the
+    records of the thread that talks to the client (an abandoned exchange may still be logging
+    from its own thread)."""
 
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.records: list[logging.LogRecord] = []
+        self._thread = threading.get_ident()
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
+        if record.thread == self._thread:
+            self.records.append(record)
 
     def problems(self) -> list[str]:
         return [r.getMessage() for r in self.records if r.levelno >= logging.WARNING]
@@ -471,33 +481,87 @@ def _describe_failure(problems: list[str], timeout_s: float) -> str:
     return failures[-1][:200] if failures else "no features document received"
 
 
+class _Exchange:
+    """One conversation with the server, run in a thread of its own so that the caller can stop
+    waiting at the deadline. ``answered`` is set once ``outcome`` is known; the usage report
+    (``destroy``) follows it."""
+
+    def __init__(
+        self, url: str, settings: FlagSettings, flag_name: str | None, context: dict[str, Any]
+    ) -> None:
+        self._url = url
+        self._settings = settings
+        self._flag_name = flag_name
+        self._context = context
+        self.outcome = _LiveOutcome(None, "no answer")
+        self.answered = threading.Event()
+
+    def run(self) -> None:
+        with _client_logs() as logs:
+            cache = _memory_cache()
+            client: UnleashClient | None = None
+            try:
+                client = _client(self._settings, cache, url=self._url)
+                client.initialize_client()
+                self.outcome = self._outcome(client, cache, logs)
+            # A network boundary around a third-party client: whatever it raises means "the server
+            # did not answer", and the caller must go on to the disk copy rather than fail the
+            # review.
+            except Exception as error:  # noqa: BLE001
+                self.outcome = _LiveOutcome(
+                    None, f"Unleash client failed ({type(error).__name__}: {error})"
+                )
+            finally:
+                self.answered.set()
+                if client is not None:
+                    _destroy(client)
+
+    def _outcome(self, client: UnleashClient, cache: Any, logs: _CapturedLogs) -> _LiveOutcome:
+        text = cache.features()
+        if text is None:
+            return _LiveOutcome(None, _describe_failure(logs.problems(), self._settings.timeout_s))
+        try:
+            document = check_features_document(text, "response")
+            _check_all_loaded(document, set(client.feature_definitions()), "response")
+        except FlagConfigError as error:
+            return _LiveOutcome(None, f"malformed features document ({error})")
+        answer = _ask(client, self._flag_name, self._context) if self._flag_name else None
+        return _LiveOutcome(text, None, answer)
+
+
+def _destroy(client: UnleashClient) -> None:
+    """Stop the client and send its usage report once; the answer already stands."""
+    try:
+        client.destroy()
+    # The same network boundary: a usage report that fails must not turn an answer into an error.
+    except Exception as error:  # noqa: BLE001
+        _log.debug("UnleashClient: destroy failed: %s", error)
+
+
 def _talk_to_server(
     url: str, settings: FlagSettings, flag_name: str | None, context: dict[str, Any]
 ) -> _LiveOutcome:
-    """Fetch once from the server (no registration, no retries, short timeout); when a flag name is
-    given, evaluate it on the fetched state. The client is destroyed before returning: its
-    scheduler thread is joined and its usage metrics are sent once, bounded by the timeout."""
-    cache = _memory_cache()
-    with _client_logs() as logs:
-        client = _client(settings, cache, url=url)
-        try:
-            client.initialize_client()
-            text = cache.features()
-            if text is None:
-                return _LiveOutcome(None, _describe_failure(logs.problems(), settings.timeout_s))
-            try:
-                document = check_features_document(text, "response")
-                _check_all_loaded(document, set(client.feature_definitions()), "response")
-            except FlagConfigError as error:
-                return _LiveOutcome(None, f"malformed features document ({error})")
-            answer = _ask(client, flag_name, context) if flag_name else None
-            return _LiveOutcome(text, None, answer)
-        # A network boundary around a third-party client: whatever it raises means "the server did
-        # not answer", and the caller must go on to the disk copy rather than fail the review.
-        except Exception as error:  # noqa: BLE001
-            return _LiveOutcome(None, f"Unleash client failed ({type(error).__name__}: {error})")
-        finally:
-            client.destroy()
+    """Fetch once from the server (no registration, no retries, ``timeout_s`` per request); when a
+    flag name is given, evaluate it on the fetched state; then stop the client, which sends its
+    usage report once.
+
+    The whole exchange is bounded by ``deadline_s``: a request timeout only bounds each wait for
+    the next bytes, so a server that trickles its answer would hold it for ever. Past the deadline
+    the exchange is abandoned to its daemon thread (it ends with the process, or when the server
+    lets go) and the failure says the deadline was hit. A usage report still pending at the
+    deadline is given up in the same way; the answer stands."""
+    exchange = _Exchange(url, settings, flag_name, context)
+    worker = threading.Thread(target=exchange.run, name="coverage-gate-unleash", daemon=True)
+    deadline = settings.deadline_s
+    began = time.monotonic()
+    worker.start()
+    if not exchange.answered.wait(deadline):
+        return _LiveOutcome(
+            None,
+            f"deadline hit: no complete answer within {deadline:g} s (the exchange was abandoned)",
+        )
+    worker.join(max(deadline - (time.monotonic() - began), 0.0))
+    return exchange.outcome
 
 
 def fetch_features(settings: FlagSettings) -> str:
@@ -633,7 +697,7 @@ def _save_disk_copy(path: Path | None, text: str) -> str:
     if path is None:
         return ""
     try:
-        write_atomically(path, text)
+        write_atomic(path, text, make_parents=True)  # the disk copy's folder may be new
     except OSError as error:
         return f"; disk copy not saved to {path} ({error})"
     return ""

@@ -9,7 +9,8 @@ exit code is the reviewer's.
 On a timeout, or when we receive SIGINT/SIGTERM, the whole process group is ended: SIGTERM, then
 SIGKILL after a grace period. What the stream already carried is kept (the remaining output is
 drained and recorded), and the evidence is marked incomplete: a stream that was cut off proves
-nothing by what it lacks (DESIGN §6 rule 9).
+nothing by what it lacks (DESIGN §6 rule 9). Should we be killed ourselves (SIGKILL), a watchdog
+process (``coverage_gate.watchdog``) ends the group the same way: no reviewer outlives us.
 
 This module is an edge: it touches processes, file descriptors and signals, and nothing of the
 pure core beyond handing bytes to a recorder.
@@ -31,8 +32,10 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Protocol
 
+from coverage_gate import watchdog
 from coverage_gate.files import dump_model, write_atomic
 from coverage_gate.model import EvidenceDocument
+from coverage_gate.watchdog import group_alive
 
 CHUNK = 64 * 1024
 DEFAULT_GRACE_SECONDS = 5.0
@@ -200,31 +203,39 @@ class _StdinPump:
                 self._target.close()
 
 
+class _Watchdog:
+    """The reviewer's watchdog process (see ``coverage_gate.watchdog``): started once the reviewer
+    runs, stood down once its group has ended. One that cannot be started leaves the run as it
+    was before watchdogs, never fails it."""
+
+    def __init__(self, pgid: int, grace: float) -> None:
+        try:
+            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                watchdog.command(pgid, grace),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:
+            self._proc = None
+
+    def stand_down(self) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            return
+        with contextlib.suppress(BrokenPipeError, ValueError, OSError):
+            proc.stdin.write(b".")
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=_KILL_WAIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def _exit_code_of(returncode: int) -> int:
     return _SIGNAL_EXIT_BASE - returncode if returncode < 0 else returncode
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of the group is still running (zombies do not count: a reparented
-    grandchild may stay a zombie for as long as nobody reaps it)."""
-    try:
-        entries = [entry.name for entry in os.scandir("/proc") if entry.name.isdigit()]
-    except OSError:  # no /proc: ask the kernel, counting zombies as alive
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
-    for name in entries:
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:  # the process ended while we looked
-            continue
-        fields = stat.rpartition(b")")[2].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
 
 
 def end_process_group(proc: subprocess.Popen[bytes], grace: float) -> None:
@@ -247,7 +258,7 @@ def _wait_group(proc: subprocess.Popen[bytes], pgid: int, seconds: float) -> boo
     deadline = time.monotonic() + seconds
     while True:
         proc.poll()
-        if proc.returncode is not None and not _group_alive(pgid):
+        if proc.returncode is not None and not group_alive(pgid):
             return True
         if time.monotonic() >= deadline:
             return False
@@ -310,7 +321,24 @@ def run_and_tee(
         )
     except OSError as exc:  # not found, not executable, argument list too long, ...
         raise LiveError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
-    assert proc.stdout is not None  # noqa: S101 - requested with stdout=PIPE above
+    guard = _Watchdog(proc.pid, grace)
+    try:
+        return _capture(proc, stdin, stdout, sink, timeout, grace, interrupter)
+    finally:
+        guard.stand_down()
+
+
+def _capture(
+    proc: subprocess.Popen[bytes],
+    stdin: IO[bytes] | None,
+    stdout: IO[bytes],
+    sink: Callable[[bytes], None],
+    timeout: float | None,
+    grace: float,
+    interrupter: Interrupter | None,
+) -> RunOutcome:
+    """Copy the running reviewer's streams until it has ended; end its group when it must."""
+    assert proc.stdout is not None  # noqa: S101 - requested with stdout=PIPE
     pump = _StdinPump(stdin, proc.stdin) if proc.stdin is not None else None
     tee = _Tee(stdout, sink)
     own_interrupter = interrupter is None

@@ -10,7 +10,14 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    model_validator,
+)
 
 EVIDENCE_SCHEMA = "coverage-gate/evidence"
 EVIDENCE_VERSION = "1.1"
@@ -194,13 +201,24 @@ class _Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+def _integer_only(value: object) -> object:
+    """A literal matches by equality, and ``True == 1.0 == 1``: only an integer may pass on."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"must be the integer 1, not {value!r}")  # noqa: TRY004 - a field error
+    return value
+
+
+#: ``"schema_version": 1`` exactly: not ``true``, ``1.0`` or ``"1"``.
+SchemaVersion1 = Annotated[Literal[1], BeforeValidator(_integer_only)]
+
+
 # --- reviewer output (claims) ------------------------------------------------------------------
 
 
 class ReviewerOutput(_Contract):
     """What a reviewer says about itself. Claims, never evidence."""
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion1
     agent_id: Annotated[str, Field(min_length=1)]
     inspected_files: list[str] = Field(default_factory=list)
     skipped_files: list[str] = Field(default_factory=list)
@@ -344,7 +362,7 @@ class BundleReviewer(_Contract):
 
 
 class ReviewBundle(_Contract):
-    schema_version: Literal[1]
+    schema_version: SchemaVersion1
     reviewers: Annotated[list[BundleReviewer], Field(min_length=1)]
 
 

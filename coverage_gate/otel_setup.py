@@ -27,15 +27,25 @@ Resource: ``service.name`` (``OTEL_SERVICE_NAME``, default ``coverage-gate``) an
 temporality every run of the same service adds to the same series, where a per-run id would make
 one series per run.
 
-Exit: ``Telemetry.shutdown(budget_s)`` flushes and shuts both providers down in daemon threads
-and waits at most ``budget_s``; each OTLP export is bounded by ``EXPORT_TIMEOUT_S``; providers
-register no exit hook. A dead or hanging collector therefore holds the process about
-``budget_s`` at most, and an export failure never raises into the caller.
+Spans: every span a run ends is kept and exported when the run ends, in the order they ended, in
+requests (or lines) of at most ``EXPORT_CHUNK_SPANS`` (``SpanExport``). None is dropped for lack
+of room: a ``record`` of 10,000 calls ends 10,001 spans at once, which the SDK's batch processor
+(a queue of 2,048 that drops the oldest) would cut to its last 2,048. After a failed request the
+rest is not sent, and counted: the ``invoke_agent`` span ends last, so an export cut short never
+carries the completion marker of calls it lost.
+
+Exit: ``Telemetry.shutdown(budget_s)`` flushes and shuts both providers down in daemon threads.
+It waits while the export makes progress, and stops waiting once ``budget_s`` has passed with no
+request completed: that is the deadline of each request, whatever its per-read timeout
+(``EXPORT_TIMEOUT_S``) lets a trickling collector do. Providers register no exit hook. A dead,
+hanging or trickling collector therefore holds the process about ``budget_s`` at most, a
+collector that answers gets every span, and an export failure never raises into the caller.
 """
 
 from __future__ import annotations
 
 import base64
+import collections
 import json
 import logging
 import os
@@ -53,6 +63,7 @@ from google.protobuf.json_format import (  # type: ignore[import-untyped, unused
 )
 from opentelemetry import metrics as metrics_api
 from opentelemetry import trace as trace_api
+from opentelemetry.context import Context
 from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
@@ -76,12 +87,8 @@ from opentelemetry.sdk.metrics.export import (
     PeriodicExportingMetricReader,
 )
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    SpanExporter,
-    SpanExportResult,
-)
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from coverage_gate.metrics import METER_NAME, TRACER_NAME
 
@@ -98,6 +105,10 @@ SHUTDOWN_BUDGET_S = 2.5
 EXPORT_TIMEOUT_S = 1.0
 #: Periodic metric export for long runs; a short run exports once, at shutdown.
 METRIC_INTERVAL_MS = 60_000
+#: Spans per OTLP request, and per line of the local files.
+EXPORT_CHUNK_SPANS = 512
+#: How often the exit wait looks at the export's progress, in seconds.
+_PROGRESS_POLL_S = 0.05
 
 TELEMETRY_DIR_ENV = "COVERAGE_GATE_TELEMETRY_DIR"
 SERVICE_NAME = "coverage-gate"
@@ -302,6 +313,87 @@ class JsonLinesMetricExporter(MetricExporter):
         self.sink.close()
 
 
+# --- exporting every span ----------------------------------------------------------------------
+
+
+class SpanExport(SpanProcessor):
+    """Keeps every ended span of the run; exports them on ``force_flush`` or ``shutdown``, in the
+    order they ended, in requests of at most ``chunk`` spans.
+
+    The queue holds what the run made (one span per call, as many as the records the recorder
+    holds anyway), so no span is dropped for lack of room. Once a request fails, later spans are
+    not sent: they are counted in ``not_exported`` and never wait out a deadline of their own.
+    ``progress_at`` (monotonic seconds) moves on each completed request, for the exit wait.
+    """
+
+    def __init__(self, exporter: SpanExporter, chunk: int = EXPORT_CHUNK_SPANS) -> None:
+        self._exporter = exporter
+        self._chunk = max(chunk, 1)
+        self._pending: collections.deque[ReadableSpan] = collections.deque()
+        self._lock = threading.Lock()
+        self._export_lock = threading.Lock()
+        self._closed = False
+        self.ended = 0
+        self.exported = 0
+        self.not_exported = 0
+        self.failed = False
+        self.progress_at = time.monotonic()
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        del span, parent_context
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if not (span.context and span.context.trace_flags.sampled):
+            return
+        with self._lock:
+            self.ended += 1
+            if self._closed:
+                self.not_exported += 1
+            else:
+                self._pending.append(span)
+
+    def _next_chunk(self) -> list[ReadableSpan]:
+        with self._lock:
+            return [self._pending.popleft() for _ in range(min(self._chunk, len(self._pending)))]
+
+    def _export_pending(self) -> bool:
+        with self._export_lock:
+            while chunk := self._next_chunk():
+                if self.failed:
+                    self.not_exported += len(chunk)
+                    continue
+                try:
+                    result = self._exporter.export(chunk)
+                # The telemetry export boundary: an exporter may raise anything (encoding, network,
+                # a full disk); it must end this export, never the run.
+                except Exception as error:  # noqa: BLE001
+                    _log.warning("telemetry: span export failed: %s", error)
+                    result = SpanExportResult.FAILURE
+                if result is SpanExportResult.SUCCESS:
+                    self.exported += len(chunk)
+                    self.progress_at = time.monotonic()
+                else:
+                    self.failed = True
+                    self.not_exported += len(chunk)
+            return not self.failed
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        del timeout_millis  # bounded by the exporter's own timeout per request
+        return self._export_pending()
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._closed = True
+        self._export_pending()
+        if self.not_exported:
+            _log.warning(
+                "telemetry: %d of %d span(s) not exported (an export request failed)",
+                self.not_exported,
+                self.ended,
+            )
+        self._exporter.shutdown()
+
+
 # --- providers --------------------------------------------------------------------------------
 
 
@@ -313,6 +405,7 @@ class Telemetry:
     tracer_provider: trace_api.TracerProvider
     meter_provider: metrics_api.MeterProvider
     sinks: dict[str, str] = field(default_factory=dict)
+    span_export: SpanExport | None = None
     _done: bool = False
 
     def tracer(self) -> trace_api.Tracer:
@@ -322,7 +415,8 @@ class Telemetry:
         return self.meter_provider.get_meter(METER_NAME)
 
     def shutdown(self, budget_s: float = SHUTDOWN_BUDGET_S) -> bool:
-        """Flush and shut down both providers, waiting at most ``budget_s`` in all.
+        """Flush and shut down both providers, waiting while the span export makes progress and
+        at most ``budget_s`` past the start or the last completed request.
 
         Returns whether both finished in time and without error. Never raises: a telemetry
         failure must not change a decision or an exit code.
@@ -330,7 +424,8 @@ class Telemetry:
         if self._done:
             return True
         self._done = True
-        deadline = time.monotonic() + max(budget_s, 0.0)
+        budget = max(budget_s, 0.0)
+        began = time.monotonic()
         results: dict[str, bool] = {}
         threads = [
             threading.Thread(
@@ -343,12 +438,26 @@ class Telemetry:
         ]
         for thread in threads:
             thread.start()
-        for thread in threads:
-            thread.join(max(deadline - time.monotonic(), 0.0))
+        while alive := [t for t in threads if t.is_alive()]:
+            last = max(began, self.span_export.progress_at if self.span_export else began)
+            left = last + budget - time.monotonic()
+            if left <= 0:
+                break
+            alive[0].join(min(left, _PROGRESS_POLL_S))
         finished = not any(t.is_alive() for t in threads)
         if not finished:
-            _log.warning("telemetry: export still pending after %.1f s; not waiting", budget_s)
+            _log.warning(
+                "telemetry: no export progress for %.1f s; not waiting%s",
+                budget_s,
+                self._unsent(),
+            )
         return finished and all(results.values())
+
+    def _unsent(self) -> str:
+        export = self.span_export
+        if export is None or export.exported >= export.ended:
+            return ""
+        return f" ({export.ended - export.exported} of {export.ended} span(s) not exported)"
 
     def _stoppers(self) -> list[tuple[str, Callable[[], object]]]:
         stoppers: list[tuple[str, Callable[[], object]]] = []
@@ -391,6 +500,7 @@ def setup(
         )
     resource = build_resource(environ, service_version)
     sinks: dict[str, str] = {}
+    span_export: SpanExport | None = None
     tracer_provider: trace_api.TracerProvider = trace_api.NoOpTracerProvider()
     meter_provider: metrics_api.MeterProvider = metrics_api.NoOpMeterProvider()
     folder = default_telemetry_dir(environ)
@@ -416,15 +526,10 @@ def setup(
         else:
             exporter = JsonLinesSpanExporter(JsonLinesFile(folder, "traces"))
             sinks["traces"] = f"files {folder}"
-        # Batched on both sinks: a run with many tool-call spans writes a few lines (or
-        # requests), never one per span, and ending a span never waits on I/O.
-        sdk_tracer.add_span_processor(
-            BatchSpanProcessor(
-                exporter,
-                schedule_delay_millis=METRIC_INTERVAL_MS,
-                export_timeout_millis=export_timeout_s * 1000,
-            )
-        )
+        # Chunked on both sinks: a run with many tool-call spans writes a few lines (or
+        # requests), never one per span, ending a span never waits on I/O, and none is dropped.
+        span_export = SpanExport(exporter)
+        sdk_tracer.add_span_processor(span_export)
         tracer_provider = sdk_tracer
 
     if _signal_disabled(environ, "metrics"):
@@ -456,4 +561,4 @@ def setup(
         meter_provider = MeterProvider(
             metric_readers=[reader], resource=resource, shutdown_on_exit=False
         )
-    return Telemetry(tracer_provider, meter_provider, sinks)
+    return Telemetry(tracer_provider, meter_provider, sinks, span_export)

@@ -10,6 +10,8 @@ the whole process lifetime for scale. Cases:
 - ``collector``: a responsive in-process OTLP/HTTP receiver on 127.0.0.1
 - ``dead``: an OTLP endpoint on a loopback port nobody listens on (connection refused)
 - ``hanging``: a loopback port that accepts connections and never answers
+- ``trickling``: a loopback server that sends its headers, then one body byte every 0.4 s (each
+  read well inside the exporter's 1 s request timeout, so only the exit budget ends it)
 
     python tests/bench_export_exit.py [--runs N]
     pytest -m bench tests/bench_export_exit.py -s
@@ -88,6 +90,44 @@ def _hanging() -> Iterator[str]:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
+def _trickle(connection: socket.socket, stop: threading.Event) -> None:
+    with connection:
+        try:
+            connection.settimeout(5)
+            connection.recv(65536)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+            for _ in range(150):  # at most a minute
+                if stop.wait(0.4):
+                    return
+                connection.sendall(b" ")
+        except OSError:
+            return
+
+
+@contextmanager
+def _trickling() -> Iterator[str]:
+    stop = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=_trickle, args=(connection, stop), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        thread.join(timeout=5)
+
+
 def run_once(env: dict[str, str]) -> tuple[float, float]:
     """(seconds from shutdown to exit, whole process seconds)."""
     spawned = time.time()
@@ -113,7 +153,13 @@ def measure(runs: int) -> dict[str, list[tuple[float, float]]]:
     with tempfile.TemporaryDirectory(prefix="cg-bench-") as folder:
         results["disabled"] = [run_once({"OTEL_SDK_DISABLED": "true"}) for _ in range(runs)]
         results["files"] = [run_once({"COVERAGE_GATE_TELEMETRY_DIR": folder}) for _ in range(runs)]
-    for name, endpoint in (("collector", _collector), ("dead", _dead), ("hanging", _hanging)):
+    endpoints = (
+        ("collector", _collector),
+        ("dead", _dead),
+        ("hanging", _hanging),
+        ("trickling", _trickling),
+    )
+    for name, endpoint in endpoints:
         with endpoint() as url:
             results[name] = [run_once({"OTEL_EXPORTER_OTLP_ENDPOINT": url}) for _ in range(runs)]
     return results

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from coverage_gate.cli_flags import EXIT_BAD_CONFIG, EXIT_USAGE, flags_app
 from coverage_gate.errors import ExitCode
+from coverage_gate.files import write_atomic
 from coverage_gate.flags import (
     DEFAULT_FLAG_NAME,
     FlagConfigError,
@@ -31,7 +32,6 @@ from coverage_gate.flags import (
     override_from_env,
     resolve_mode,
     settings_from_env,
-    write_atomically,
 )
 from coverage_gate.model import Mode, ModeSource
 
@@ -375,6 +375,7 @@ def test_enforce_can_never_be_the_fallback() -> None:
     ("kwargs", "message"),
     [
         ({"timeout_s": 0.0}, "positive"),
+        ({"deadline_s": 0.0}, "deadline must be positive"),
         ({"flag_name": ""}, "flag name"),
         ({"on_error": "ignore"}, "on_error"),
     ],
@@ -466,11 +467,11 @@ def test_no_source_configured_falls_back_and_says_so() -> None:
 def test_write_atomically_replaces_and_leaves_no_temporary_files(tmp_path: Path) -> None:
     """The disk copy is replaced in one step; no temporary file survives, success or failure."""
     target = tmp_path / "deep" / "flags.json"
-    write_atomically(target, '{"features": []}')
-    write_atomically(target, '{"version": 2, "features": []}')
+    write_atomic(target, '{"features": []}', make_parents=True)
+    write_atomic(target, '{"version": 2, "features": []}', make_parents=True)
     assert json.loads(target.read_text("utf-8")) == {"version": 2, "features": []}
     with pytest.raises(TypeError):
-        write_atomically(target, 42)  # type: ignore[arg-type]
+        write_atomic(target, 42, make_parents=True)  # type: ignore[arg-type]
     assert json.loads(target.read_text("utf-8")) == {"version": 2, "features": []}
     assert [p.name for p in target.parent.iterdir()] == ["flags.json"]
 

@@ -1,0 +1,86 @@
+"""What one reconcile run counts in telemetry: a decision, or an error, never both."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from coverage_gate.cli import app
+from coverage_gate.errors import ExitCode
+from coverage_gate.model import Capability, EvidenceDocument, FileEvidence
+from coverage_gate.otel_setup import TELEMETRY_DIR_ENV
+from coverage_gate.report import load_folder
+
+runner = CliRunner()
+SCOPE = ["src/api.py", "src/db.py"]
+
+
+def _args(folder: Path, *extra: str) -> list[str]:
+    claims = folder / "claims.json"
+    claims.write_text(json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": SCOPE}))
+    evidence = folder / "evidence.json"
+    evidence.write_text(
+        EvidenceDocument(
+            source="pi-rpc",
+            revision="abc123",
+            stream_complete=True,
+            capability=Capability.PER_FILE,
+            files=[FileEvidence(path="src/api.py", reads_succeeded=1)],
+        ).model_dump_json(by_alias=True)
+    )
+    changed = folder / "changed.txt"
+    changed.write_text("\n".join(SCOPE) + "\n")
+    return [
+        "reconcile",
+        "--repo",
+        "acme/api",
+        "--revision",
+        "abc123",
+        "--verdict",
+        "approve",
+        "--claims",
+        str(claims),
+        "--evidence",
+        str(evidence),
+        "--changed",
+        str(changed),
+        "--mode",
+        "shadow",
+        "--repo-root",
+        str(folder),
+        *extra,
+    ]
+
+
+def test_a_decision_that_cannot_be_written_counts_one_error_and_no_decision(
+    tmp_path: Path,
+) -> None:
+    """`-o` into a folder that does not exist: exit 3, and telemetry holds the error alone (no
+    review counted, no reconcile span), so the report's rates see a run that gave no decision."""
+    telemetry = tmp_path / "telemetry"
+    result = runner.invoke(
+        app,
+        _args(tmp_path, "-o", str(tmp_path / "missing" / "decision.json")),
+        env={TELEMETRY_DIR_ENV: str(telemetry)},
+    )
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    assert "cannot be written" in result.stderr
+    loaded = load_folder(telemetry)
+    assert dict(loaded.errors) == {"acme/api": 1}
+    assert loaded.reviews == []
+
+
+def test_a_written_decision_counts_one_decision_and_no_error(tmp_path: Path) -> None:
+    """The same run with a writable `-o`: one review, no error (the counting is not lost)."""
+    telemetry = tmp_path / "telemetry"
+    result = runner.invoke(
+        app,
+        _args(tmp_path, "-o", str(tmp_path / "decision.json")),
+        env={TELEMETRY_DIR_ENV: str(telemetry)},
+    )
+    assert result.exit_code == 0, result.output
+    loaded = load_folder(telemetry)
+    assert dict(loaded.errors) == {}
+    assert [review.repository for review in loaded.reviews] == ["acme/api"]
