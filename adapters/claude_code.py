@@ -38,6 +38,13 @@ ranges: ``ReadAction(offset=offset - 1, limit=limit)`` and ``ByteSpan(offset=sta
 end=startLine - 1 + numLines, total=totalLines)``. For this format the evidence document's
 ``ranges`` therefore count lines; a range covering ``0..totalLines`` is a whole read.
 
+What a successful ``Read`` showed (DESIGN §6 rules 11-12) is its result's own line range:
+lines ``startLine`` to ``startLine + numLines - 1`` of ``totalLines``. A result of zero lines
+(an ``offset`` past the end, an empty file) returned nothing and is not evidence, though Claude
+Code reports it without ``is_error``. Without that detail the request says it: ``offset``/``limit``
+as lines (``offset`` alone reads Claude Code's default of 2000 lines), and no range at all a whole
+read.
+
 Paths: ``file_path`` is passed through raw with the ``cwd`` the line carries (transcripts) or the
 ``cwd`` of the stream's ``system/init`` line (stream-json); the core resolves and normalises it.
 That ``cwd`` is also passed on as the session's working directory: the repository root when none
@@ -73,6 +80,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from coverage_gate.events import (
+    EMPTY_SHOWN,
     Action,
     ByteSpan,
     Event,
@@ -80,6 +88,7 @@ from coverage_gate.events import (
     LineClass,
     Malformed,
     ReadAction,
+    Shown,
     StreamComplete,
     StreamReopened,
     ToolEnd,
@@ -111,6 +120,7 @@ from ._stream import Items, ObjectLineReader, Spec, load_line
 
 NAME: Final = "claude-code"
 READ_TOOL: Final = "Read"
+DEFAULT_READ_LINES: Final = 2000  # what Read returns when given an offset and no limit
 PERMISSION_DENIED: Final = "permission_denied"
 TOOL_ERROR: Final = "tool_error"
 
@@ -192,7 +202,17 @@ def _read_action(block: JsonObject, cwd: str | None) -> Action:
         offset=None if offset is None else max(offset - 1, 0),
         limit=limit,
         cwd=cwd,
+        shown=_asked(offset, limit),
     )
+
+
+def _asked(offset: int | None, limit: int | None) -> Shown:
+    """The lines a ``Read`` asks for (``offset`` is a 1-based line number)."""
+    if offset is None and limit is None:
+        return Shown.whole()
+    first = max(offset or 1, 1)
+    count = DEFAULT_READ_LINES if limit is None else limit
+    return Shown.lines(first, first + count - 1) if count else EMPTY_SHOWN
 
 
 def _count(arguments: JsonObject, key: str) -> int | OutOfRange | None:
@@ -222,6 +242,15 @@ def _line_span(detail: object) -> ByteSpan | OutOfRange | None:
     if start - 1 + count > INT64_MAX:
         return OUT_OF_RANGE
     return ByteSpan(offset=start - 1, end=start - 1 + count, total=total)
+
+
+def _returned(span: ByteSpan | None) -> Shown | None:
+    """The lines a successful ``Read`` reports it returned (1-based, inclusive)."""
+    if span is None:
+        return None
+    if span.end <= span.offset:
+        return EMPTY_SHOWN
+    return Shown.lines(span.offset + 1, span.end, span.total)
 
 
 def _result_text(block: JsonObject) -> str:
@@ -411,8 +440,9 @@ class ClaudeCodeDecoder:
             kind = PERMISSION_DENIED if denied else TOOL_ERROR
             return ToolEnd(call_id, None, False, lineno, error_type=kind)
         self._remember(self._succeeded, call_id)
+        reported = span if isinstance(span, ByteSpan) else None
         return ToolEnd(
-            call_id, None, True, lineno, result_range=span if isinstance(span, ByteSpan) else None
+            call_id, None, True, lineno, result_range=reported, shown=_returned(reported)
         )
 
     @staticmethod

@@ -35,9 +35,16 @@ command, recorded in the rollout file.
   rollout in which a started call never got its end (a command without its ``CommandExecution``
   record, as older Codex versions write them) is not complete either: what that command read is
   unknown, so the absence of a read proves nothing.
-- Codex's parser keeps no line range (``sed -n '1,60p' f``, ``head -n 5 f`` are plain ``read``
-  entries): such reads are recorded as reads of the whole file. That is the harness's own
-  classification, the only one this format offers; it is not refined by parsing the command.
+- Which lines a read showed (DESIGN §6 rule 11): Codex's parser keeps no line range (``sed -n
+  '1,60p' f`` and ``head -n 5 f`` are plain ``read`` entries), so the entry's own ``cmd`` text is
+  read, and only for an entry the harness already classified as a read of that file. Exactly
+  these shapes are recognised, with the entry's ``path`` as their one file operand: ``cat [-n]
+  F`` and ``nl [-ba] F`` (the whole file), ``sed -n 'Ap' F``/``'A,Bp'``/``'A,$p'``, ``head [-n N |
+  -N] F`` (lines 1 to N, 10 by default), ``tail [-n N | -N | -n +K] F`` (the last N lines, or
+  from line K: told with the file's length, from its content at the revision). Anything else (a
+  pipe, a redirection, other options or operands, another spelling of the path) is a read of an
+  unknown range: its depth is unknown, never whole. A command that succeeded with an empty
+  ``aggregated_output`` returned nothing: its reads are not evidence.
 
 ``codex-exec`` (``codex exec --json``): ``item.started``/``item.completed`` of
 ``command_execution`` (and ``mcp_tool_call``) items are calls, paired by ``item.id`` and counted,
@@ -49,18 +56,22 @@ format declares capability ``none``: evidence unavailable, never evidence of abs
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
 from coverage_gate.events import (
+    EMPTY_SHOWN,
+    UNKNOWN_SHOWN,
     Action,
     Event,
     IgnoredAction,
     LineClass,
     Malformed,
     ReadAction,
+    Shown,
     StreamComplete,
     StreamReopened,
     ToolEnd,
@@ -181,6 +192,68 @@ def _cwd_path(value: str | None) -> str | None:
     return unquote(parts.path) or None
 
 
+_SED_PRINT = re.compile(r"([1-9]\d*)(?:,([1-9]\d*|\$))?p")
+_COUNT = re.compile(r"\d+")
+DEFAULT_HEAD_LINES: Final = 10
+
+
+def _line_count(words: list[str], tool: str) -> tuple[int, bool] | None:
+    """``head``/``tail`` options before the file: (N, from line N) or ``None`` if unrecognised.
+    ``-n N``, ``-nN``, ``-N``, ``--lines=N``; ``tail`` also ``-n +K``; none: 10 lines."""
+    if not words:
+        return DEFAULT_HEAD_LINES, False
+    if len(words) == 2 and words[0] == "-n":
+        value = words[1]
+    elif len(words) == 1 and words[0].startswith("--lines="):
+        value = words[0].removeprefix("--lines=")
+    elif len(words) == 1 and words[0].startswith("-n"):
+        value = words[0][2:]
+    elif len(words) == 1 and words[0].startswith("-"):
+        value = words[0][1:]
+    else:
+        return None
+    plus = tool == "tail" and value.startswith("+")
+    value = value.removeprefix("+") if plus else value
+    if not _COUNT.fullmatch(value):
+        return None
+    return int(value), plus
+
+
+def shown_by_command(command: str | None, path: str) -> Shown:
+    """Which lines of ``path`` a command the harness parsed as a read of it shows (module notes:
+    the recognised shapes). Anything else: an unknown range."""
+    try:
+        words = shlex.split(command or "")
+    except ValueError:
+        return UNKNOWN_SHOWN
+    if len(words) < 2 or words[-1] != path:
+        return UNKNOWN_SHOWN
+    tool, options = words[0], words[1:-1]
+    if (tool == "cat" and options in ([], ["-n"], ["--"])) or (
+        tool == "nl" and options in ([], ["-ba"], ["-b", "a"])
+    ):
+        return Shown.whole()
+    if tool == "sed" and len(options) == 2 and options[0] == "-n":
+        match = _SED_PRINT.fullmatch(options[1])
+        if match is None:
+            return UNKNOWN_SHOWN
+        first, last = int(match.group(1)), match.group(2)
+        if last is None:
+            return Shown.lines(first, first)
+        return Shown.lines(first, None if last == "$" else max(first, int(last)))
+    if tool in ("head", "tail"):
+        count = _line_count(options, tool)
+        if count is None:
+            return UNKNOWN_SHOWN
+        number, from_line = count
+        if from_line:
+            return Shown.lines(max(number, 1), None)
+        if number == 0:
+            return EMPTY_SHOWN
+        return Shown.lines(1, number) if tool == "head" else Shown.lines(-number, None)
+    return UNKNOWN_SHOWN
+
+
 def _read_actions(parsed: Sequence[object] | None, cwd: str | None) -> list[Action]:
     """One action per ``read`` entry the harness parsed out of the command."""
     actions: list[Action] = []
@@ -191,7 +264,8 @@ def _read_actions(parsed: Sequence[object] | None, cwd: str | None) -> list[Acti
         if path is None:
             actions.append(UnreadableArguments("parsed read has no string 'path'"))
         else:
-            actions.append(ReadAction(path=path, cwd=cwd))
+            shown = shown_by_command(get_str(entry, "cmd"), path)
+            actions.append(ReadAction(path=path, cwd=cwd, shown=shown))
     return actions
 
 
@@ -366,11 +440,15 @@ class CodexRolloutDecoder:
         actions = _read_actions(get_list(item, "parsed_cmd"), cwd)
         if not actions:
             actions = [IgnoredAction()]
+        # a command that printed nothing showed nothing of any file it read
+        shown = EMPTY_SHOWN if succeeded and item.get("aggregated_output") == "" else None
         events: list[Event] = []
         for n, action in enumerate(actions, start=1):
             read_id = call_id if len(actions) == 1 else f"{call_id}#{n}"
             events.append(ToolStart(read_id, pending.tool, action, pending.line))
-            events.append(ToolEnd(read_id, pending.tool, succeeded, lineno, error_type=error))
+            events.append(
+                ToolEnd(read_id, pending.tool, succeeded, lineno, error_type=error, shown=shown)
+            )
         return events
 
 

@@ -256,7 +256,9 @@ def _own_events(record: CallRecord, lineno: int) -> list[Event]:
         return [Unreadable(line, record.detail, ids, ids, replayed=True)]
     if record.outcome is not Outcome.INCOMPLETE:
         error = None if succeeded else record.error_type
-        end = ToolEnd(record.call_id, record.tool, succeeded, line, error, record.result_range)
+        end = ToolEnd(
+            record.call_id, record.tool, succeeded, line, error, record.result_range, record.shown
+        )
         return [start, end]
     if record.issue is IssueKind.MISSING_START:
         return [ToolEnd(record.call_id, record.tool or None, False, line)]

@@ -6,6 +6,14 @@ offsets are lines); ``cr_diff {offset, limit}`` is a page of the pinned diff. Ev
 ignored and counted. Both read tools drop one leading ``@`` from a path (a file mention), so for
 this format, and only here, ``@x`` is read as ``x`` (``@@x`` as the file ``@x``).
 
+What a successful read showed (DESIGN §6 rules 11-12): ``cr_read`` reports its bytes in a
+``[cr-range offset= end= total=]`` header (whenever a range was asked for or the file was cut);
+without one, the result is the whole file. ``read`` shows the lines asked for (``offset`` is
+1-based), the whole file when none were, and when pi cut the output, the lines its ``[Showing
+lines A-B of T ...]`` notice names. A result with no text, a header with ``end`` equal to
+``offset``, or a ``read`` whose first line alone was over pi's limit returned nothing: not
+evidence.
+
 Success needs an explicit success: the end's top-level ``isError`` is ``false`` and
 ``result.isError`` is absent or ``false`` (pi reports a tool that *returns* an error with top-level
 ``isError:false`` and ``result.isError:true``). A ``true`` is a failure. A flag that is present
@@ -37,6 +45,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 from coverage_gate.events import (
+    EMPTY_SHOWN,
+    UNKNOWN_SHOWN,
     Action,
     ByteSpan,
     DiffPageAction,
@@ -45,6 +55,7 @@ from coverage_gate.events import (
     LineClass,
     Malformed,
     ReadAction,
+    Shown,
     StreamComplete,
     StreamReopened,
     ToolEnd,
@@ -71,6 +82,7 @@ _TOOL_HEAD = re.compile(
 )
 _ANY_ID = re.compile(rb'"toolCallId"\s*:\s*"([^"\\]{1,256})"')
 _CR_RANGE = re.compile(r"^\[cr-range offset=(\d+) end=(\d+) total=(\d+)")
+_SHOWING = re.compile(r"\[Showing lines (\d+)-(\d+) of (\d+)[^\]]*\]\s*$")
 COUNTED_TOOLS = READ_TOOLS | DIFF_TOOLS
 # What a tool line's decoding needs; a line read as it flows keeps only this.
 SPEC: Spec = {
@@ -79,7 +91,11 @@ SPEC: Spec = {
     "toolName": None,
     "isError": None,
     "args": {"path": None, "offset": None, "limit": None},
-    "result": {"isError": None, "content": Items({"text": None}, first=1)},
+    "result": {
+        "isError": None,
+        "content": Items({"text": None}, first=1),
+        "details": {"truncation": {"truncated": None, "firstLineExceedsLimit": None}},
+    },
 }
 
 _TOOL_EVENTS = frozenset({"tool_execution_start", "tool_execution_end"})
@@ -143,7 +159,54 @@ def action_for(tool: str, args: object) -> Action:
     if not isinstance(path, str):
         return UnreadableArguments(f"{tool} has no string 'path' argument")
     # Both pi's own read and the cr_read review tool drop one leading "@" (a file mention).
-    return ReadAction(path=path, offset=offset, limit=limit, mention=True)
+    return ReadAction(
+        path=path, offset=offset, limit=limit, mention=True, shown=_asked(tool, offset, limit)
+    )
+
+
+def _asked(tool: str, offset: int | None, limit: int | None) -> Shown:
+    """What a read asks for: ``cr_read`` ranges are told by the result's header alone."""
+    if offset is None and limit is None:
+        return Shown.whole()
+    if tool != "read":
+        return UNKNOWN_SHOWN
+    first = max(offset or 1, 1)
+    return Shown.lines(first, None if limit is None else first + limit - 1)
+
+
+def _result_text(result: object) -> str | None:
+    """The text of a tool result's first content block; ``""`` when it has no content."""
+    if not isinstance(result, Mapping):
+        return None
+    content = result.get("content")
+    if isinstance(content, list) and not content:
+        return ""
+    if not isinstance(content, list) or not isinstance(content[0], Mapping):
+        return None
+    text = content[0].get("text")
+    return text if isinstance(text, str) else None
+
+
+def _returned(tool: str, result: object, span: ByteSpan | None) -> Shown | None:
+    """What a successful read's result says it returned; ``None`` when it says nothing."""
+    text = _result_text(result)
+    if tool == "cr_read":
+        if span is not None:
+            return Shown.bytes(span.offset, span.end, span.total)
+        return EMPTY_SHOWN if text == "" else None
+    if text == "":
+        return EMPTY_SHOWN
+    details = result.get("details") if isinstance(result, Mapping) else None
+    truncation = details.get("truncation") if isinstance(details, Mapping) else None
+    if not isinstance(truncation, Mapping) or truncation.get("truncated") is not True:
+        return None
+    if truncation.get("firstLineExceedsLimit") is True:
+        return EMPTY_SHOWN  # only a notice that the first line is too long
+    showing = _SHOWING.search(text or "")
+    if showing is None:
+        return UNKNOWN_SHOWN
+    first, last, total = (int(group) for group in showing.groups())
+    return Shown.lines(first, last, total)
 
 
 def result_range(result: object) -> ByteSpan | OutOfRange | None:
@@ -283,11 +346,13 @@ class PiRpcDecoder:
         if odd is not None:
             return [Unreadable(lineno, odd, (), (call_id,))]
         succeeded, error_type = _end_outcome(obj)
-        span = result_range(obj.get("result")) if succeeded and tool in RANGE_HEADER_TOOLS else None
+        result = obj.get("result")
+        span = result_range(result) if succeeded and tool in RANGE_HEADER_TOOLS else None
         if isinstance(span, OutOfRange):
             detail = "[cr-range] header value out of the 64-bit range"
             return [Unreadable(lineno, detail, (), (call_id,))]
-        return [ToolEnd(call_id, tool, succeeded, lineno, error_type, span)]
+        shown = _returned(tool, result, span) if succeeded and tool in READ_TOOLS else None
+        return [ToolEnd(call_id, tool, succeeded, lineno, error_type, span, shown)]
 
     def finish(self) -> Sequence[Event]:
         return []

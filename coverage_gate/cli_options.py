@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from coverage_gate.content import RepositoryContents
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.errors import BadInputError
 from coverage_gate.files import read_bytes
@@ -29,7 +30,8 @@ RepoRootOption = Annotated[
 DiffOption = Annotated[
     Path | None,
     typer.Option(
-        help="The pinned unified diff cr_diff pages through: enables per-file diff evidence."
+        help="The pinned unified diff cr_diff pages through: enables per-file diff evidence "
+        "and depth (which changed lines the reviewer's calls showed)."
     ),
 ]
 AgentOption = Annotated[str | None, typer.Option(help="Reviewer name for the invoke_agent span.")]
@@ -70,6 +72,8 @@ def record_settings(
         diff=DiffIndex.parse(read_bytes(diff, "diff")) if diff else None,
         agent=agent,
         max_line_bytes=max_line_bytes,
+        # depth tells byte-ranged reads in lines with the files at the revision under the root
+        content=RepositoryContents(revision) if diff else None,
     )
 
 

@@ -9,10 +9,52 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import Protocol
 
 from coverage_gate.model import Capability
+
+
+class ShownKind(StrEnum):
+    """What a successful read returned of its file, as far as the stream tells."""
+
+    WHOLE = "whole"  # every line
+    LINES = "lines"  # lines ``start``..``end`` (see ``Shown``)
+    BYTES = "bytes"  # bytes ``start``..``end`` (end exclusive) of a file of ``total`` bytes
+    UNKNOWN = "unknown"  # something, but which lines cannot be told
+    EMPTY = "empty"  # nothing at all: zero bytes or zero lines
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What one read showed (DESIGN §6 rules 11-12).
+
+    ``LINES``: 1-based, inclusive, new side of the revision; a negative ``start`` counts from the
+    end (``-10``: the last ten lines, ``tail``) and ``end=None`` runs to the last line: both need
+    the file's length to be told. ``total``: the file's length (lines for ``WHOLE``/``LINES``,
+    bytes for ``BYTES``) when the stream says it.
+    """
+
+    kind: ShownKind
+    start: int = 0
+    end: int | None = None
+    total: int | None = None
+
+    @classmethod
+    def whole(cls, total: int | None = None) -> Shown:
+        return cls(ShownKind.WHOLE, total=total)
+
+    @classmethod
+    def lines(cls, start: int, end: int | None, total: int | None = None) -> Shown:
+        return cls(ShownKind.LINES, start, end, total)
+
+    @classmethod
+    def bytes(cls, start: int, end: int, total: int | None = None) -> Shown:
+        return cls(ShownKind.BYTES, start, end, total)
+
+
+UNKNOWN_SHOWN = Shown(ShownKind.UNKNOWN)
+EMPTY_SHOWN = Shown(ShownKind.EMPTY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,13 +62,15 @@ class ReadAction:
     """A read of one file. ``cwd`` is the directory a relative ``path`` is relative to, when the
     stream says so (Claude Code, Codex); ``None`` means the repository root. ``mention``: the
     tool drops one leading ``@`` from ``path`` (a file mention, as pi's read tools do);
-    everywhere else ``@`` is part of the name."""
+    everywhere else ``@`` is part of the name. ``shown`` is what the request asks for, when the
+    adapter can tell (what the end reports wins over it)."""
 
     path: str
     offset: int | None = None
     limit: int | None = None
     cwd: str | None = None
     mention: bool = False
+    shown: Shown | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +129,7 @@ class ToolEnd:
     line: int
     error_type: str | None = None
     result_range: ByteSpan | None = None
+    shown: Shown | None = None  # what a successful read returned, when the end tells
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,10 @@
 """Pure evidence core: pair tool starts with ends, then fold calls into the bounded record.
 
 No clock, environment, files or telemetry here. ``Pairer`` turns adapter events into
-``CallRecord`` values (DESIGN §6 rules 1-4); ``EvidenceFolder`` folds records into the
-``EvidenceDocument`` (rules 5-10). The telemetry edge carries records through spans between the
-two, so the document is what the spans say.
+``CallRecord`` values (DESIGN §6 rules 1-4); ``resolve_shown`` tells in lines what byte-ranged
+reads of files in the pinned diff showed, with their content passed in through a port;
+``EvidenceFolder`` folds records into the ``EvidenceDocument`` (rules 5-14). The telemetry edge
+carries records through spans between the two, so the document is what the spans say.
 """
 
 from __future__ import annotations
@@ -13,14 +14,27 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
+from coverage_gate.depth import (
+    ChangeMarks,
+    ContentSource,
+    LineSet,
+    LineTable,
+    file_depth,
+    needs_content,
+    resolve,
+    simplified,
+)
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.events import (
+    UNKNOWN_SHOWN,
     Action,
     ByteSpan,
     DiffPageAction,
     Event,
     Malformed,
     ReadAction,
+    Shown,
+    ShownKind,
     StreamComplete,
     StreamReopened,
     TooLarge,
@@ -79,6 +93,7 @@ class CallRecord:
     result_range: ByteSpan | None = None
     issue: IssueKind | None = None
     detail: str = ""
+    shown: Shown | None = None  # what a successful read returned (the end's word, else the start's)
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,10 +500,11 @@ class Pairer:
         action = start.action
         path: str | None = None
         offset = limit = None
+        shown: Shown | None = None
         issue: IssueKind | None = None
         detail = ""
         if isinstance(action, ReadAction):
-            offset, limit = action.offset, action.limit
+            offset, limit, shown = action.offset, action.limit, action.shown
             normalised = normalise(
                 action.path, self._root, action.cwd, mention=action.mention, tree=self._tree
             )
@@ -532,6 +548,9 @@ class Pairer:
             else None,
             issue=issue,
             detail=detail,
+            shown=(end.shown or shown)
+            if end is not None and outcome is Outcome.SUCCEEDED
+            else None,
         )
 
 
@@ -552,6 +571,35 @@ def _unattributed(call_id: str, tool: str, line: int, where: str) -> CallRecord:
     )
 
 
+def resolve_shown(
+    records: list[CallRecord], diff: DiffIndex | None, content: ContentSource | None
+) -> list[CallRecord]:
+    """Tell in lines what successful reads of files in the pinned diff showed, where that needs
+    the file's content (a byte range, a range counted from the end). Each such file's content is
+    asked for once; without it those reads' lines are unknown. Other records pass unchanged."""
+    if diff is None:
+        return records
+    tables: dict[str, LineTable | None] = {}
+    out: list[CallRecord] = []
+    for record in records:
+        shown = simplified(record.shown) if record.shown is not None else None
+        path = record.path
+        if (
+            shown is None
+            or path is None
+            or record.outcome is not Outcome.SUCCEEDED
+            or not needs_content(shown)
+            or path not in diff
+        ):
+            out.append(record if shown == record.shown else replace(record, shown=shown))
+            continue
+        if path not in tables:
+            raw = content.content(path) if content is not None else None
+            tables[path] = LineTable(raw) if raw is not None else None
+        out.append(replace(record, shown=resolve(shown, tables[path])))
+    return out
+
+
 # --- folding -----------------------------------------------------------------------------------
 
 
@@ -560,10 +608,15 @@ class _FileAcc:
     reads_succeeded: int = 0
     reads_failed: int = 0
     reads_unknown: int = 0
+    reads_empty: int = 0
+    reads_lines_unknown: int = 0
     diff_pages_succeeded: int = 0
     whole: bool = False
     total: int | None = None
+    total_lines: int | None = None
     ranges: list[tuple[int, int | None]] = field(default_factory=list)
+    lines: LineSet = field(default_factory=LineSet)
+    marks: ChangeMarks | None = None
 
     def add_range(self, start: int, end: int | None) -> None:
         if len(self.ranges) < MAX_RANGES_PER_FILE:
@@ -580,8 +633,18 @@ def _merged(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
+def _shown_of(record: CallRecord) -> Shown:
+    """What a successful read showed; a read that said nothing of it: a whole read when it asked
+    for no range, else unknown."""
+    if record.shown is not None:
+        return simplified(record.shown)
+    if record.offset is None and record.limit is None:
+        return Shown.whole()
+    return UNKNOWN_SHOWN
+
+
 class EvidenceFolder:
-    """Folds call records into the bounded evidence document (DESIGN §6 rules 5-10)."""
+    """Folds call records into the bounded evidence document (DESIGN §6 rules 5-14)."""
 
     def __init__(self, bounds: Bounds, diff: DiffIndex | None = None) -> None:
         self.bounds = bounds
@@ -598,6 +661,7 @@ class EvidenceFolder:
         self._diff_ok = 0
         self._diff_failed = 0
         self._diff_seen: list[tuple[int, int]] = []
+        self._pinned_seen: list[tuple[int, int]] = []  # pages of the pinned diff itself
         self._diff_total: int | None = None
 
     def add_issue(self, issue: CallIssue) -> None:
@@ -646,6 +710,9 @@ class EvidenceFolder:
                 self._dropped_calls += 1
                 return None
             acc = self._files[path] = _FileAcc()
+            changed = self.diff.file(path) if self.diff is not None else None
+            if changed is not None and changed.lines_known:
+                acc.marks = ChangeMarks(changed)
         return acc
 
     def _add_unreadable(self, record: CallRecord) -> None:
@@ -664,19 +731,47 @@ class EvidenceFolder:
         if record.outcome is Outcome.FAILED:
             acc.reads_failed += 1
             return
+        shown = _shown_of(record)
+        if shown.kind is ShownKind.EMPTY:
+            acc.reads_empty += 1
+            self.add_issue(
+                CallIssue(
+                    kind=IssueKind.EMPTY_RESULT,
+                    line=record.line,
+                    call_id=record.call_id,
+                    tool=record.tool,
+                    detail=f"the read of {path} returned nothing: not evidence",
+                )
+            )
+            return
         acc.reads_succeeded += 1
+        self._see(acc, path, shown)
         span = record.result_range
         if span is not None:
             acc.total = span.total
-            if span.offset == 0 and span.end >= span.total:
-                acc.whole = True
-            else:
+            if not (span.offset == 0 and span.end >= span.total):
                 acc.add_range(span.offset, span.end)
-        elif record.offset is None and record.limit is None:
-            acc.whole = True
-        else:
+        elif record.offset is not None or record.limit is not None:
             start = record.offset or 0
             acc.add_range(start, None if record.limit is None else start + record.limit)
+
+    def _see(self, acc: _FileAcc, path: str, shown: Shown) -> None:
+        """Record the lines a successful read showed (module notes of ``coverage_gate.depth``)."""
+        if shown.kind is ShownKind.WHOLE:
+            acc.whole = True
+            if shown.total is not None:
+                acc.total_lines = shown.total
+                if shown.total:
+                    acc.lines.add(1, shown.total)
+            if acc.marks is not None:
+                acc.marks.see_whole()
+        elif shown.kind is ShownKind.LINES and shown.start > 0 and shown.end is not None:
+            acc.lines.add(shown.start, shown.end)
+            if acc.marks is not None:
+                acc.marks.see_lines(shown.start, shown.end)
+        elif shown.kind is ShownKind.UNKNOWN or (self.diff is not None and path in self.diff):
+            # lines not told: an unknown range, or a range left unresolved for a file in the diff
+            acc.reads_lines_unknown += 1
 
     def _page_bounds(self, record: CallRecord) -> tuple[int, int, int | None] | None:
         span = record.result_range
@@ -712,8 +807,11 @@ class EvidenceFolder:
                 )
             )
             return
-        for path in self.diff.files_overlapping(start, end):
-            acc = self._file(path)
+        if end <= start:
+            return
+        self._pinned_seen = _merged([*self._pinned_seen, (start, end)])
+        for shown in self.diff.files_shown(start, end):
+            acc = self._file(shown.path)
             if acc is not None:
                 acc.diff_pages_succeeded += 1
 
@@ -726,12 +824,51 @@ class EvidenceFolder:
             return DiffStatus.COMPLETE
         return DiffStatus.PARTIAL
 
+    def _file_evidence(self, path: str, acc: _FileAcc) -> FileEvidence:
+        closed = [(start, end) for start, end in acc.ranges if end is not None]
+        covered = _merged(closed)
+        whole_by_ranges = (
+            acc.total is not None
+            and bool(covered)
+            and covered[0][0] == 0
+            and covered[0][1] >= acc.total
+        )
+        partial = acc.reads_succeeded > 0 and not acc.whole and not whole_by_ranges
+        depth = None
+        evidenced = acc.reads_succeeded > 0 or acc.diff_pages_succeeded > 0
+        changed = self.diff.file(path) if self.diff is not None else None
+        if changed is not None and evidenced:
+            marks = acc.marks or ChangeMarks(changed)
+            if changed.lines_known:
+                for start, end in self._pinned_seen:
+                    if start < changed.end and end > changed.start:
+                        marks.see_page(start, end, acc.lines)
+            depth = file_depth(marks, acc.reads_lines_unknown)
+        return FileEvidence(
+            path=path,
+            reads_succeeded=acc.reads_succeeded,
+            reads_failed=acc.reads_failed,
+            reads_unknown=acc.reads_unknown,
+            diff_pages_succeeded=acc.diff_pages_succeeded,
+            ranges=[
+                ByteRange(offset=start, end=end, total=acc.total)
+                for start, end in sorted(acc.ranges, key=lambda r: (r[0], r[1] or -1))
+            ],
+            partial=partial,
+            lines_seen=acc.lines.ranges(),
+            lines_seen_whole=acc.whole,
+            lines_seen_truncated=acc.lines.truncated,
+            reads_empty=acc.reads_empty,
+            reads_lines_unknown=acc.reads_lines_unknown,
+            depth=depth,
+        )
+
     def document(self, summary: StreamSummary) -> EvidenceDocument:
         for issue in summary.line_issues:
             self.add_issue(issue)
         # Line issues that did not travel (span event limits) are counted, never silently lost.
         self._issues_dropped += max(summary.line_issue_total - len(summary.line_issues), 0)
-        files = [_file_evidence(path, acc) for path, acc in sorted(self._files.items())]
+        files = [self._file_evidence(path, acc) for path, acc in sorted(self._files.items())]
         seen = sum(end - start for start, end in self._diff_seen)
         return EvidenceDocument(
             version=EVIDENCE_VERSION,
@@ -767,27 +904,3 @@ class EvidenceFolder:
             issues_dropped=self._issues_dropped,
             bounds=self.bounds,
         )
-
-
-def _file_evidence(path: str, acc: _FileAcc) -> FileEvidence:
-    closed = [(start, end) for start, end in acc.ranges if end is not None]
-    covered = _merged(closed)
-    whole_by_ranges = (
-        acc.total is not None
-        and bool(covered)
-        and covered[0][0] == 0
-        and covered[0][1] >= acc.total
-    )
-    partial = acc.reads_succeeded > 0 and not acc.whole and not whole_by_ranges
-    return FileEvidence(
-        path=path,
-        reads_succeeded=acc.reads_succeeded,
-        reads_failed=acc.reads_failed,
-        reads_unknown=acc.reads_unknown,
-        diff_pages_succeeded=acc.diff_pages_succeeded,
-        ranges=[
-            ByteRange(offset=start, end=end, total=acc.total)
-            for start, end in sorted(acc.ranges, key=lambda r: (r[0], r[1] or -1))
-        ],
-        partial=partial,
-    )

@@ -84,6 +84,8 @@ class IssueKind(StrEnum):
     OUTCOME_UNREADABLE = "outcome_unreadable"
     # A string kept as a bounded prefix and a hash (a call id, path or detail longer than kept).
     VALUE_TRUNCATED = "value_truncated"
+    # A successful read that returned nothing (zero bytes or lines): not evidence.
+    EMPTY_RESULT = "empty_result"
 
 
 class Claim(StrEnum):
@@ -250,7 +252,12 @@ class LineRange(_Contract):
 
 
 class FileDepth(_Contract):
-    """What the successful calls on one file showed of its change in the pinned diff."""
+    """What the successful calls on one file showed of its change in the pinned diff.
+
+    ``changed_lines`` counts added and deleted lines; ``hunks_seen`` counts hunks at least one of
+    whose changed lines was seen; ``unseen`` lists the new-side lines of unseen changed lines (a
+    deleted line by its anchor: the line that took its place), at most 16 ranges
+    (``unseen_truncated`` when there were more)."""
 
     depth: Depth
     changed_lines: NonNegativeInt = 0
@@ -259,6 +266,7 @@ class FileDepth(_Contract):
     hunks_seen: NonNegativeInt = 0
     unseen: list[LineRange] = Field(default_factory=list)
     detail: str = ""
+    unseen_truncated: bool = False
 
 
 class FileEvidence(_Contract):
@@ -271,7 +279,19 @@ class FileEvidence(_Contract):
     diff_pages_succeeded: NonNegativeInt = 0
     ranges: list[ByteRange] = Field(default_factory=list)
     partial: bool = False
+    # Lines of the file at the revision that successful calls showed (merged, at most 64 ranges:
+    # ``lines_seen_truncated`` when more were left out). ``lines_seen_whole``: a read showed every
+    # line (listed as one range when the file's length is known). Byte ranges are told in lines
+    # only for files in the pinned diff.
     lines_seen: list[LineRange] = Field(default_factory=list)
+    lines_seen_whole: bool = False
+    lines_seen_truncated: bool = False
+    # Successful reads that returned nothing (not evidence), and successful reads whose lines
+    # could not be told: a command whose range was not recognised, or a byte range of a file in
+    # the pinned diff whose content at the revision was not obtainable (depth unknown, never
+    # unseen).
+    reads_empty: NonNegativeInt = 0
+    reads_lines_unknown: NonNegativeInt = 0
     depth: FileDepth | None = None
 
 

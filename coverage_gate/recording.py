@@ -13,9 +13,10 @@ from typing import BinaryIO
 
 from opentelemetry.sdk.trace import TracerProvider
 
+from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.events import Adapter, Event
-from coverage_gate.evidence import EvidenceFolder, Pairer, StreamSummary
+from coverage_gate.evidence import EvidenceFolder, Pairer, StreamSummary, resolve_shown
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
 from coverage_gate.model import Bounds, EvidenceDocument
 from coverage_gate.paths import RepoTree
@@ -62,6 +63,9 @@ class RecordSettings:
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     default_root: str | None = None
     trees: Callable[[str], RepoTree] | None = None
+    # the files' content at the revision under a root, for telling byte-ranged reads of files in
+    # the pinned diff in lines (depth)
+    content: Callable[[str], ContentSource] | None = None
 
     def root_for(self, stream_cwd: str | None) -> RootChoice:
         if self.repo_root is not None:
@@ -127,7 +131,8 @@ class Recorder:
         )
         processor = EvidenceSpanProcessor(EvidenceFolder(settings.bounds, settings.diff))
         self._provider.add_span_processor(processor)
-        records = pairer.records()
+        content = settings.content(root.path) if settings.content and root.path else None
+        records = resolve_shown(pairer.records(), settings.diff, content)
         emit_spans(
             self._provider.get_tracer(TRACER_NAME), summary, records, settings.bounds.max_issues
         )

@@ -16,7 +16,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
-from coverage_gate.events import ByteSpan
+from coverage_gate.events import ByteSpan, Shown, ShownKind
 from coverage_gate.evidence import CallRecord, EvidenceFolder, Outcome, StreamSummary
 from coverage_gate.model import CallIssue, CallKind, Capability, EvidenceDocument, IssueKind
 
@@ -40,6 +40,11 @@ REQ_LIMIT = "coverage_gate.request.limit"
 RANGE_OFFSET = "coverage_gate.range.offset"
 RANGE_END = "coverage_gate.range.end"
 RANGE_TOTAL = "coverage_gate.range.total"
+# What a successful read showed (DESIGN §6 rule 11): lines of the file at the revision once told
+SHOWN_KIND = "coverage_gate.shown.kind"
+SHOWN_START = "coverage_gate.shown.start"
+SHOWN_END = "coverage_gate.shown.end"
+SHOWN_TOTAL = "coverage_gate.shown.total"
 
 SOURCE = "coverage_gate.source"
 REVISION = "coverage_gate.revision"
@@ -78,6 +83,13 @@ def call_attributes(record: CallRecord) -> dict[str, str | int | bool]:
             RANGE_END: record.result_range.end,
             RANGE_TOTAL: record.result_range.total,
         }
+    if record.shown is not None:
+        optional |= {
+            SHOWN_KIND: record.shown.kind.value,
+            SHOWN_START: record.shown.start or None,
+            SHOWN_END: record.shown.end,
+            SHOWN_TOTAL: record.shown.total,
+        }
     if record.outcome is not Outcome.SUCCEEDED:
         optional[ERROR_TYPE] = record.issue.value if record.issue else record.error_type or "error"
     attrs.update({key: value for key, value in optional.items() if value is not None})
@@ -87,6 +99,15 @@ def call_attributes(record: CallRecord) -> dict[str, str | int | bool]:
 def _int(attrs: Mapping[str, Any], key: str) -> int | None:
     value = attrs.get(key)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _shown(attrs: Mapping[str, Any]) -> Shown | None:
+    try:
+        kind = ShownKind(attrs[SHOWN_KIND])
+    except (KeyError, ValueError):
+        return None
+    start = _int(attrs, SHOWN_START) or 0
+    return Shown(kind, start, _int(attrs, SHOWN_END), _int(attrs, SHOWN_TOTAL))
 
 
 def record_from_attributes(attrs: Mapping[str, Any]) -> CallRecord | None:
@@ -116,6 +137,7 @@ def record_from_attributes(attrs: Mapping[str, Any]) -> CallRecord | None:
         ),
         issue=issue,
         detail=str(attrs.get(CALL_DETAIL, "")),
+        shown=_shown(attrs),
     )
 
 

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from coverage_gate.adapters import ADAPTERS
+from coverage_gate.content import MappingContent
+from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.model import Bounds, EvidenceDocument
 from coverage_gate.recording import RecordSettings, record_stream
@@ -29,6 +31,13 @@ CHANGED_FILES = [
     "tests/test_handlers.py",
 ]
 UPDATE_GOLDEN = os.environ.get("COVERAGE_GATE_UPDATE_GOLDEN") == "1"
+# The six changed files as they are at the captured review's revision (tests/data/revision)
+REVISION_FILES = DATA / "revision"
+collect_ignore = ["data"]  # tests/data/revision holds a test_*.py that is data, not a test
+
+
+def revision_content() -> MappingContent:
+    return MappingContent({path: (REVISION_FILES / path).read_bytes() for path in CHANGED_FILES})
 
 
 def record_bytes(
@@ -39,6 +48,7 @@ def record_bytes(
     diff: bytes | None = None,
     bounds: Bounds | None = None,
     max_line_bytes: int = 64 * 1024 * 1024,
+    content: ContentSource | None = None,
 ) -> EvidenceDocument:
     settings = RecordSettings(
         revision=revision,
@@ -46,6 +56,7 @@ def record_bytes(
         bounds=bounds or Bounds(),
         diff=DiffIndex.parse(diff) if diff is not None else None,
         max_line_bytes=max_line_bytes,
+        content=None if content is None else (lambda _root: content),
     )
     return record_stream(io.BytesIO(data), ADAPTERS[source], settings)
 

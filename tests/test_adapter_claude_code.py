@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from coverage_gate.adapters.claude_code import ADAPTER
-from coverage_gate.events import ByteSpan, LineClass, ReadAction, ToolEnd, ToolStart
-from coverage_gate.model import EvidenceDocument, IssueKind
+from coverage_gate.events import ByteSpan, LineClass, ReadAction, Shown, ToolEnd, ToolStart
+from coverage_gate.model import Depth, EvidenceDocument, IssueKind, LineRange
 from tests.conftest import DATA, GOLDEN, REPO_ROOT, check_golden, record_bytes
 
 FORMAT = "claude-code"
+DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 
 
 def line(obj: dict[str, Any]) -> str:
@@ -204,11 +205,45 @@ def test_whole_file_reported_by_lines_is_not_partial() -> None:
     assert entry.ranges == []
 
 
+def test_a_read_past_the_end_returned_nothing_and_is_not_evidence() -> None:
+    """Claude Code reports an offset past the end without ``is_error``: zero lines came back."""
+    warning = "<system-reminder>Warning: the file exists but is shorter than the provided offset"
+    file = {"startLine": 500, "numLines": 0, "totalLines": 17}
+    data = stream(
+        use("a", file_path="README.md", offset=500, limit=20), result("a", text=warning, file=file)
+    )
+    doc = record(data, diff=DIFF)
+    (entry,) = doc.files
+    assert (entry.reads_succeeded, entry.reads_failed, entry.reads_empty) == (0, 0, 1)
+    assert entry.depth is None
+    assert issue_kinds(doc) == [IssueKind.EMPTY_RESULT]
+
+
+def test_the_reported_lines_are_the_lines_seen() -> None:
+    """Lines 1-5 of README.md (17 lines, changed at 13-17): read, but no change seen."""
+    file = {"startLine": 1, "numLines": 5, "totalLines": 17}
+    data = stream(use("a", file_path="README.md", offset=1, limit=5), result("a", file=file))
+    (entry,) = record(data, diff=DIFF).files
+    assert entry.reads_succeeded == 1
+    assert entry.lines_seen == [LineRange(start=1, end=5)]
+    assert entry.depth is not None
+    assert entry.depth.depth is Depth.NONE
+    assert entry.depth.unseen == [LineRange(start=13, end=17)]
+
+
+def test_without_the_result_detail_the_request_says_which_lines() -> None:
+    """``offset`` alone reads Claude Code's default of 2000 lines from there."""
+    (entry,) = record(stream(use("a", file_path="README.md", offset=14), result("a"))).files
+    assert entry.lines_seen == [LineRange(start=14, end=2013)]
+    (whole,) = record(stream(use("a", file_path="README.md"), result("a"))).files
+    assert whole.lines_seen_whole
+
+
 def test_requested_offset_is_one_based_and_becomes_zero_based() -> None:
     decoder = ADAPTER.decoder()
     (event,) = decoder.decode(use("a", file_path="a.py", offset=5, limit=3).encode(), 1)
     assert isinstance(event, ToolStart)
-    assert event.action == ReadAction("a.py", offset=4, limit=3, cwd=None)
+    assert event.action == ReadAction("a.py", offset=4, limit=3, cwd=None, shown=Shown.lines(5, 7))
 
 
 @pytest.mark.parametrize(
@@ -617,3 +652,12 @@ def test_is_error_other_than_a_boolean_is_no_success_and_its_outcome_unknown(fla
     assert was is not None
     assert changed[0].reads_succeeded == was.reads_succeeded - 1
     assert changed[0].reads_failed == was.reads_failed
+
+
+def test_golden_evidence_of_the_capture_with_its_pinned_diff() -> None:
+    path = DATA / FORMAT / "claude_b_overclaim.jsonl"
+    doc = record(path.read_bytes(), diff=DIFF)
+    check_golden(
+        GOLDEN / FORMAT / f"{path.stem}.diff.evidence.json",
+        doc.model_dump(mode="json", by_alias=True),
+    )

@@ -11,14 +11,22 @@ from typing import Any
 import pytest
 
 from coverage_gate.adapters import codex
-from coverage_gate.adapters.codex import EXEC_ADAPTER, ROLLOUT_ADAPTER
-from coverage_gate.events import LineClass, ReadAction, ToolStart
-from coverage_gate.model import Capability, EvidenceDocument, IssueKind
-from tests.conftest import DATA, GOLDEN, REPO_ROOT, check_golden, record_bytes
+from coverage_gate.adapters.codex import EXEC_ADAPTER, ROLLOUT_ADAPTER, shown_by_command
+from coverage_gate.events import EMPTY_SHOWN, UNKNOWN_SHOWN, LineClass, ReadAction, Shown, ToolStart
+from coverage_gate.model import Capability, Depth, EvidenceDocument, IssueKind, LineRange
+from tests.conftest import (
+    DATA,
+    GOLDEN,
+    REPO_ROOT,
+    check_golden,
+    record_bytes,
+    revision_content,
+)
 
 ROLLOUT = "codex-rollout"
 EXEC = "codex-exec"
 CWD_URI = f"file://{REPO_ROOT}"
+DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 
 
 def line(obj: dict[str, Any]) -> str:
@@ -143,8 +151,8 @@ def test_one_command_parsed_into_several_reads_gives_one_call_per_read() -> None
     events = decoder.decode(completed("c1", "a.py", "b.py").encode(), 2)
     starts = [e for e in events if isinstance(e, ToolStart)]
     assert [(s.call_id, s.action) for s in starts] == [
-        ("c1#1", ReadAction("a.py", cwd=REPO_ROOT)),
-        ("c1#2", ReadAction("b.py", cwd=REPO_ROOT)),
+        ("c1#1", ReadAction("a.py", cwd=REPO_ROOT, shown=Shown.whole())),
+        ("c1#2", ReadAction("b.py", cwd=REPO_ROOT, shown=Shown.whole())),
     ]
     doc = record(rollout(call("c1"), completed("c1", "a.py", "b.py", exit_code=1)))
     assert reads(doc) == {"a.py": (0, 1), "b.py": (0, 1)}
@@ -183,6 +191,98 @@ def test_other_tools_end_with_their_output_and_are_ignored() -> None:
     assert doc.counters.calls == 1
     assert doc.counters.ignored == 1
     assert doc.issues == []
+
+
+# --- codex-rollout: which lines a read showed ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("cat a.py", Shown.whole()),
+        ("cat -n a.py", Shown.whole()),
+        ("nl -ba a.py", Shown.whole()),
+        ("sed -n '1,60p' a.py", Shown.lines(1, 60)),
+        ("sed -n 12p a.py", Shown.lines(12, 12)),
+        ("sed -n '40,$p' a.py", Shown.lines(40, None)),
+        ("sed -n '9,3p' a.py", Shown.lines(9, 9)),  # sed prints line 9 alone
+        ("head a.py", Shown.lines(1, 10)),
+        ("head -n 5 a.py", Shown.lines(1, 5)),
+        ("head -n5 a.py", Shown.lines(1, 5)),
+        ("head -20 a.py", Shown.lines(1, 20)),
+        ("head --lines=7 a.py", Shown.lines(1, 7)),
+        ("head -n 0 a.py", EMPTY_SHOWN),
+        ("tail -n 5 a.py", Shown.lines(-5, None)),
+        ("tail a.py", Shown.lines(-10, None)),
+        ("tail -n +30 a.py", Shown.lines(30, None)),
+        # anything else: a read of an unknown range, never a whole one
+        ("nl -ba a.py | sed -n '1,80p'", UNKNOWN_SHOWN),
+        ("cat a.py|head", UNKNOWN_SHOWN),
+        ("cat a.py > /tmp/x", UNKNOWN_SHOWN),
+        ("sed -n '1,60p' ./a.py", UNKNOWN_SHOWN),  # not the path the harness named
+        ("sed -n '/def/,/return/p' a.py", UNKNOWN_SHOWN),
+        ("sed -n 0p a.py", UNKNOWN_SHOWN),
+        ("sed '1,5d' a.py", UNKNOWN_SHOWN),
+        ("head -c 100 a.py", UNKNOWN_SHOWN),
+        ("head -n -5 a.py", UNKNOWN_SHOWN),
+        ("less a.py", UNKNOWN_SHOWN),
+        ("cat 'a.py", UNKNOWN_SHOWN),  # unbalanced quote
+        (None, UNKNOWN_SHOWN),
+    ],
+)
+def test_a_parsed_reads_command_says_which_lines_it_showed(
+    command: str | None, expected: Shown
+) -> None:
+    assert shown_by_command(command, "a.py") == expected
+
+
+def read_of(path: str, cmd: str) -> list[dict[str, Any]]:
+    return [{"type": "read", "cmd": cmd, "name": path, "path": path}]
+
+
+def test_a_sed_range_is_a_partial_read_of_those_lines_not_a_whole_one() -> None:
+    data = rollout(call("c1"), completed("c1", parsed=read_of("a.py", "sed -n '1,60p' a.py")))
+    (entry,) = record(data).files
+    assert entry.reads_succeeded == 1
+    assert entry.partial
+    assert not entry.lines_seen_whole
+    assert entry.lines_seen == [LineRange(start=1, end=60)]
+
+
+def test_an_unrecognised_command_is_a_read_of_unknown_lines() -> None:
+    cmd = "nl -ba src/api/handlers.py | sed -n '1,5p'"
+    data = rollout(call("c1"), completed("c1", parsed=read_of("src/api/handlers.py", cmd)))
+    (entry,) = record(data, diff=DIFF).files
+    assert entry.reads_succeeded == 1
+    assert entry.reads_lines_unknown == 1
+    assert entry.lines_seen == []
+    assert entry.depth is not None
+    assert entry.depth.depth is Depth.UNKNOWN
+
+
+def test_tail_is_told_in_lines_with_the_files_content() -> None:
+    """strings.py has 16 lines; its changes are at 1-6: the last five lines show none of them."""
+    data = rollout(
+        call("c1"),
+        completed("c1", parsed=read_of("src/util/strings.py", "tail -n 5 src/util/strings.py")),
+    )
+    (entry,) = record(data, diff=DIFF, content=revision_content()).files
+    assert entry.lines_seen == [LineRange(start=12, end=16)]
+    assert entry.depth is not None
+    assert entry.depth.depth is Depth.NONE
+    (unknown,) = record(data, diff=DIFF).files  # no content: its lines cannot be told
+    assert unknown.depth is not None
+    assert unknown.depth.depth is Depth.UNKNOWN
+
+
+def test_a_command_that_printed_nothing_is_not_evidence() -> None:
+    """``sed -n '500,520p'`` of a short file exits 0 with no output."""
+    item = json.loads(completed("c1", parsed=read_of("a.py", "sed -n '500,520p' a.py")))
+    item["payload"]["item"]["aggregated_output"] = ""
+    doc = record(rollout(call("c1"), line(item)))
+    (entry,) = doc.files
+    assert (entry.reads_succeeded, entry.reads_empty) == (0, 1)
+    assert issue_kinds(doc) == [IssueKind.EMPTY_RESULT]
 
 
 # --- codex-rollout: pairing --------------------------------------------------------------------
@@ -448,3 +548,14 @@ def test_more_open_calls_than_are_followed_make_the_rollout_incomplete(
     doc = record(rollout(*calls, *done))
     assert not doc.stream_complete
     assert reads(doc) == {f"f{n}.py": (1, 0) for n in range(3)}
+
+
+def test_golden_evidence_of_the_capture_with_its_pinned_diff() -> None:
+    """The captured review with its diff: each file's seen lines and depth (``sed -n '1,60p'``
+    of models.py covers every changed line of that 46-line file)."""
+    path = DATA / ROLLOUT / "codex_b_overclaim.rollout.jsonl"
+    doc = record(path.read_bytes(), ROLLOUT, diff=DIFF, content=revision_content())
+    check_golden(
+        GOLDEN / ROLLOUT / f"{path.stem}.diff.evidence.json",
+        doc.model_dump(mode="json", by_alias=True),
+    )

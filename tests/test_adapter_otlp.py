@@ -18,11 +18,19 @@ from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters.otlp_json import ADAPTER, attributes
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.events import LineClass
-from coverage_gate.model import EvidenceDocument, IssueKind
+from coverage_gate.model import Depth, EvidenceDocument, IssueKind, LineRange
 from coverage_gate.otel_setup import otlp_json
 from coverage_gate.recording import RecordSettings, record_stream
 from coverage_gate.telemetry import CAPABILITY, STREAM_COMPLETE
-from tests.conftest import DATA, GOLDEN, REPO_ROOT, check_golden, record_bytes
+from tests.conftest import (
+    DATA,
+    GOLDEN,
+    REPO_ROOT,
+    REVISION_FILES,
+    check_golden,
+    record_bytes,
+    revision_content,
+)
 
 FORMAT = "otlp-json"
 
@@ -362,6 +370,63 @@ def test_own_span_with_status_error_is_a_failure_whatever_its_outcome_attribute(
     doc = record(otlp(*lines))
     assert reads(doc)["README.md"] == (0, 1)
     assert reads(doc)["docs/guide.md"] == (1, 0)
+
+
+def test_round_trip_keeps_the_lines_each_read_showed_without_the_files_content() -> None:
+    """Byte-ranged reads are told in lines with the content when recorded; the spans carry those
+    lines, so reading them back gives the same depth with no content at hand."""
+    total = len((REVISION_FILES / "src/api/handlers.py").read_bytes())
+
+    def pi(kind: str, call_id: str, tool: str, **fields: Any) -> str:
+        return json.dumps({"type": kind, "toolCallId": call_id, "toolName": tool, **fields})
+
+    def text(header: str) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": header + "\n..."}]}
+
+    lines = [
+        '{"type":"agent_start"}',
+        pi(
+            "tool_execution_start",
+            "a",
+            "cr_read",
+            args={"path": "src/api/handlers.py", "offset": 0, "limit": 90},
+        ),
+        pi(
+            "tool_execution_end",
+            "a",
+            "cr_read",
+            isError=False,
+            result=text(f"[cr-range offset=0 end=90 total={total} next_offset=90]"),
+        ),
+        pi("tool_execution_start", "b", "cr_diff", args={"offset": 0, "limit": 500}),
+        pi(
+            "tool_execution_end",
+            "b",
+            "cr_diff",
+            isError=False,
+            result=text(f"[cr-range offset=0 end=500 total={len(DIFF)} next_offset=500]"),
+        ),
+        '{"type":"agent_end","messages":[]}',
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    settings = RecordSettings(
+        revision="rev1",
+        repo_root=REPO_ROOT,
+        diff=DiffIndex.parse(DIFF),
+        content=lambda _root: revision_content(),
+    )
+    original = record_stream(io.BytesIO(data), ADAPTERS["pi-rpc"], settings, provider)
+    exported = (otlp_json(encode_spans(exporter.get_finished_spans())) + "\n").encode()
+    again = record_bytes(exported, FORMAT, diff=DIFF)
+    handlers = again.file("src/api/handlers.py")
+    assert handlers is not None
+    assert handlers.lines_seen == [LineRange(start=1, end=4)]
+    assert handlers.depth is not None
+    assert handlers.depth.depth is Depth.NONE
+    assert comparable(again) == comparable(original)
 
 
 def test_round_trip_of_a_rejected_path_stays_no_evidence_but_is_relabelled() -> None:

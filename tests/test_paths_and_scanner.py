@@ -220,11 +220,19 @@ def test_event_order_beyond_call_id_pairing_does_not_change_the_evidence() -> No
         assert shuffled.counters == baseline.counters
 
 
+def shown(index: DiffIndex, start: int, end: int) -> list[str]:
+    return [entry.path for entry in index.files_shown(start, end)]
+
+
 def test_diff_index_sections_of_the_real_diff() -> None:
+    """A page shows a file when it returned a visible byte of one of its lines: README.md's last
+    line ends at byte 379 (its newline) and docs/guide.md's section starts at 380 with headers."""
     index = DiffIndex.parse((DATA / "pi-rpc" / "review.diff").read_bytes())
     assert index.paths == CHANGED_FILES
-    assert index.files_overlapping(379, 381) == ["README.md", "docs/guide.md"]
-    assert index.files_overlapping(380, 380) == []
+    assert shown(index, 378, 381) == ["README.md"]
+    assert shown(index, 379, 381) == []
+    assert shown(index, 0, 4570) == CHANGED_FILES
+    assert shown(index, 380, 380) == []
 
 
 def test_diff_index_handles_new_deleted_and_quoted_files() -> None:
@@ -240,4 +248,5 @@ def test_plain_unified_diff_without_git_headers_is_split_per_file() -> None:
     diff = b"--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n--- a/y.py\n+++ b/y.py\n@@ -1 +1 @@\n-c\n+d\n"
     index = DiffIndex.parse(diff)
     assert index.paths == ["x.py", "y.py"]
-    assert index.files_overlapping(0, 10) == ["x.py"]
+    assert shown(index, 0, len(diff)) == ["x.py", "y.py"]
+    assert shown(index, 0, 40) == ["x.py"]

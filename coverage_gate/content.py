@@ -1,0 +1,121 @@
+"""Files' content at the revision under review: the edge behind depth's ``ContentSource`` port.
+
+A byte-ranged read (pi's ``cr_read``) is told in lines with the file as it was read. When the
+revision is the checked-out commit (``HEAD``, or the SHA ``HEAD`` resolves to), that is the
+working tree under the repository root: what a reviewer running in that checkout read, including
+uncommitted changes. Any other revision is read from git (``git cat-file blob REV:PATH``, the
+plumbing behind ``git show REV:PATH``).
+
+Whatever goes wrong (no git, not a repository, an unknown revision, a missing file, a path leaving
+the root, a file over the size bound, a slow git) gives ``None``: content not obtainable, so that
+read's lines, and its file's depth, are unknown, never unseen. Nothing here raises.
+
+``RepositoryContents`` gives one per repository root (the root is chosen per stream);
+``MappingContent`` is the in-memory fake for tests.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+GIT_TIMEOUT_SECONDS = 10.0
+MAX_CONTENT_BYTES = 64 * 1024 * 1024
+
+
+class RepositoryContent:
+    """Content at ``revision`` under ``root``; the working tree or git is chosen once."""
+
+    def __init__(
+        self,
+        root: str,
+        revision: str,
+        *,
+        timeout: float = GIT_TIMEOUT_SECONDS,
+        max_bytes: int = MAX_CONTENT_BYTES,
+    ) -> None:
+        self.root = Path(root)
+        self.revision = revision
+        self.timeout = timeout
+        self.max_bytes = max_bytes
+        self._worktree: bool | None = None
+
+    def _git(self, *args: str) -> bytes | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(self.root), *args],
+                capture_output=True,
+                timeout=self.timeout,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    def _commit(self, revision: str) -> bytes | None:
+        found = self._git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+        return found.strip() if found else None
+
+    def uses_worktree(self) -> bool:
+        """Whether the revision is the checked-out commit (asked of git once)."""
+        if self._worktree is None:
+            if self.revision == "HEAD":
+                self._worktree = True
+            else:
+                head = self._commit("HEAD")
+                self._worktree = head is not None and head == self._commit(self.revision)
+        return self._worktree
+
+    def content(self, path: str) -> bytes | None:
+        if not path or path.startswith("/") or "\0" in path:
+            return None
+        if self.uses_worktree():
+            return self._from_worktree(path)
+        return self._from_git(path)
+
+    def _from_worktree(self, path: str) -> bytes | None:
+        try:
+            root = self.root.resolve()
+            target = (root / path).resolve()
+            if not target.is_relative_to(root) or not target.is_file():
+                return None
+            if target.stat().st_size > self.max_bytes:
+                return None
+            return target.read_bytes()
+        except OSError:
+            return None
+
+    def _from_git(self, path: str) -> bytes | None:
+        spec = f"{self.revision}:{path}"
+        size = self._git("cat-file", "-s", spec)
+        if size is None or not size.strip().isdigit() or int(size) > self.max_bytes:
+            return None
+        return self._git("cat-file", "blob", spec)
+
+
+class RepositoryContents:
+    """``RepositoryContent`` at one revision, one per root, made when first asked for."""
+
+    def __init__(self, revision: str) -> None:
+        self.revision = revision
+        self._by_root: dict[str, RepositoryContent] = {}
+
+    def __call__(self, root: str) -> RepositoryContent:
+        found = self._by_root.get(root)
+        if found is None:
+            found = self._by_root[root] = RepositoryContent(root, self.revision)
+        return found
+
+
+class MappingContent:
+    """Content from a mapping of repo-relative paths to bytes; counts what was asked for."""
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self.files = dict(files)
+        self.asked: list[str] = []
+
+    def content(self, path: str) -> bytes | None:
+        self.asked.append(path)
+        return self.files.get(path)

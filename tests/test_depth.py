@@ -1,0 +1,361 @@
+"""Depth: what each successful call showed, in lines, and how much of each file's change that was
+(DESIGN §6 rules 11-13). Streams are pi RPC (``cr_diff`` pages, byte-ranged ``cr_read``, line-
+ranged ``read``); the other adapters' ranges are pinned in their own test modules."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from coverage_gate.content import MappingContent
+from coverage_gate.depth import LineSet, LineTable, resolve
+from coverage_gate.diffmap import DiffIndex
+from coverage_gate.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
+from coverage_gate.model import Depth, EvidenceDocument, FileEvidence, IssueKind, LineRange
+from tests.conftest import DATA, REVISION_FILES, record_bytes, revision_content
+
+DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
+INDEX = DiffIndex.parse(DIFF)
+
+
+def line(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def call(
+    call_id: str, tool: str, args: dict[str, Any], text: str = "x", *, ok: bool = True
+) -> list[str]:
+    start = {"type": "tool_execution_start", "toolCallId": call_id, "toolName": tool, "args": args}
+    end = {
+        "type": "tool_execution_end",
+        "toolCallId": call_id,
+        "toolName": tool,
+        "result": {"content": [{"type": "text", "text": text}], "details": {}},
+        "isError": not ok,
+    }
+    return [line(start), line(end)]
+
+
+def page(call_id: str, start: int, end: int, total: int = len(DIFF)) -> list[str]:
+    header = f"[cr-range offset={start} end={end} total={total} next_offset=-1]\n..."
+    return call(call_id, "cr_diff", {"offset": start, "limit": end - start}, header)
+
+
+def byte_read(call_id: str, path: str, start: int, end: int, total: int) -> list[str]:
+    header = f"[cr-range offset={start} end={end} total={total} next_offset=-1]\n..."
+    return call(call_id, "cr_read", {"path": path, "offset": start, "limit": end - start}, header)
+
+
+def whole_read(call_id: str, path: str) -> list[str]:
+    return call(call_id, "cr_read", {"path": path}, "the file")
+
+
+def line_read(call_id: str, path: str, first: int, count: int) -> list[str]:
+    return call(call_id, "read", {"path": path, "offset": first, "limit": count}, "lines")
+
+
+def stream(*calls: list[str]) -> bytes:
+    lines = [line({"type": "agent_start"})]
+    for pair in calls:
+        lines.extend(pair)
+    lines.append(line({"type": "agent_end", "messages": []}))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def record(data: bytes, content: Any = None, diff: bytes | None = DIFF) -> EvidenceDocument:
+    return record_bytes(data, diff=diff, content=content)
+
+
+def entry(document: EvidenceDocument, path: str) -> FileEvidence:
+    found = document.file(path)
+    assert found is not None, f"no evidence for {path}"
+    return found
+
+
+def depth_of(document: EvidenceDocument, path: str) -> Depth:
+    found = entry(document, path).depth
+    assert found is not None
+    return found.depth
+
+
+def size(path: str) -> int:
+    return len((REVISION_FILES / path).read_bytes())
+
+
+# --- the line table: bytes to lines ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "expected"),
+    [
+        (0, 1, (1, 1)),  # one byte of line 1
+        (0, 3, (1, 1)),  # "ab\n"
+        (0, 4, (1, 2)),  # "ab\nc": one byte of line 2 too
+        (2, 3, None),  # line 1's newline alone shows no line
+        (2, 5, (2, 2)),  # its newline, then "cd"
+        (5, 6, None),  # line 2's CR and LF are its terminator
+        (7, 8, (3, 3)),  # the empty line 3 shows as its terminator
+        (8, 10, (4, 4)),  # "ef" without a final newline
+        (0, 10, (1, 4)),
+    ],
+)
+def test_a_byte_range_shows_the_lines_it_returned_a_visible_byte_of(
+    start: int, end: int, expected: tuple[int, int] | None
+) -> None:
+    table = LineTable(b"ab\ncd\r\n\nef")
+    assert table.count == 4
+    assert table.lines_of(start, end) == expected
+
+
+def test_resolving_a_byte_range_needs_the_very_content_that_was_read() -> None:
+    table = LineTable(b"one\ntwo\nthree\n")
+    assert resolve(Shown.bytes(4, 8, 14), table) == Shown.lines(2, 2, 3)
+    assert resolve(Shown.bytes(0, 14, 14), table) == Shown.whole(3)
+    assert resolve(Shown.bytes(4, 8, 99), table) == UNKNOWN_SHOWN  # another version of the file
+    assert resolve(Shown.bytes(4, 8, 14), None) == UNKNOWN_SHOWN  # content not obtainable
+    assert resolve(Shown.bytes(3, 4, 14), table) == EMPTY_SHOWN  # a newline shows no line
+
+
+def test_ranges_counted_from_the_end_need_the_files_length() -> None:
+    table = LineTable(b"1\n2\n3\n4\n5\n")
+    assert resolve(Shown.lines(-2, None), table) == Shown.lines(4, 5, 5)
+    assert resolve(Shown.lines(-9, None), table) == Shown.whole(5)
+    assert resolve(Shown.lines(3, None), table) == Shown.lines(3, 5, 5)
+    assert resolve(Shown.lines(7, 9), table) == Shown.lines(7, 9)  # plain: no content needed
+    assert resolve(Shown.lines(7, None), table) == EMPTY_SHOWN  # past the end
+    assert resolve(Shown.lines(-2, None), None) == UNKNOWN_SHOWN
+
+
+def test_line_sets_merge_and_say_when_their_bound_was_hit() -> None:
+    lines = LineSet(cap=2)
+    lines.add(5, 6)
+    lines.add(1, 2)
+    lines.add(3, 4)  # touches both: one range
+    assert lines.ranges() == [LineRange(start=1, end=6)]
+    lines.add(10, 10)
+    lines.add(20, 20)  # would be a third range
+    assert lines.truncated
+    assert lines.ranges() == [LineRange(start=1, end=6), LineRange(start=10, end=10)]
+
+
+# --- what counts as seen, per call -------------------------------------------------------------
+
+
+def test_a_page_ending_in_a_files_header_is_no_evidence_for_it() -> None:
+    """The page shows README.md whole and 24 bytes of docs/guide.md's header: README.md is
+    credited (depth full), docs/guide.md gets no diff-page credit and no entry."""
+    guide = INDEX.file("docs/guide.md")
+    assert guide is not None
+    doc = record(stream(page("p", 0, guide.start + 24)))
+    assert doc.file("docs/guide.md") is None
+    readme = entry(doc, "README.md")
+    assert readme.diff_pages_succeeded == 1
+    assert readme.depth is not None
+    assert readme.depth.depth is Depth.FULL
+    assert readme.lines_seen == [LineRange(start=10, end=17)]
+
+
+def test_a_page_of_context_lines_only_is_evidence_of_depth_none() -> None:
+    """Bytes of docs/guide.md's first context lines, none of its changed lines."""
+    guide = INDEX.file("docs/guide.md")
+    assert guide is not None
+    first_change = guide.visible_start[guide.changed[0]] - 1
+    doc = record(stream(page("p", guide.body, first_change)))
+    found = entry(doc, "docs/guide.md")
+    assert found.diff_pages_succeeded == 1
+    assert found.depth is not None
+    assert found.depth.depth is Depth.NONE
+    assert found.depth.changed_lines_seen == 0
+    assert found.lines_seen == [LineRange(start=3, end=5)]
+
+
+def test_pages_that_split_a_line_between_them_both_show_it() -> None:
+    readme = INDEX.file("README.md")
+    assert readme is not None
+    last = readme.visible_start[readme.changed[-1]] + 5
+    doc = record(stream(page("p1", 0, last), page("p2", last, readme.end)))
+    found = entry(doc, "README.md")
+    assert found.depth is not None
+    assert found.depth.depth is Depth.FULL
+
+
+def test_a_ranged_read_away_from_the_change_verifies_nothing_of_it() -> None:
+    """handlers.py bytes 0-90 are lines 1-4; its changes are at 12-15 and 24-30."""
+    total = size("src/api/handlers.py")
+    doc = record(
+        stream(byte_read("r", "src/api/handlers.py", 0, 90, total)), content=revision_content()
+    )
+    found = entry(doc, "src/api/handlers.py")
+    assert found.reads_succeeded == 1
+    assert found.partial
+    assert found.lines_seen == [LineRange(start=1, end=4)]
+    assert found.depth is not None
+    assert found.depth.depth is Depth.NONE
+    assert found.depth.hunks == 2
+    assert found.depth.hunks_seen == 0
+    assert found.depth.unseen
+    assert found.depth.unseen[0].start == 12
+
+
+def test_a_ranged_read_over_part_of_the_change_is_partial_and_names_what_was_unseen() -> None:
+    """Lines 1-20 of handlers.py: its first hunk's changes, not its second's."""
+    doc = record(stream(line_read("r", "src/api/handlers.py", 1, 20)))
+    depth = entry(doc, "src/api/handlers.py").depth
+    assert depth is not None
+    assert depth.depth is Depth.PARTIAL
+    assert (depth.hunks, depth.hunks_seen) == (2, 1)
+    assert all(r.start > 20 for r in depth.unseen)
+    assert depth.changed_lines_seen < depth.changed_lines
+
+
+def test_a_deleted_line_is_seen_by_a_read_of_its_anchor() -> None:
+    """strings.py line 5 replaced ``return title.strip()``: the deletion is anchored at 5."""
+    found = entry(
+        record(stream(line_read("r", "src/util/strings.py", 5, 1))), "src/util/strings.py"
+    )
+    assert found.depth is not None
+    assert found.depth.changed_lines_seen == 2  # the deletion and the added line 5
+
+
+def test_whole_reads_see_every_changed_line() -> None:
+    doc = record(stream(*(whole_read(f"r{n}", path) for n, path in enumerate(INDEX.paths))))
+    for path in INDEX.paths:
+        found = entry(doc, path)
+        assert found.lines_seen_whole
+        assert found.depth is not None
+        assert found.depth.depth is Depth.FULL, path
+        assert found.depth.changed_lines_seen == found.depth.changed_lines > 0
+
+
+def test_a_byte_range_without_the_files_content_is_of_unknown_depth_never_unseen() -> None:
+    total = size("src/api/handlers.py")
+    data = stream(byte_read("r", "src/api/handlers.py", 0, 90, total))
+    for content in (None, MappingContent({}), MappingContent({"src/api/handlers.py": b"other"})):
+        found = entry(record(data, content=content), "src/api/handlers.py")
+        assert found.reads_succeeded == 1
+        assert found.reads_lines_unknown == 1
+        assert found.depth is not None
+        assert found.depth.depth is Depth.UNKNOWN
+
+
+def test_unknown_lines_do_not_hide_a_change_seen_in_full() -> None:
+    total = size("src/api/handlers.py")
+    data = stream(
+        byte_read("r", "src/api/handlers.py", 0, 90, total), whole_read("w", "src/api/handlers.py")
+    )
+    depth = entry(record(data), "src/api/handlers.py").depth
+    assert depth is not None
+    assert depth.depth is Depth.FULL
+
+
+def test_content_is_asked_for_once_per_file_and_only_for_byte_ranges_of_files_in_the_diff() -> None:
+    total = size("src/api/handlers.py")
+    content = revision_content()
+    data = stream(
+        byte_read("a", "src/api/handlers.py", 0, 90, total),
+        byte_read("b", "src/api/handlers.py", 90, 200, total),
+        byte_read("c", "src/util/dates.py", 0, 10, 99),  # not in the diff
+        whole_read("d", "README.md"),
+        line_read("e", "docs/guide.md", 1, 3),
+    )
+    record(data, content=content)
+    assert content.asked == ["src/api/handlers.py"]
+    content.asked.clear()
+    record(data, content=content, diff=None)
+    assert content.asked == []
+
+
+def test_without_a_pinned_diff_depth_stays_unset() -> None:
+    doc = record(
+        stream(whole_read("r", "README.md"), line_read("s", "docs/guide.md", 1, 3)), diff=None
+    )
+    assert [f.depth for f in doc.files] == [None, None]
+    assert entry(doc, "docs/guide.md").lines_seen == [LineRange(start=1, end=3)]
+
+
+def test_files_outside_the_diff_get_lines_but_no_depth() -> None:
+    doc = record(stream(line_read("r", "src/util/dates.py", 2, 2)))
+    found = entry(doc, "src/util/dates.py")
+    assert found.depth is None
+    assert found.lines_seen == [LineRange(start=2, end=3)]
+
+
+def test_a_binary_file_is_of_unknown_depth() -> None:
+    diff = b"diff --git a/logo.png b/logo.png\nindex 1..2 100644\nBinary files a/logo.png and b/logo.png differ\n"
+    doc = record(stream(whole_read("r", "logo.png")), diff=diff)
+    depth = entry(doc, "logo.png").depth
+    assert depth is not None
+    assert depth.depth is Depth.UNKNOWN
+
+
+# --- reads that returned nothing ---------------------------------------------------------------
+
+
+def test_a_read_that_returned_nothing_is_not_evidence_and_is_labelled() -> None:
+    """A header with end at offset (zero bytes), and a result with no text: counted as empty,
+    never as a successful read, even though the call itself succeeded."""
+    total = size("src/util/strings.py")
+    data = stream(
+        byte_read("a", "src/util/strings.py", total, total, total),
+        call("b", "cr_read", {"path": "README.md"}, ""),
+    )
+    doc = record(data, content=revision_content())
+    for path in ("src/util/strings.py", "README.md"):
+        found = entry(doc, path)
+        assert (found.reads_succeeded, found.reads_empty) == (0, 1)
+        assert found.depth is None
+    assert [i.kind for i in doc.issues] == [IssueKind.EMPTY_RESULT] * 2
+    assert doc.counters.succeeded == 2
+
+
+def test_a_byte_range_that_holds_only_a_newline_showed_no_line() -> None:
+    content = (REVISION_FILES / "src/util/strings.py").read_bytes()
+    newline = content.index(b"\n")
+    data = stream(byte_read("a", "src/util/strings.py", newline, newline + 1, len(content)))
+    found = entry(record(data, content=revision_content()), "src/util/strings.py")
+    assert (found.reads_succeeded, found.reads_empty) == (0, 1)
+
+
+def test_pi_read_cut_by_pi_shows_the_lines_its_notice_names() -> None:
+    """pi's ``read`` cuts long output and says which lines it showed; a first line over its
+    limit shows nothing but a notice."""
+    cut = {"truncated": True, "truncatedBy": "lines", "outputLines": 12, "totalLines": 42}
+    text = "...\n\n[Showing lines 1-12 of 42. Use offset=13 to continue.]"
+    over = {"truncated": True, "firstLineExceedsLimit": True}
+    lines = [line({"type": "agent_start"})]
+    for call_id, path, details, body in (
+        ("a", "src/api/handlers.py", cut, text),
+        ("b", "README.md", over, "[Line 1 is 60KB, exceeds 50KB limit. Use bash: ...]"),
+    ):
+        lines.append(
+            line(
+                {
+                    "type": "tool_execution_start",
+                    "toolCallId": call_id,
+                    "toolName": "read",
+                    "args": {"path": path},
+                }
+            )
+        )
+        result = {"content": [{"type": "text", "text": body}], "details": {"truncation": details}}
+        lines.append(
+            line(
+                {
+                    "type": "tool_execution_end",
+                    "toolCallId": call_id,
+                    "toolName": "read",
+                    "result": result,
+                    "isError": False,
+                }
+            )
+        )
+    lines.append(line({"type": "agent_end", "messages": []}))
+    doc = record(("\n".join(lines) + "\n").encode())
+    handlers = entry(doc, "src/api/handlers.py")
+    assert handlers.lines_seen == [LineRange(start=1, end=12)]
+    assert handlers.partial
+    assert handlers.depth is not None
+    assert handlers.depth.depth is Depth.PARTIAL
+    assert (entry(doc, "README.md").reads_succeeded, entry(doc, "README.md").reads_empty) == (0, 1)
