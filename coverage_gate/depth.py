@@ -171,15 +171,20 @@ class ChangeMarks:
     def __init__(self, diff: FileDiff) -> None:
         self.diff = diff
         self.seen = bytearray(len(diff.changed))
+        self.whole = False
 
     def see_lines(self, first: int, last: int) -> None:
         """A read showed lines ``first..last``: its added lines, and deletions anchored there."""
+        if self.whole:
+            return
         for position in self.diff.changed_between(first, last):
             self.seen[self.diff.changed_at(position)] = 1
 
     def see_whole(self) -> None:
         """A whole read: every changed line that has a new-side line (anchor 0 has none)."""
-        self.see_lines(1, max((self.diff.numbers[i] for i in self.diff.changed), default=0))
+        if not self.whole:
+            self.see_lines(1, 1 << 62)
+            self.whole = True
 
     def see_page(self, start: int, end: int, lines: LineSet) -> None:
         """Union of pinned pages ``[start, end)``: the changed lines whose bytes it showed, and

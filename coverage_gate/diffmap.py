@@ -43,6 +43,7 @@ from __future__ import annotations
 import bisect
 import codecs
 import re
+from array import array
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -81,9 +82,14 @@ class Hunk:
     last: int  # one past its last
 
 
+def _ints() -> array[int]:
+    return array("q")
+
+
 @dataclass(slots=True)
 class FileDiff:
-    """One file's section of the diff. Line arrays are parallel, in diff order."""
+    """One file's section of the diff. Line arrays are parallel, in diff order (compact arrays:
+    a large diff costs a few dozen bytes per line)."""
 
     path: str
     start: int
@@ -91,15 +97,17 @@ class FileDiff:
     body: int
     binary: bool = False
     hunks: list[Hunk] = field(default_factory=list)
-    visible_start: list[int] = field(default_factory=list)
-    visible_end: list[int] = field(default_factory=list)
+    visible_start: array[int] = field(default_factory=_ints)
+    visible_end: array[int] = field(default_factory=_ints)
     kinds: list[LineKind] = field(default_factory=list)
-    numbers: list[int] = field(default_factory=list)  # new-side number, or a deletion's anchor
-    hunk_of: list[int] = field(default_factory=list)
-    changed: list[int] = field(default_factory=list)  # indices of added and deleted lines
-    change_of: list[int] = field(default_factory=list)  # per line: its index in changed, or -1
-    # (number or anchor, index into ``changed``), sorted: which changed lines a line range shows
-    _by_number: list[tuple[int, int]] = field(default_factory=list)
+    numbers: array[int] = field(default_factory=_ints)  # new-side number, or a deletion's anchor
+    hunk_of: array[int] = field(default_factory=_ints)
+    changed: array[int] = field(default_factory=_ints)  # indices of added and deleted lines
+    change_of: array[int] = field(default_factory=_ints)  # per line: its index in changed, or -1
+    # numbers (or anchors) of the changed lines, sorted, and which changed line each is (``None``:
+    # already in diff order, as hunks in order always are)
+    _sorted_numbers: array[int] = field(default_factory=_ints)
+    _order: list[int] | None = None
 
     @property
     def lines_known(self) -> bool:
@@ -107,14 +115,15 @@ class FileDiff:
         return not self.binary
 
     def changed_between(self, first: int, last: int) -> range:
-        """Positions in ``changed_by_number`` whose number or anchor is in ``[first, last]``."""
-        low = bisect.bisect_left(self._by_number, (first, -1))
-        high = bisect.bisect_right(self._by_number, (last, len(self.changed)))
+        """Positions (by number) of the changed lines whose number or anchor is in
+        ``[first, last]``; ``changed_at`` tells which changed line each is."""
+        low = bisect.bisect_left(self._sorted_numbers, first)
+        high = bisect.bisect_right(self._sorted_numbers, last)
         return range(low, high)
 
     def changed_at(self, position: int) -> int:
         """The index into ``changed`` of the ``position``-th changed line by number."""
-        return self._by_number[position][1]
+        return position if self._order is None else self._order[position]
 
     def lines_overlapping(self, start: int, end: int) -> range:
         """Indices of the diff lines whose visible bytes share a byte with ``[start, end)``."""
@@ -167,16 +176,6 @@ def _file_name(line: bytes) -> bytes:
     return line[4:].rstrip(b"\r\n").split(b"\t")[0]
 
 
-def _content_end(line: bytes, start: int) -> int:
-    """Offset just past a line's content, without its ``\\n`` or ``\\r\\n`` terminator."""
-    end = start + len(line)
-    if line.endswith(b"\r\n"):
-        return end - 2
-    if line.endswith(b"\n"):
-        return end - 1
-    return end
-
-
 class _Builder:
     """Builds one file's section as its lines go by."""
 
@@ -188,11 +187,11 @@ class _Builder:
         self.body: int | None = None
         self.binary = False
         self.hunks: list[Hunk] = []
-        self.visible_start: list[int] = []
-        self.visible_end: list[int] = []
+        self.visible_start = _ints()
+        self.visible_end = _ints()
         self.kinds: list[LineKind] = []
-        self.numbers: list[int] = []
-        self.hunk_of: list[int] = []
+        self.numbers = _ints()
+        self.hunk_of = _ints()
 
     def header_line(self, line: bytes, offset: int) -> None:
         if line.startswith(b"--- ") and self.old is None:
@@ -247,11 +246,18 @@ def _anchor_deletions(diff: FileDiff) -> None:
                 diff.numbers[index] = following or before
             else:
                 following = diff.numbers[index]
-    diff.changed = [i for i, kind in enumerate(diff.kinds) if kind is not LineKind.CONTEXT]
-    diff.change_of = [-1] * len(diff.kinds)
+    context = LineKind.CONTEXT
+    diff.changed = array("q", (i for i, kind in enumerate(diff.kinds) if kind is not context))
+    diff.change_of = array("q", [-1]) * len(diff.kinds)
+    numbers = array("q")
     for n, i in enumerate(diff.changed):
         diff.change_of[i] = n
-    diff._by_number = sorted((diff.numbers[i], n) for n, i in enumerate(diff.changed))
+        numbers.append(diff.numbers[i])
+    if all(numbers[k] <= numbers[k + 1] for k in range(len(numbers) - 1)):
+        diff._sorted_numbers = numbers
+    else:  # hunks out of order (a hand-made diff): index them by number
+        diff._order = sorted(range(len(numbers)), key=numbers.__getitem__)
+        diff._sorted_numbers = array("q", (numbers[n] for n in diff._order))
 
 
 class DiffIndex:
@@ -267,7 +273,9 @@ class DiffIndex:
 
     @classmethod
     def parse(cls, diff: bytes) -> DiffIndex:
-        lines = _split(diff)
+        lines = diff.split(b"\n")  # without their newline: each is len + 1 bytes of the diff
+        if lines and not lines[-1]:
+            lines.pop()
         git = any(line.startswith(b"diff --git ") for line in lines)
         files: list[FileDiff] = []
         current: _Builder | None = None
@@ -285,7 +293,7 @@ class DiffIndex:
                     index, offset = _read_hunk(current, lines, index, offset, match)
                     continue
                 current.header_line(line, offset)
-            offset += len(line)
+            offset += len(line) + 1
             index += 1
         if current is not None and (built := current.build(len(diff))) is not None:
             files.append(built)
@@ -315,18 +323,6 @@ class DiffIndex:
         return sorted(self._by_path)
 
 
-def _split(diff: bytes) -> list[bytes]:
-    """Lines with their ``\\n`` (the last one may lack it); ``\\r`` alone never ends a line."""
-    lines: list[bytes] = []
-    position = 0
-    while position < len(diff):
-        newline = diff.find(b"\n", position)
-        end = len(diff) if newline < 0 else newline + 1
-        lines.append(diff[position:end])
-        position = end
-    return lines
-
-
 def _starts_section(lines: list[bytes], index: int, git: bool) -> bool:
     line = lines[index]
     if git:
@@ -339,7 +335,11 @@ def _starts_section(lines: list[bytes], index: int, git: bool) -> bool:
 def _read_hunk(
     builder: _Builder, lines: list[bytes], index: int, offset: int, match: re.Match[bytes]
 ) -> tuple[int, int]:
-    """Read one hunk from its ``@@`` line; returns the index and offset of the line after it."""
+    """Read one hunk from its ``@@`` line; returns the index and offset of the line after it.
+
+    Each line's visible bytes follow its marker, without a CR before its newline (CRLF files);
+    a line with none (an empty line) shows as its marker, or as its newline when the context
+    space was stripped. Written for speed: a large diff has a great many lines."""
     builder.mark_body(offset)
     hunk_start = offset
     old_left = int(match.group(2)) if match.group(2) is not None else 1
@@ -349,7 +349,10 @@ def _read_hunk(
     number = new_start if new_left else new_start + 1  # ``+c,0``: the deletion follows line c
     first = len(builder.kinds)
     hunk_number = len(builder.hunks)
-    offset += len(lines[index])
+    starts, ends, kinds = builder.visible_start, builder.visible_end, builder.kinds
+    numbers, hunk_of = builder.numbers, builder.hunk_of
+    context, added, deleted = LineKind.CONTEXT, LineKind.ADDED, LineKind.DELETED
+    offset += len(lines[index]) + 1
     index += 1
     while index < len(lines):
         line = lines[index]
@@ -358,23 +361,31 @@ def _read_hunk(
             pass  # "\\ No newline at end of file": about the line before it, not a line
         elif old_left <= 0 and new_left <= 0:
             break
-        elif marker in (b" ", b"\n", b"\r"):  # a bare newline: context whose space was stripped
-            if old_left <= 0 or new_left <= 0:
-                break
-            _add_line(builder, LineKind.CONTEXT, line, offset, number, hunk_number)
-            number += 1
-            old_left -= 1
-            new_left -= 1
-        elif marker == b"+" and new_left > 0:
-            _add_line(builder, LineKind.ADDED, line, offset, number, hunk_number)
-            number += 1
-            new_left -= 1
-        elif marker == b"-" and old_left > 0:
-            _add_line(builder, LineKind.DELETED, line, offset, number - 1, hunk_number)
-            old_left -= 1
         else:
-            break
-        offset += len(line)
+            if marker == b"+" and new_left > 0:
+                kind, line_number = added, number
+                number += 1
+                new_left -= 1
+            elif marker == b"-" and old_left > 0:
+                kind, line_number = deleted, number - 1  # anchored once the hunk is read
+                old_left -= 1
+            elif marker in (b" ", b"", b"\r") and old_left > 0 and new_left > 0:
+                kind, line_number = context, number  # b"", b"\r": context with its space stripped
+                number += 1
+                old_left -= 1
+                new_left -= 1
+            else:
+                break
+            visible_end = offset + len(line) - (1 if line.endswith(b"\r") else 0)
+            visible_start = offset + 1 if marker in (b" ", b"+", b"-") else offset
+            if visible_end <= visible_start:
+                visible_start, visible_end = offset, offset + 1
+            starts.append(visible_start)
+            ends.append(visible_end)
+            kinds.append(kind)
+            numbers.append(line_number)
+            hunk_of.append(hunk_number)
+        offset += len(line) + 1
         index += 1
     builder.hunks.append(
         Hunk(
@@ -387,19 +398,3 @@ def _read_hunk(
         )
     )
     return index, offset
-
-
-def _add_line(
-    builder: _Builder, kind: LineKind, line: bytes, offset: int, number: int, hunk: int
-) -> None:
-    """One diff line; its visible bytes follow its marker (the marker alone when empty)."""
-    content_end = _content_end(line, offset)
-    visible = offset + 1 if line[:1] in (b" ", b"+", b"-") else offset
-    # an empty line shows as its marker (or its bare newline)
-    if content_end <= visible:
-        visible, content_end = offset, offset + 1
-    builder.visible_start.append(visible)
-    builder.visible_end.append(content_end)
-    builder.kinds.append(kind)
-    builder.numbers.append(number)
-    builder.hunk_of.append(hunk)

@@ -42,7 +42,7 @@ class Shown:
 
     @classmethod
     def whole(cls, total: int | None = None) -> Shown:
-        return cls(ShownKind.WHOLE, total=total)
+        return WHOLE_SHOWN if total is None else cls(ShownKind.WHOLE, total=total)
 
     @classmethod
     def lines(cls, start: int, end: int | None, total: int | None = None) -> Shown:
@@ -53,6 +53,7 @@ class Shown:
         return cls(ShownKind.BYTES, start, end, total)
 
 
+WHOLE_SHOWN = Shown(ShownKind.WHOLE)  # one shared value: most reads are whole
 UNKNOWN_SHOWN = Shown(ShownKind.UNKNOWN)
 EMPTY_SHOWN = Shown(ShownKind.EMPTY)
 

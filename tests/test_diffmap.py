@@ -149,7 +149,7 @@ def test_a_rename_without_changes_is_shown_only_by_a_page_holding_its_whole_sect
     index = DiffIndex.parse(diff)
     (entry,) = index.files
     assert entry.path == "b.py"
-    assert entry.changed == []
+    assert len(entry.changed) == 0
     assert entry.lines_known
     assert shown(index, 0, len(diff) - 1) == []
     assert shown(index, 0, len(diff)) == ["b.py"]
