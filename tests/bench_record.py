@@ -9,6 +9,9 @@ Python loop that JSON-parses every line. Sizes: ``BENCH_THROUGHPUT_MB`` (default
 Three figures for record: the whole CLI process with the default telemetry sink (local OTLP JSON
 files: every tool call is an exported span), the whole process with ``OTEL_SDK_DISABLED=true``, and
 the stream pass alone (scan, decode, pair), timed inside the process: what grows with input size.
+A fourth measures depth: the same default-sink run given a pinned diff of the stream's 400 files
+(``--diff``, about 1 MB, so that every ``cr_diff`` page lands in it) and a repository root, against
+the run without them; and peak memory with depth on.
 """
 
 from __future__ import annotations
@@ -49,10 +52,35 @@ def generate(size_mb: int, folder: Path) -> Path:
     return path
 
 
-def record_command(path: Path) -> list[str]:
+def record_command(path: Path, *extra: str) -> list[str]:
     out = path.with_suffix(".evidence.json")
     return [sys.executable, "-m", "coverage_gate", "record", str(path), "--format", "pi-rpc",
-            "--revision", "bench", "-o", str(out)]  # fmt: skip
+            "--revision", "bench", "-o", str(out), *extra]  # fmt: skip
+
+
+def generate_diff(folder: Path, files: int = 400, target_bytes: int = 1_040_000) -> Path:
+    """A git diff of the generated stream's files (``src/pkg{i // 20}/mod{i}.py``), hunks of
+    context, deleted and added lines, sized so that the stream's ``cr_diff`` pages fall in it."""
+    per_file = target_bytes // files
+    sections: list[str] = []
+    for i in range(files):
+        path = f"src/pkg{i // 20}/mod{i}.py"
+        head = f"diff --git a/{path} b/{path}\nindex 1111111..2222222 100644\n--- a/{path}\n+++ b/{path}\n"
+        body: list[str] = []
+        size, line = len(head), 10
+        while size < per_file:
+            hunk = [f" context line {line + k} of {path}\n" for k in range(3)]
+            hunk += [f"-removed line {line + 3} of {path}\n"]
+            hunk += [f"+added line {line + 3 + k} of {path}, rewritten\n" for k in range(2)]
+            hunk += [f" context line {line + 5 + k} of {path}\n" for k in range(3)]
+            text = f"@@ -{line},7 +{line},8 @@ def f{line}():\n" + "".join(hunk)
+            body.append(text)
+            size += len(text)
+            line += 40
+        sections.append(head + "".join(body))
+    diff = folder / "bench.diff"
+    diff.write_text("".join(sections))
+    return diff
 
 
 def run_measured(command: list[str]) -> tuple[float, int]:
@@ -97,6 +125,12 @@ def test_record_throughput_and_memory(tmp_path: Path, monkeypatch: pytest.Monkey
     quiet_s = median_wall(record_command(stream))
     monkeypatch.delenv("OTEL_SDK_DISABLED")
     pass_s = median_stream_pass(stream)
+    diff = generate_diff(tmp_path)
+    root = tmp_path / "repo"
+    root.mkdir()
+    depth_args = ("--diff", str(diff), "--repo-root", str(root))
+    no_depth_s = median_wall(record_command(stream))
+    depth_s = median_wall(record_command(stream, *depth_args))
     print(f"\ninput: {megabytes:.0f} MB generated pi RPC stream; medians of {RUNS} runs")
     print(f"{'bare Python loop, json per line':<38}{megabytes / loop_s:6.0f} MB/s")
     if jq_s is None:
@@ -112,14 +146,20 @@ def test_record_throughput_and_memory(tmp_path: Path, monkeypatch: pytest.Monkey
         if jq_s is not None:
             ratios += f"   vs jq {jq_s / seconds:4.1f}x"
         print(f"{label:<38}{megabytes / seconds:6.0f} MB/s   {ratios}")
+    print(
+        f"{'record with --diff (depth) vs without':<38}{megabytes / depth_s:6.0f} MB/s   "
+        f"vs {megabytes / no_depth_s:.0f} MB/s without: {no_depth_s / depth_s:4.2f}x "
+        f"({diff.stat().st_size / 1e6:.1f} MB diff)"
+    )
     stream.unlink()
     for rss_mb in (int(part) for part in os.environ.get("BENCH_RSS_MB", "50,500").split(",")):
         path = generate(rss_mb, tmp_path)
         seconds, peak_kib = run_measured(record_command(path))
+        _, depth_kib = run_measured(record_command(path, *depth_args))
         _, baseline_kib = run_measured([sys.executable, "-c", "import coverage_gate.cli"])
         print(
             f"record peak RSS at {path.stat().st_size / 1e6:5.0f} MB input: "
-            f"{peak_kib / 1024:6.1f} MiB (interpreter + imports alone: "
-            f"{baseline_kib / 1024:.1f} MiB; {seconds:.2f} s)"
+            f"{peak_kib / 1024:6.1f} MiB, with depth {depth_kib / 1024:6.1f} MiB "
+            f"(interpreter + imports alone: {baseline_kib / 1024:.1f} MiB; {seconds:.2f} s)"
         )
         path.unlink()
