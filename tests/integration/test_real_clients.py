@@ -14,6 +14,11 @@ An honest reviewer keeps its Approve in enforce mode; one that claims files it n
 whose reads failed, gets a Comment whose note names exactly those files. ``codex exec --json``
 cannot show per-file reads: its claims are unknown, never unsupported.
 
+Depth (which changed lines each call showed) is recorded against the pinned diff and the files
+in the workspace: an honest review sees every hunk (depth full); the ``*_depth`` scenarios show a
+diff page that ends in a file's header (no evidence for it), a read past the end of a file (no
+evidence), ranged reads away from the change (depth none) and Codex ``sed -n``/``tail`` ranges.
+
 The clients come from ``bash .ci/setup-clients.sh`` (into ``${CG_TOOLS:-.tools}/clients``).
 Without them these tests skip, unless ``CG_REQUIRE_INTEGRATION=1``, when they fail. Every
 process they start runs in a process group of its own that is killed on the way out.
@@ -379,6 +384,24 @@ def assert_caught(decision: Json, unsupported: set[str]) -> None:
         assert (f"`{path}`" in decision["note"]) == (path in unsupported), decision["note"]
 
 
+def depths(evidence: Json) -> dict[str, str | None]:
+    return {
+        path: entry["depth"]["depth"] if entry["depth"] else None
+        for path, entry in file_evidence(evidence).items()
+    }
+
+
+def assert_every_hunk_seen(evidence: Json) -> None:
+    """A review that saw every changed line of every changed file: depth full for each."""
+    found = file_evidence(evidence)
+    for path in CHANGED:
+        depth = found[path]["depth"]
+        assert depth is not None, path
+        assert depth["depth"] == "full", (path, depth)
+        assert depth["changed_lines_seen"] == depth["changed_lines"] > 0, path
+        assert depth["hunks_seen"] == depth["hunks"], path
+
+
 def claims_from_text(text: str) -> Json:
     claims: Json = json.loads(text)
     assert sorted(claims["inspected_files"]) == CHANGED
@@ -488,6 +511,7 @@ def test_pi_honest_reviewer_through_run_keeps_its_approve(
     for path in CHANGED:
         assert files[path]["reads_succeeded"] == 1, path
         assert files[path]["reads_failed"] == 0, path
+    assert_every_hunk_seen(evidence)
     assert_honest(
         reconcile(procs, workspace, claims, workspace.root / "pi.run.evidence.json", "enforce")
     )
@@ -558,6 +582,8 @@ def test_claude_code_honest_reviewer_keeps_its_approve(
     for path in CHANGED:
         assert files[path]["reads_succeeded"] == 1, path
     assert files["src/util/strings.py"]["partial"]
+    assert files["src/util/strings.py"]["lines_seen"] == [{"start": 1, "end": 8}]
+    assert_every_hunk_seen(evidence)  # lines 1-8 of strings.py hold all of its changes
     assert_honest(reconcile(procs, workspace, claims, evidence_path, "enforce"))
 
 
@@ -643,6 +669,8 @@ def test_codex_honest_reviewer_keeps_its_approve(
     files = file_evidence(evidence)
     for path in CHANGED:
         assert files[path]["reads_succeeded"] == 1, path
+    assert files["src/api/models.py"]["lines_seen"] == [{"start": 1, "end": 200}]  # sed -n
+    assert_every_hunk_seen(evidence)
     assert_honest(reconcile(procs, workspace, claims, evidence_path, "enforce"))
     assert_exec_claims_unknown(procs, workspace, stream, claims)
 
@@ -665,6 +693,96 @@ def test_codex_overclaiming_reviewer_is_downgraded(
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
     assert_exec_claims_unknown(procs, workspace, stream, claims)
+
+
+# --- depth: what the calls showed of each change ------------------------------------------------
+
+
+def test_pi_depth_page_ending_in_a_header_and_a_ranged_read_away_from_the_change(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """pi pages bytes 0-404 of the diff: README.md whole and 24 bytes of docs/guide.md's
+    ``diff --git`` line, which is no evidence for docs/guide.md. Its byte-ranged read of
+    handlers.py (bytes 0-90, told in lines with the workspace's file) shows lines 1-4, none of
+    the change: depth none. A whole read of strings.py sees all of it."""
+    evidence, claims = run_pi(procs, clients, workspace, "pi_depth")
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    assert "docs/guide.md" not in files
+    assert files["README.md"]["diff_pages_succeeded"] == 1
+    handlers = files["src/api/handlers.py"]
+    assert handlers["ranges"] == [{"offset": 0, "end": 90, "total": 979}]
+    assert handlers["lines_seen"] == [{"start": 1, "end": 4}]
+    assert handlers["depth"]["depth"] == "none"
+    assert handlers["depth"]["hunks_seen"] == 0
+    assert depths(evidence) == {
+        "README.md": "full",
+        "src/api/handlers.py": "none",
+        "src/util/strings.py": "full",
+    }
+    path = workspace.root / "pi.run.evidence.json"
+    unsupported = {"docs/guide.md", "src/api/models.py", "tests/test_handlers.py"}
+    assert_caught(reconcile(procs, workspace, claims, path, "enforce"), unsupported)
+
+
+def test_claude_code_depth_read_past_the_end_is_no_evidence(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """Claude Code reads README.md from line 500 (it has 17): no ``is_error``, zero lines, so
+    no evidence and README.md is unsupported. Lines 1-4 of handlers.py show none of its change;
+    lines 30-46 of models.py some of it; a whole read of strings.py all of it."""
+    stream, claims = run_claude(procs, clients, workspace, "claude_depth")
+    evidence_path = workspace.root / "claude.evidence.json"
+    evidence = record(procs, workspace, "claude-code", stream, evidence_path)
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    readme = files["README.md"]
+    assert (readme["reads_succeeded"], readme["reads_failed"], readme["reads_empty"]) == (0, 0, 1)
+    assert "empty_result" in {issue["kind"] for issue in evidence["issues"]}
+    assert files["src/api/handlers.py"]["lines_seen"] == [{"start": 1, "end": 4}]
+    # Claude Code counts the empty string after a file's last newline as a line: models.py's
+    # 46 lines read from line 30 are reported as 18 lines, strings.py's 16 as 17 (recorded so)
+    assert files["src/api/models.py"]["lines_seen"] == [{"start": 30, "end": 47}]
+    assert files["src/util/strings.py"]["lines_seen"] == [{"start": 1, "end": 17}]
+    assert files["src/util/strings.py"]["lines_seen_whole"]
+    assert depths(evidence) == {
+        "README.md": None,
+        "src/api/handlers.py": "none",
+        "src/api/models.py": "partial",
+        "src/util/strings.py": "full",
+    }
+    unsupported = {"README.md", "docs/guide.md", "tests/test_handlers.py"}
+    assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
+
+
+def test_codex_depth_command_ranges(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """From the rollout: ``sed -n '1,5p'`` of handlers.py is lines 1-5 (depth none, no longer
+    a whole read); ``tail -n 5`` of strings.py is told with the workspace's file (lines 12-16,
+    none); a pipe is a read of unknown lines (depth unknown); ``cat`` is whole (full); a ``sed``
+    past the end of docs/guide.md printed nothing: no evidence."""
+    _stream, rollout, claims = run_codex(procs, clients, workspace, "codex_depth")
+    evidence_path = workspace.root / "codex.rollout.evidence.json"
+    evidence = record(procs, workspace, "codex-rollout", rollout, evidence_path)
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    handlers = files["src/api/handlers.py"]
+    assert handlers["partial"]
+    assert handlers["lines_seen"] == [{"start": 1, "end": 5}]
+    assert files["src/util/strings.py"]["lines_seen"] == [{"start": 12, "end": 16}]
+    guide = files["docs/guide.md"]
+    assert (guide["reads_succeeded"], guide["reads_empty"]) == (0, 1)
+    assert depths(evidence) == {
+        "README.md": "full",
+        "docs/guide.md": None,
+        "src/api/handlers.py": "none",
+        "src/api/models.py": "unknown",
+        "src/util/strings.py": "none",
+    }
+    assert files["src/api/models.py"]["reads_lines_unknown"] == 1
+    unsupported = {"docs/guide.md", "tests/test_handlers.py"}
+    assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
 
 
 def test_processes_are_cleaned_up_even_when_a_test_fails(tmp_path: Path) -> None:
