@@ -5,6 +5,7 @@ ranged ``read``); the other adapters' ranges are pinned in their own test module
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from coverage_gate.content import MappingContent
 from coverage_gate.depth import LineSet, LineTable, resolve
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
+from coverage_gate.files import load_evidence
 from coverage_gate.model import Depth, EvidenceDocument, FileEvidence, IssueKind, LineRange
 from tests.conftest import DATA, REVISION_FILES, record_bytes, revision_content
 
@@ -359,3 +361,25 @@ def test_pi_read_cut_by_pi_shows_the_lines_its_notice_names() -> None:
     assert handlers.depth is not None
     assert handlers.depth.depth is Depth.PARTIAL
     assert (entry(doc, "README.md").reads_succeeded, entry(doc, "README.md").reads_empty) == (0, 1)
+
+
+def test_an_evidence_document_without_the_depth_fields_still_reads(tmp_path: Path) -> None:
+    """A 1.0 document (none of the line and depth fields) reads, with no depth recorded."""
+    document = record(stream(whole_read("r", "README.md"))).model_dump(mode="json", by_alias=True)
+    document["version"] = "1.0"
+    for entry_ in document["files"]:
+        for key in (
+            "lines_seen",
+            "lines_seen_whole",
+            "lines_seen_truncated",
+            "reads_empty",
+            "reads_lines_unknown",
+            "depth",
+            "reads_unknown",
+        ):
+            entry_.pop(key)
+    path = tmp_path / "old.evidence.json"
+    path.write_text(json.dumps(document))
+    loaded = load_evidence(path)
+    (found,) = loaded.files
+    assert (found.depth, found.lines_seen, found.reads_empty) == (None, [], 0)
