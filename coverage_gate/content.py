@@ -24,6 +24,16 @@ GIT_TIMEOUT_SECONDS = 10.0
 MAX_CONTENT_BYTES = 64 * 1024 * 1024
 
 
+def _revision_name(revision: str) -> bool:
+    """A name git can only take as a revision: never an option, no spaces or control bytes."""
+    return (
+        bool(revision)
+        and not revision.startswith("-")
+        and revision.isprintable()
+        and not any(ch.isspace() for ch in revision)
+    )
+
+
 class RepositoryContent:
     """Content at ``revision`` under ``root``; the working tree or git is chosen once."""
 
@@ -69,7 +79,7 @@ class RepositoryContent:
         return self._worktree
 
     def content(self, path: str) -> bytes | None:
-        if not path or path.startswith("/") or "\0" in path:
+        if not path or path.startswith("/") or "\0" in path or not _revision_name(self.revision):
             return None
         if self.uses_worktree():
             return self._from_worktree(path)

@@ -571,6 +571,12 @@ def _unattributed(call_id: str, tool: str, line: int, where: str) -> CallRecord:
     )
 
 
+def _lines_known(diff: DiffIndex, path: str) -> bool:
+    """Whether ``path`` is in the pinned diff with changed lines that can be told."""
+    changed = diff.file(path)
+    return changed is not None and changed.lines_known
+
+
 def resolve_shown(
     records: list[CallRecord], diff: DiffIndex | None, content: ContentSource | None
 ) -> list[CallRecord]:
@@ -589,7 +595,7 @@ def resolve_shown(
             or path is None
             or record.outcome is not Outcome.SUCCEEDED
             or not needs_content(shown)
-            or path not in diff
+            or not _lines_known(diff, path)
         ):
             out.append(record if shown == record.shown else replace(record, shown=shown))
             continue

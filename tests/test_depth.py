@@ -383,3 +383,13 @@ def test_an_evidence_document_without_the_depth_fields_still_reads(tmp_path: Pat
     loaded = load_evidence(path)
     (found,) = loaded.files
     assert (found.depth, found.lines_seen, found.reads_empty) == (None, [], 0)
+
+
+def test_content_is_not_asked_for_a_binary_file() -> None:
+    diff = b"diff --git a/logo.png b/logo.png\nindex 1..2 100644\nBinary files a/logo.png and b/logo.png differ\n"
+    content = MappingContent({"logo.png": b"\x89PNG"})
+    doc = record(stream(byte_read("r", "logo.png", 0, 2, 4)), content=content, diff=diff)
+    assert content.asked == []
+    depth = entry(doc, "logo.png").depth
+    assert depth is not None
+    assert depth.depth is Depth.UNKNOWN
