@@ -56,7 +56,8 @@ def write_diff(
         end = "\r\n" if crlf else "\n"
         old_lines = [w + end for w in old]
         new_lines = [w + end for w in new]
-        if new_lines and not final_newline:
+        if new_lines and not final_newline and new_lines[-1] != end:
+            # no final newline (an empty last line cannot lack one: it would not be a line)
             new_lines[-1] = new_lines[-1].removesuffix(end)
         path = f"d{n}/f {n}.txt"
         body = list(difflib.unified_diff(old_lines, new_lines, n=context, lineterm="\n"))
