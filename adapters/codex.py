@@ -147,7 +147,8 @@ ROLLOUT_SPEC: Final[Spec] = {
             "cwd": None,
             "status": None,
             "exit_code": None,
-            "parsed_cmd": Items({"type": None, "path": None}),
+            "parsed_cmd": Items({"type": None, "path": None, "cmd": None}),
+            "aggregated_output": None,  # kept bounded: only whether it is empty is used
         },
     },
 }

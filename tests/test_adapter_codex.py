@@ -559,3 +559,18 @@ def test_golden_evidence_of_the_capture_with_its_pinned_diff() -> None:
         GOLDEN / ROLLOUT / f"{path.stem}.diff.evidence.json",
         doc.model_dump(mode="json", by_alias=True),
     )
+
+
+def test_a_command_record_too_large_to_hold_keeps_its_range_and_emptiness() -> None:
+    """A CommandExecution line past --max-line-bytes is read as it flows, keeping only what
+    decoding needs: the parsed read's ``cmd`` (its range) and whether the output was empty."""
+    big = json.loads(completed("c1", parsed=read_of("a.py", "sed -n '1,60p' a.py")))
+    big["payload"]["item"]["aggregated_output"] = "x\n" * 50_000
+    empty = json.loads(completed("c2", parsed=read_of("b.py", "head -n 5 b.py")))
+    empty["payload"]["item"]["aggregated_output"] = ""
+    empty["payload"]["item"]["padding"] = "y" * 100_000
+    data = rollout(call("c1"), line(big), call("c2"), line(empty))
+    doc = record(data, max_line_bytes=4096)
+    a, b = doc.files
+    assert (a.path, a.reads_succeeded, a.lines_seen) == ("a.py", 1, [LineRange(start=1, end=60)])
+    assert (b.path, b.reads_succeeded, b.reads_empty) == ("b.py", 0, 1)

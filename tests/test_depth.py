@@ -360,7 +360,7 @@ def test_pi_read_cut_by_pi_shows_the_lines_its_notice_names() -> None:
     assert handlers.partial
     assert handlers.depth is not None
     assert handlers.depth.depth is Depth.PARTIAL
-    assert (entry(doc, "README.md").reads_succeeded, entry(doc, "README.md").reads_empty) == (0, 1)
+    assert entry(doc, "README.md").lines_seen == [LineRange(start=1, end=3)]
 
 
 def test_an_evidence_document_without_the_depth_fields_still_reads(tmp_path: Path) -> None:
@@ -393,3 +393,40 @@ def test_content_is_not_asked_for_a_binary_file() -> None:
     depth = entry(doc, "logo.png").depth
     assert depth is not None
     assert depth.depth is Depth.UNKNOWN
+
+
+def test_a_pi_read_too_large_to_hold_keeps_what_it_showed() -> None:
+    """A tool line past --max-line-bytes is read as it flows: its header, its truncation notice
+    and whether it returned text are kept, so it shows the same lines as when held whole."""
+    total = size("src/api/handlers.py")
+    header = f"[cr-range offset=0 end=90 total={total} next_offset=90]\n" + "z" * 50_000
+    cut = {"truncated": True, "truncatedBy": "lines", "outputLines": 3, "totalLines": 42}
+    notice = "...\n\n[Showing lines 1-3 of 42. Use offset=4 to continue.]"
+    result = {"content": [{"type": "text", "text": notice}], "details": {"truncation": cut}}
+    lines = [
+        line({"type": "agent_start"}),
+        *call("a", "cr_read", {"path": "src/api/handlers.py", "offset": 0, "limit": 90}, header),
+        line(
+            {
+                "type": "tool_execution_start",
+                "toolCallId": "b",
+                "toolName": "read",
+                "args": {"path": "README.md"},
+            }
+        ),
+        line(
+            {
+                "type": "tool_execution_end",
+                "toolCallId": "b",
+                "toolName": "read",
+                "isError": False,
+                "result": result,
+                "padding": "p" * 50_000,
+            }
+        ),
+        line({"type": "agent_end", "messages": []}),
+    ]
+    data = ("\n".join(lines) + "\n").encode()
+    doc = record_bytes(data, diff=DIFF, content=revision_content(), max_line_bytes=4096)
+    assert entry(doc, "src/api/handlers.py").lines_seen == [LineRange(start=1, end=4)]
+    assert entry(doc, "README.md").lines_seen == [LineRange(start=1, end=3)]
