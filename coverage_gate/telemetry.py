@@ -16,7 +16,7 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
-from coverage_gate.events import ByteSpan, Shown, ShownKind
+from coverage_gate.events import WHOLE_SHOWN, ByteSpan, Shown, ShownKind
 from coverage_gate.evidence import CallRecord, EvidenceFolder, Outcome, StreamSummary
 from coverage_gate.model import CallIssue, CallKind, Capability, EvidenceDocument, IssueKind
 
@@ -83,7 +83,10 @@ def call_attributes(record: CallRecord) -> dict[str, str | int | bool]:
             RANGE_END: record.result_range.end,
             RANGE_TOTAL: record.result_range.total,
         }
-    if record.shown is not None:
+    # A whole read that asked for no range is what a span without these attributes reads back as:
+    # the most common call carries none of them.
+    plain_whole = record.shown is WHOLE_SHOWN and record.offset is None and record.limit is None
+    if record.shown is not None and not plain_whole:
         optional |= {
             SHOWN_KIND: record.shown.kind.value,
             SHOWN_START: record.shown.start or None,
@@ -102,9 +105,12 @@ def _int(attrs: Mapping[str, Any], key: str) -> int | None:
 
 
 def _shown(attrs: Mapping[str, Any]) -> Shown | None:
+    value = attrs.get(SHOWN_KIND)
+    if value is None:
+        return None
     try:
-        kind = ShownKind(attrs[SHOWN_KIND])
-    except (KeyError, ValueError):
+        kind = ShownKind(value)
+    except ValueError:
         return None
     start = _int(attrs, SHOWN_START) or 0
     return Shown(kind, start, _int(attrs, SHOWN_END), _int(attrs, SHOWN_TOTAL))
