@@ -676,6 +676,14 @@ class EvidenceFolder:
         else:
             self._issues_dropped += 1
 
+    def add_call_issue(self, record: CallRecord, kind: IssueKind, detail: str) -> None:
+        """Label one call in the issue sample."""
+        self.add_issue(
+            CallIssue(
+                kind=kind, line=record.line, call_id=record.call_id, tool=record.tool, detail=detail
+            )
+        )
+
     def add(self, record: CallRecord) -> None:
         self._counts["calls"] += 1
         self._counts[record.outcome.value] += 1
@@ -688,15 +696,7 @@ class EvidenceFolder:
                 # It read some file, which one cannot be told: no claim's lack of evidence
                 # proves anything now. A failed call read nothing.
                 self._unattributed += 1
-            self.add_issue(
-                CallIssue(
-                    kind=record.issue,
-                    line=record.line,
-                    call_id=record.call_id,
-                    tool=record.tool,
-                    detail=record.detail,
-                )
-            )
+            self.add_call_issue(record, record.issue, record.detail)
         if record.issue is IssueKind.OUTCOME_UNREADABLE:
             self._add_unreadable(record)
         if record.outcome is Outcome.INCOMPLETE or record.issue is not None:
@@ -740,15 +740,8 @@ class EvidenceFolder:
         shown = _shown_of(record)
         if shown.kind is ShownKind.EMPTY:
             acc.reads_empty += 1
-            self.add_issue(
-                CallIssue(
-                    kind=IssueKind.EMPTY_RESULT,
-                    line=record.line,
-                    call_id=record.call_id,
-                    tool=record.tool,
-                    detail=f"the read of {path} returned nothing: not evidence",
-                )
-            )
+            detail = f"the read of {path} returned nothing: not evidence"
+            self.add_call_issue(record, IssueKind.EMPTY_RESULT, detail)
             return
         acc.reads_succeeded += 1
         self._see(acc, path, shown)
@@ -803,15 +796,8 @@ class EvidenceFolder:
         if self.diff is None:
             return
         if total is not None and total != self.diff.total:
-            self.add_issue(
-                CallIssue(
-                    kind=IssueKind.DIFF_MISMATCH,
-                    line=record.line,
-                    call_id=record.call_id,
-                    tool=record.tool,
-                    detail=f"page of a {total}-byte diff; the pinned diff has {self.diff.total}",
-                )
-            )
+            detail = f"page of a {total}-byte diff; the pinned diff has {self.diff.total}"
+            self.add_call_issue(record, IssueKind.DIFF_MISMATCH, detail)
             return
         if end <= start:
             return

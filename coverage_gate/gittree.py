@@ -17,6 +17,7 @@ import stat
 import subprocess
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 from coverage_gate.paths import TreeUnavailableError
 
@@ -42,7 +43,25 @@ def _parse_tree(data: bytes, hash_bytes: int) -> _Entries:
     return entries
 
 
-class GitTree:
+class _Closing:
+    """``with`` closes it (its ``close`` ends the git processes it started)."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class GitTree(_Closing):
     """``RepoTree`` of the repository under ``root`` at ``revision``."""
 
     def __init__(self, root: Path | str, revision: str, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -84,17 +103,6 @@ class GitTree:
         for stream in (process.stdout, process.stderr):
             if stream is not None:
                 stream.close()
-
-    def __enter__(self) -> GitTree:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -246,7 +254,7 @@ class GitTree:
             raise self._fail(f"{path}: {error.strerror}") from None
 
 
-class GitTrees:
+class GitTrees(_Closing):
     """One ``GitTree`` per root, all at one revision; ``close`` ends their git processes."""
 
     def __init__(self, revision: str, timeout: float = DEFAULT_TIMEOUT) -> None:
@@ -263,17 +271,6 @@ class GitTrees:
     def close(self) -> None:
         for tree in self._trees.values():
             tree.close()
-
-    def __enter__(self) -> GitTrees:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def git_toplevel(directory: Path, timeout: float = DEFAULT_TIMEOUT) -> str | None:

@@ -14,7 +14,7 @@ from coverage_gate.adapters import ADAPTERS
 from coverage_gate.content import MappingContent
 from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.model import Bounds, EvidenceDocument
+from coverage_gate.model import Bounds, Capability, EvidenceDocument, FileEvidence
 from coverage_gate.recording import RecordSettings, record_stream
 
 TESTS = Path(__file__).parent
@@ -99,3 +99,45 @@ def _isolated_state(
             "COVERAGE_GATE_UNKNOWN_POLICY",
         }:
             monkeypatch.delenv(name)
+
+
+def lying_reconcile_args(folder: Path, *extra: str) -> list[str]:
+    """``reconcile`` arguments for a lying reviewer in shadow mode: it claims two files, the
+    evidence shows one read."""
+    scope = ["src/api.py", "src/db.py"]
+    claims = folder / "claims.json"
+    claims.write_text(
+        json.dumps({"schema_version": 1, "agent_id": "security", "inspected_files": scope})
+    )
+    evidence = folder / "evidence.json"
+    evidence.write_text(
+        EvidenceDocument(
+            source="pi-rpc",
+            revision="abc123",
+            stream_complete=True,
+            capability=Capability.PER_FILE,
+            files=[FileEvidence(path="src/api.py", reads_succeeded=1)],
+        ).model_dump_json(by_alias=True)
+    )
+    changed = folder / "changed.txt"
+    changed.write_text("\n".join(scope) + "\n")
+    return [
+        "reconcile",
+        "--repo",
+        "acme/api",
+        "--revision",
+        "abc123",
+        "--verdict",
+        "approve",
+        "--claims",
+        str(claims),
+        "--evidence",
+        str(evidence),
+        "--changed",
+        str(changed),
+        "--mode",
+        "shadow",
+        "--repo-root",
+        str(folder),
+        *extra,
+    ]

@@ -29,8 +29,9 @@ from coverage_gate import metrics as m
 from coverage_gate import otel_setup
 from coverage_gate.cli import app
 from coverage_gate.metrics import INSTRUMENTS
-from coverage_gate.model import Capability, EvidenceDocument, FileEvidence
+from coverage_gate.model import Capability
 from coverage_gate.otel_setup import JsonLinesFile, Telemetry
+from tests.conftest import lying_reconcile_args
 from tests.simulate_rollout import ReviewerSpec, decide
 
 SCOPE = ["src/api.py", "src/db.py"]
@@ -440,48 +441,6 @@ def test_shutdown_twice_is_harmless(tmp_path: Path) -> None:
 # --- the CLI's export -------------------------------------------------------------------------
 
 
-def _cli_inputs(folder: Path) -> list[str]:
-    """A lying reviewer: claims two files, the evidence shows one read."""
-    scope = ["src/api.py", "src/db.py"]
-    claims = folder / "claims.json"
-    claims.write_text(
-        json.dumps({"schema_version": 1, "agent_id": "security", "inspected_files": scope})
-    )
-    evidence = folder / "evidence.json"
-    evidence.write_text(
-        EvidenceDocument(
-            source="pi-rpc",
-            revision="abc123",
-            stream_complete=True,
-            capability=Capability.PER_FILE,
-            files=[FileEvidence(path="src/api.py", reads_succeeded=1)],
-        ).model_dump_json(by_alias=True)
-    )
-    changed = folder / "changed.txt"
-    changed.write_text("\n".join(scope) + "\n")
-    return [
-        "reconcile",
-        "--repo",
-        "acme/api",
-        "--revision",
-        "abc123",
-        "--verdict",
-        "approve",
-        "--claims",
-        str(claims),
-        "--evidence",
-        str(evidence),
-        "--changed",
-        str(changed),
-        "--mode",
-        "shadow",
-        "--repo-root",
-        str(folder),
-        "--format",
-        "json",
-    ]
-
-
 def test_cli_reconcile_exports_its_decision_over_otlp_http(
     tmp_path: Path, collector: tuple[str, Received]
 ) -> None:
@@ -489,7 +448,9 @@ def test_cli_reconcile_exports_its_decision_over_otlp_http(
     review counted under the decision's outcome."""
     url, received = collector
     result = CliRunner().invoke(
-        app, _cli_inputs(tmp_path), env={"OTEL_EXPORTER_OTLP_ENDPOINT": url}
+        app,
+        lying_reconcile_args(tmp_path, "--format", "json"),
+        env={"OTEL_EXPORTER_OTLP_ENDPOINT": url},
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["would_downgrade"] is True
@@ -520,7 +481,7 @@ def test_cli_decision_and_exit_code_do_not_depend_on_the_collector(
     tmp_path: Path, hanging_port: int
 ) -> None:
     """A hanging collector changes neither the decision printed nor the exit code."""
-    args = _cli_inputs(tmp_path)
+    args = lying_reconcile_args(tmp_path, "--format", "json")
     quiet = CliRunner().invoke(app, args, env={"OTEL_SDK_DISABLED": "true"})
     hanging = CliRunner().invoke(
         app, args, env={"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{hanging_port}"}

@@ -2,56 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
-from coverage_gate.model import Capability, EvidenceDocument, FileEvidence
 from coverage_gate.otel_setup import TELEMETRY_DIR_ENV
 from coverage_gate.report import load_folder
+from tests.conftest import lying_reconcile_args
 
 runner = CliRunner()
 SCOPE = ["src/api.py", "src/db.py"]
-
-
-def _args(folder: Path, *extra: str) -> list[str]:
-    claims = folder / "claims.json"
-    claims.write_text(json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": SCOPE}))
-    evidence = folder / "evidence.json"
-    evidence.write_text(
-        EvidenceDocument(
-            source="pi-rpc",
-            revision="abc123",
-            stream_complete=True,
-            capability=Capability.PER_FILE,
-            files=[FileEvidence(path="src/api.py", reads_succeeded=1)],
-        ).model_dump_json(by_alias=True)
-    )
-    changed = folder / "changed.txt"
-    changed.write_text("\n".join(SCOPE) + "\n")
-    return [
-        "reconcile",
-        "--repo",
-        "acme/api",
-        "--revision",
-        "abc123",
-        "--verdict",
-        "approve",
-        "--claims",
-        str(claims),
-        "--evidence",
-        str(evidence),
-        "--changed",
-        str(changed),
-        "--mode",
-        "shadow",
-        "--repo-root",
-        str(folder),
-        *extra,
-    ]
 
 
 def test_a_decision_that_cannot_be_written_counts_one_error_and_no_decision(
@@ -62,7 +24,7 @@ def test_a_decision_that_cannot_be_written_counts_one_error_and_no_decision(
     telemetry = tmp_path / "telemetry"
     result = runner.invoke(
         app,
-        _args(tmp_path, "-o", str(tmp_path / "missing" / "decision.json")),
+        lying_reconcile_args(tmp_path, "-o", str(tmp_path / "missing" / "decision.json")),
         env={TELEMETRY_DIR_ENV: str(telemetry)},
     )
     assert result.exit_code == ExitCode.BAD_INPUT, result.output
@@ -77,7 +39,7 @@ def test_a_written_decision_counts_one_decision_and_no_error(tmp_path: Path) -> 
     telemetry = tmp_path / "telemetry"
     result = runner.invoke(
         app,
-        _args(tmp_path, "-o", str(tmp_path / "decision.json")),
+        lying_reconcile_args(tmp_path, "-o", str(tmp_path / "decision.json")),
         env={TELEMETRY_DIR_ENV: str(telemetry)},
     )
     assert result.exit_code == 0, result.output
