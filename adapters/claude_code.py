@@ -82,6 +82,7 @@ from typing import Final
 
 from coverage_gate.events import (
     EMPTY_SHOWN,
+    UNKNOWN_SHOWN,
     Action,
     ByteSpan,
     Event,
@@ -197,7 +198,8 @@ def _read_action(block: JsonObject, cwd: str | None) -> Action:
         return UnreadableArguments("Read input has no string 'file_path'")
     offset, limit = _count(arguments, "offset"), _count(arguments, "limit")
     if isinstance(offset, OutOfRange) or isinstance(limit, OutOfRange):
-        return UnreadableArguments("Read offset/limit out of the 64-bit range")
+        # The file is clear, the range is not: a read of that file whose lines cannot be told.
+        return ReadAction(path=path, cwd=cwd, shown=UNKNOWN_SHOWN)
     return ReadAction(
         path=path,
         offset=None if offset is None else max(offset - 1, 0),

@@ -149,13 +149,17 @@ def action_for(tool: str, args: object) -> Action:
         return UnreadableArguments(f"{tool} arguments are not an object")
     offset = _int_or_none(args.get("offset"))
     limit = _int_or_none(args.get("limit"))
+    path = args.get("path")
+    unusable = isinstance(offset, str) or isinstance(limit, str)
+    if unusable and tool in READ_TOOLS and isinstance(path, str):
+        # The file is clear, the range is not: a read of that file whose lines cannot be told.
+        return ReadAction(path=path, mention=True, shown=UNKNOWN_SHOWN)
     if isinstance(offset, str) or isinstance(limit, str):
         return UnreadableArguments(
             f"{tool} offset/limit {offset if isinstance(offset, str) else limit}"
         )
     if tool in DIFF_TOOLS:
         return DiffPageAction(offset=offset, limit=limit)
-    path = args.get("path")
     if not isinstance(path, str):
         return UnreadableArguments(f"{tool} has no string 'path' argument")
     # Both pi's own read and the cr_read review tool drop one leading "@" (a file mention).

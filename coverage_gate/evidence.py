@@ -554,6 +554,10 @@ class Pairer:
         )
 
 
+# Issues of a call that read a file we cannot name.
+_FILE_NOT_TOLD = frozenset({IssueKind.PATH_WITHOUT_ROOT, IssueKind.ARGUMENTS_UNAVAILABLE})
+
+
 def _lines(first: int, second: int) -> str:
     return f"line {first}" if first == second else f"lines {first} and {second}"
 
@@ -691,9 +695,12 @@ class EvidenceFolder:
             if record.issue is IssueKind.PATH_REJECTED:
                 self._rejected += 1
             elif (
-                record.issue is IssueKind.PATH_WITHOUT_ROOT and record.outcome is Outcome.SUCCEEDED
+                record.issue in _FILE_NOT_TOLD
+                and record.kind is CallKind.READ
+                and record.outcome is Outcome.SUCCEEDED
             ):
-                # It read some file, which one cannot be told: no claim's lack of evidence
+                # It read some file, which one cannot be told (no root to place it under, or
+                # arguments the tool took but we could not read): no claim's lack of evidence
                 # proves anything now. A failed call read nothing.
                 self._unattributed += 1
             self.add_call_issue(record, record.issue, record.detail)

@@ -393,12 +393,8 @@ def pi_call(args: dict[str, Any], text: str = "content") -> bytes:
 @pytest.mark.parametrize(
     ("args", "text", "kind"),
     [
-        ({"path": "a.py", "offset": BIG}, "content", IssueKind.ARGUMENTS_UNAVAILABLE),
-        (
-            {"path": "a.py", "limit": "LIMIT"},
-            "content",
-            IssueKind.ARGUMENTS_UNAVAILABLE,
-        ),
+        ({"path": "a.py", "offset": BIG}, "content", None),
+        ({"path": "a.py", "limit": "LIMIT"}, "content", None),
         (
             {"path": "a.py"},
             f"[cr-range offset=0 end={BIG} total={BIG}]",
@@ -413,12 +409,19 @@ def pi_call(args: dict[str, Any], text: str = "content") -> bytes:
     ids=["offset", "limit-5000-digits", "cr-range", "cr-range-5000-digits"],
 )
 def test_pi_numbers_past_the_64_bit_range_are_labelled_and_export(
-    args: dict[str, Any], text: str, kind: IssueKind
+    args: dict[str, Any], text: str, kind: IssueKind | None
 ) -> None:
+    """An offset or limit past 64 bits on a clear path: a read of that file whose lines cannot
+    be told. A header value past 64 bits: the outcome is unreadable. Either way spans encode."""
     data = pi_call(args, text).replace(b'"LIMIT"', b"9" * 5000)
     document, encoded = exported(data, "pi-rpc")
-    assert kind in [issue.kind for issue in document.issues]
     assert encoded
+    if kind is None:
+        assert [(f.path, f.reads_succeeded, f.reads_lines_unknown) for f in document.files] == [
+            ("a.py", 1, 1)
+        ]
+        return
+    assert kind in [issue.kind for issue in document.issues]
     assert not any(entry.reads_succeeded for entry in document.files)
 
 
@@ -431,7 +434,12 @@ def test_claude_numbers_past_the_64_bit_range_are_labelled_and_export() -> None:
     assert encoded and lines
     offset = CLAUDE_LIAR.replace(b'"file_path":', f'"offset":{BIG},"file_path":'.encode(), 1)
     document, encoded = exported(offset, "claude-code")
-    assert IssueKind.ARGUMENTS_UNAVAILABLE in [issue.kind for issue in document.issues]
+    assert encoded
+    # The file is clear and the result says which lines it showed: still a read of that file.
+    before, _ = exported(CLAUDE_LIAR, "claude-code")
+    assert [(f.path, f.reads_succeeded) for f in document.files] == [
+        (f.path, f.reads_succeeded) for f in before.files
+    ]
 
 
 def spans_of(request: dict[str, Any]) -> list[dict[str, Any]]:
@@ -534,3 +542,17 @@ def test_line_issues_held_by_the_pairer_are_bounded_and_counted() -> None:
     document = record_bytes(data)
     assert document.counters.malformed_lines == 1000
     assert len(document.issues) + document.issues_dropped == 1000
+
+
+@pytest.mark.parametrize("args", [{"path": ["a.py"]}, {"file": "a.py"}, ["a.py"], {"path": None}])
+def test_a_successful_read_whose_file_cannot_be_read_from_its_arguments_is_unattributed(
+    args: Any,
+) -> None:
+    """The tool took arguments we cannot read and succeeded: it read some file, which one
+    cannot be told, so claims lacking evidence are unknown, never unsupported. The same call
+    failing read nothing, and changes nothing."""
+    succeeded = record_bytes(pi_call(args))
+    assert succeeded.unattributed_calls == 1
+    assert IssueKind.ARGUMENTS_UNAVAILABLE in [issue.kind for issue in succeeded.issues]
+    failed = record_bytes(pi_call(args).replace(b'"isError": false', b'"isError": true'))
+    assert failed.unattributed_calls == 0

@@ -92,6 +92,21 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
 # --- mutating the real captures ----------------------------------------------------------------
 
 
+def _unreadable_arguments(node: Any) -> bool:
+    """Whether an OTLP line holds a span whose tool arguments are not a JSON object."""
+    if isinstance(node, dict):
+        if node.get("key") == "gen_ai.tool.call.arguments":
+            text = (node.get("value") or {}).get("stringValue")
+            try:
+                return not isinstance(json.loads(text), dict)
+            except (TypeError, ValueError):
+                return True
+        return any(_unreadable_arguments(value) for value in node.values())
+    if isinstance(node, list):
+        return any(_unreadable_arguments(item) for item in node)
+    return False
+
+
 def _swap_keys(node: Any, old: str, new: str, keys: frozenset[str]) -> int:
     """Replace string values ``old`` under ``keys`` anywhere in ``node``; how many."""
     count = 0
@@ -122,14 +137,16 @@ def _swap_keys(node: Any, old: str, new: str, keys: frozenset[str]) -> int:
 def respell(capture: Path, old: str, new: str) -> bytes:
     """The capture with every tool argument path ``old`` spelled ``new`` instead.
 
-    Lines of the wrong shape that a crafted capture holds on purpose are left out: such a line
-    could have held calls of any file, which makes every claim lacking evidence unknown, and these
-    tests are about how a path is spelled."""
+    Lines of the wrong shape, and reads whose arguments cannot be read, that a crafted capture
+    holds on purpose are left out: each could have read any file, which makes every claim lacking
+    evidence unknown, and these tests are about how a path is spelled."""
     out: list[str] = []
     swapped = 0
     for raw in capture.read_text(encoding="utf-8").splitlines():
         obj = json.loads(raw)
         if "resourceSpans" in obj and not isinstance(obj["resourceSpans"], list):
+            continue
+        if _unreadable_arguments(obj):
             continue
         swapped += _swap_keys(obj, old, new, frozenset({"path", "file_path"}))
         out.append(json.dumps(obj, separators=(",", ":")))
