@@ -360,7 +360,15 @@ class ClaudeCodeDecoder:
             return [Unreadable(lineno, detail, None)]
         cwd = get_str(line, "cwd") or self._cwd
         events: list[Event] = []
-        uses = [block for block in objects(content) if block.get("type") == "tool_use"]
+        blocks = objects(content)
+        uses = [block for block in blocks if block.get("type") == "tool_use"]
+        for block in blocks:
+            # A block whose kind cannot be read but that carries a call id could be its start.
+            call_id = get_str(block, "id")
+            if call_id is not None and not isinstance(block.get("type"), str):
+                events.append(
+                    Unreadable(lineno, "content block 'type' is not a string", (call_id,))
+                )
         for block in uses:
             call_id, tool = get_str(block, "id"), get_str(block, "name")
             if call_id is None or tool is None:
@@ -399,10 +407,18 @@ class ClaudeCodeDecoder:
         if not isinstance(content, list):
             wrong = "field 'message.content' is neither text nor a list"
             return [Unreadable(lineno, wrong, (), None)]
-        results = [block for block in objects(content) if block.get("type") == "tool_result"]
+        blocks = objects(content)
+        results = [block for block in blocks if block.get("type") == "tool_result"]
         detail = line.get("tool_use_result", line.get("toolUseResult"))
         denied = _denied_by_meta(line)
         events: list[Event] = []
+        for block in blocks:
+            # A block whose kind cannot be read but that names a call could be its result.
+            odd = get_str(block, "tool_use_id")
+            if odd is not None and not isinstance(block.get("type"), str):
+                events.append(
+                    Unreadable(lineno, "content block 'type' is not a string", (), (odd,))
+                )
         for block in results:
             call_id = get_str(block, "tool_use_id")
             if call_id is None:

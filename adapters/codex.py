@@ -55,6 +55,7 @@ format declares capability ``none``: evidence unavailable, never evidence of abs
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Callable, Sequence
@@ -181,6 +182,19 @@ def _succeeded(item: JsonObject) -> bool:
     return get_str(item, "status") == "completed" and get_int(item, "exit_code") == 0
 
 
+def _odd_outcome(item: JsonObject) -> str | None:
+    """Why a record's outcome cannot be read, or ``None``. Codex writes a string ``status`` and,
+    for a completed command, an integer ``exit_code``: anything else is damage, which is neither a
+    success nor a proven failure."""
+    status = item.get("status")
+    if not isinstance(status, str):
+        return "field 'status' is not a string"
+    code = item.get("exit_code")
+    if status == "completed" and (not isinstance(code, int) or isinstance(code, bool)):
+        return "a completed command without an integer 'exit_code'"
+    return None
+
+
 def _cwd_path(value: str | None) -> str | None:
     """The directory a ``file://`` URI (or a plain absolute path) names."""
     if value is None:
@@ -282,7 +296,9 @@ class CodexRolloutDecoder:
     def __init__(self) -> None:
         self._cwd: str | None = None
         self._pending: dict[str, _Pending] = {}
-        self._seen: set[str] = set()
+        # Each started call id, with what its start line said (a repeat of the same line is one
+        # call; the same id with other arguments is ambiguous).
+        self._seen: dict[str, int] = {}
         self._overflow = False  # more calls than are followed: what they read is not known
         self._complete = False
         self._last_line = 0
@@ -376,17 +392,20 @@ class CodexRolloutDecoder:
             return [Unreadable(lineno, detail, None, ())]
         call_id = key(call_id)
         tool = key(get_str(payload, "name") or get_str(payload, "type") or "tool")
+        said = hash(json.dumps(payload, sort_keys=True, default=str))
+        if self._seen.get(call_id) == said:
+            return []  # the same start line again, to the letter: one call
         if call_id in self._seen:
             # Started again: pass both starts on now, so the core labels the id ambiguous.
             first = self._pending.pop(call_id, None)
-            again = ToolStart(call_id, tool, IgnoredAction(), lineno)
+            again = ToolStart(call_id, tool, UnreadableArguments("call id started again"), lineno)
             if first is None:
                 return [again]
             return [ToolStart(call_id, first.tool, IgnoredAction(), first.line), again]
         if len(self._seen) >= MAX_CALLS:
             self._overflow = True  # its end will come alone; the rollout counts as incomplete
             return []
-        self._seen.add(call_id)
+        self._seen[call_id] = said
         self._pending[call_id] = _Pending(tool, lineno)
         return []
 
@@ -443,10 +462,14 @@ class CodexRolloutDecoder:
             actions = [IgnoredAction()]
         # a command that printed nothing showed nothing of any file it read
         shown = EMPTY_SHOWN if succeeded and item.get("aggregated_output") == "" else None
+        odd = _odd_outcome(item)
         events: list[Event] = []
         for n, action in enumerate(actions, start=1):
             read_id = call_id if len(actions) == 1 else f"{call_id}#{n}"
             events.append(ToolStart(read_id, pending.tool, action, pending.line))
+            if odd is not None:
+                events.append(Unreadable(lineno, odd, (), (read_id,)))
+                continue
             events.append(
                 ToolEnd(read_id, pending.tool, succeeded, lineno, error_type=error, shown=shown)
             )

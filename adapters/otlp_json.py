@@ -263,7 +263,10 @@ def _own_events(record: CallRecord, lineno: int) -> list[Event]:
     if record.issue is IssueKind.MISSING_START:
         return [ToolEnd(record.call_id, record.tool or None, False, line)]
     if record.issue is IssueKind.AMBIGUOUS_CALL_ID:
-        return [start, start]
+        # A second start that differs from the first, so the pairer labels the id ambiguous
+        # again (an identical repeat would be one call).
+        again = ToolStart(record.call_id, record.tool, UnreadableArguments(record.detail), line)
+        return [start, again]
     return [start]
 
 

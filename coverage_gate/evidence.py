@@ -359,6 +359,8 @@ class Pairer:
         if known is None:
             if self._admit(event.call_id):
                 self._calls[event.call_id] = _Open(event)
+        elif known.start is not None and replace(event, line=known.start.line) == known.start:
+            return  # the same start again, to the byte: a repeated line, not a second call
         elif not known.ambiguous:
             known.ambiguous = f"call id started again at line {event.line}"
 
@@ -369,6 +371,8 @@ class Pairer:
                 self._calls[event.call_id] = _Open(None, event)
         elif known.ambiguous:
             return
+        elif known.end is not None and replace(event, line=known.end.line) == known.end:
+            return  # the same end again: a repeated line, not a second outcome
         elif known.end is not None:
             known.ambiguous = f"call id ended again at line {event.line}"
         elif known.start is not None and event.tool not in (None, known.start.tool):

@@ -25,6 +25,8 @@ SUPPORTED_EVIDENCE_MAJOR = int(EVIDENCE_VERSION.split(".")[0])
 
 
 def read_bytes(path: Path, what: str) -> bytes:
+    if "\x00" in str(path):
+        raise BadInputError(f"{what} {str(path)!r}: a file name cannot hold a NUL byte")
     try:
         return path.read_bytes()
     except FileNotFoundError:

@@ -344,7 +344,7 @@ def test_unmatched_and_reused_ids_are_no_evidence_and_labelled() -> None:
         use("a", file_path="a.py"),  # never answered
         result("zz"),  # answers nothing
         use("c", file_path="c.py"),
-        use("c", file_path="c.py"),
+        use("c", file_path="d.py"),  # the same id for another read
         result("c"),
     )
     doc = record(data)
@@ -352,6 +352,20 @@ def test_unmatched_and_reused_ids_are_no_evidence_and_labelled() -> None:
     assert sorted(issue_kinds(doc)) == sorted(
         [IssueKind.MISSING_END, IssueKind.MISSING_START, IssueKind.AMBIGUOUS_CALL_ID]
     )
+
+
+def test_a_line_repeated_to_the_byte_is_one_call_not_an_ambiguous_id() -> None:
+    """A repeated start or end that says exactly the same thing is a repeated line (damage, or a
+    harness writing it twice), not a second call: the honest read still counts."""
+    data = stream(
+        use("c", file_path="c.py"),
+        use("c", file_path="c.py"),
+        result("c"),
+        result("c"),
+    )
+    doc = record(data)
+    assert reads(doc) == {"c.py": (1, 0)}
+    assert issue_kinds(doc) == []
 
 
 # --- sub-agents --------------------------------------------------------------------------------
@@ -661,3 +675,19 @@ def test_golden_evidence_of_the_capture_with_its_pinned_diff() -> None:
         GOLDEN / FORMAT / f"{path.stem}.diff.evidence.json",
         doc.model_dump(mode="json", by_alias=True),
     )
+
+
+@pytest.mark.parametrize("odd", [None, [], 10**30])
+def test_a_content_block_whose_type_cannot_be_read_is_unknown_never_unsupported(odd: Any) -> None:
+    """A ``tool_result`` or ``tool_use`` block whose ``type`` is damaged, but that names its call,
+    could be that call's end or start: the claim on that file is unknown, never unsupported."""
+    damaged_end = result("a").replace('"type":"tool_result"', f'"type":{json.dumps(odd)}', 1)
+    assert damaged_end != result("a")
+    doc = record(stream(use("a", file_path="a.py"), damaged_end))
+    assert [(f.path, f.reads_unknown) for f in doc.files] == [("a.py", 1)]
+    damaged_start = use("b", file_path="b.py").replace(
+        '"type":"tool_use"', f'"type":{json.dumps(odd)}', 1
+    )
+    assert damaged_start != use("b", file_path="b.py")
+    doc = record(stream(damaged_start, result("b")))
+    assert doc.unattributed_calls == 1

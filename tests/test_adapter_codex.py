@@ -115,17 +115,28 @@ def test_parsed_read_of_a_completed_command_is_a_read() -> None:
         ("completed", 1, False),
         ("failed", 1, False),
         ("failed", 0, False),
-        ("completed", None, False),
-        ("completed", False, False),
+        ("completed", None, None),
+        ("completed", False, None),
         ("in_progress", 0, False),
         ("declined", None, False),
     ],
 )
 def test_success_needs_status_completed_and_exit_code_zero(
-    status: str, exit_code: Any, succeeded: bool
+    status: str, exit_code: Any, succeeded: bool | None
 ) -> None:
+    """A completed command whose exit code is not an integer is damage: no success, and no
+    proven failure either (``None``: the outcome is unknown)."""
     data = rollout(call("c1"), completed("c1", "a.py", status=status, exit_code=exit_code))
-    assert reads(record(data)) == {"a.py": (1, 0) if succeeded else (0, 1)}
+    doc = record(data)
+    expected = {True: (1, 0), False: (0, 1), None: (0, 0)}[succeeded]
+    assert reads(doc) == {"a.py": expected}
+    assert [f.reads_unknown for f in doc.files] == [1 if succeeded is None else 0]
+
+
+def test_the_same_function_call_line_twice_is_one_call() -> None:
+    """A start line repeated to the letter is one call; the honest read still counts."""
+    doc = record(rollout(call("c1"), call("c1"), completed("c1", "a.py")))
+    assert reads(doc) == {"a.py": (1, 0)}
 
 
 def test_read_path_is_relative_to_the_command_cwd_uri() -> None:
@@ -308,7 +319,8 @@ def test_harness_record_without_a_call_is_missing_start() -> None:
 
 
 def test_call_started_twice_is_ambiguous() -> None:
-    doc = record(rollout(call("c1"), call("c1"), completed("c1", "a.py")))
+    """The same call id started again with other arguments: ambiguous, no evidence."""
+    doc = record(rollout(call("c1"), call("c1", cmd="head a.py"), completed("c1", "a.py")))
     assert reads(doc) == {}
     assert issue_kinds(doc) == [IssueKind.AMBIGUOUS_CALL_ID]
 

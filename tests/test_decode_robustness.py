@@ -556,3 +556,14 @@ def test_a_successful_read_whose_file_cannot_be_read_from_its_arguments_is_unatt
     assert IssueKind.ARGUMENTS_UNAVAILABLE in [issue.kind for issue in succeeded.issues]
     failed = record_bytes(pi_call(args).replace(b'"isError": false', b'"isError": true'))
     assert failed.unattributed_calls == 0
+
+
+def test_a_file_name_holding_a_nul_byte_is_bad_input_not_a_crash() -> None:
+    """A bundle may name its evidence file with a NUL in it: exit 3 naming it, never exit 5."""
+    from pathlib import Path
+
+    from coverage_gate.errors import BadInputError
+    from coverage_gate.files import read_bytes
+
+    with pytest.raises(BadInputError, match="NUL"):
+        read_bytes(Path("claims.json\x00.txt"), "evidence")
