@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +23,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters._json import OUT_OF_RANGE
 from coverage_gate.adapters._stream import Items, ObjectReader
+from coverage_gate.errors import BadInputError
 from coverage_gate.events import Malformed, ReadAction, ToolEnd, ToolStart, Unreadable
 from coverage_gate.evidence import Pairer
+from coverage_gate.files import read_bytes
 from coverage_gate.model import (
     EvidenceDocument,
     FileStatus,
@@ -560,10 +563,5 @@ def test_a_successful_read_whose_file_cannot_be_read_from_its_arguments_is_unatt
 
 def test_a_file_name_holding_a_nul_byte_is_bad_input_not_a_crash() -> None:
     """A bundle may name its evidence file with a NUL in it: exit 3 naming it, never exit 5."""
-    from pathlib import Path
-
-    from coverage_gate.errors import BadInputError
-    from coverage_gate.files import read_bytes
-
     with pytest.raises(BadInputError, match="NUL"):
         read_bytes(Path("claims.json\x00.txt"), "evidence")
