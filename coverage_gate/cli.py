@@ -46,7 +46,7 @@ from coverage_gate.cli_options import (
 )
 from coverage_gate.cli_report import report_app
 from coverage_gate.cli_run import RUN_CONTEXT_SETTINGS, run_command
-from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
+from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode, UsageError
 from coverage_gate.files import (
     dump_model,
     load_evidence,
@@ -146,6 +146,7 @@ def _format_names() -> str:
 
 @app.command()
 def record(
+    *,
     stream: Annotated[
         str, typer.Argument(help="Stream file to read; '-' (the default) reads stdin.")
     ] = "-",
@@ -157,7 +158,7 @@ def record(
             help="Stream format (see `coverage-gate formats`); detected when omitted.",
         ),
     ] = None,
-    revision: RevisionOption = "",
+    revision: RevisionOption,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Write the evidence document here (atomically)."),
@@ -269,7 +270,7 @@ def _scope(
 ) -> tuple[list[str], str]:
     """The review's scope, and what an empty scope is to be blamed on."""
     if changed is not None and (base or head):
-        raise BadInputError("give either --changed or --base/--head, not both")
+        raise UsageError("give either --changed or --base/--head, not both")
     if changed is not None:
         stdin = str(changed) == "-"
         source = "(stdin)" if stdin else str(changed)
@@ -285,7 +286,7 @@ def _scope(
         same = " (--base and --head are the same)" if base == head else ""
         origin = f"git diff {base} {head} shows no changed file{same}"
     else:
-        raise BadInputError("the changed files are needed: --changed FILE, or --base and --head")
+        raise UsageError("the changed files are needed: --changed FILE, or --base and --head")
     if paths:
         origin = f"the reviewable-path filter excluded all {len(paths)} changed file(s)"
     return reviewable(paths, build_filter(excludes, default_excludes)), origin
@@ -476,7 +477,7 @@ def reconcile_command(
             began = time.perf_counter()
             root = repo_root or Path.cwd()
             if (claims is None) == (bundle is None):
-                raise BadInputError(
+                raise UsageError(
                     "give exactly one of --claims (one reviewer) or --bundle (several)"
                 )
             require_stdout(_DECISION)
@@ -553,7 +554,7 @@ def schema(
         elif name in SCHEMAS:
             document = SCHEMAS[name].model_json_schema(by_alias=True)
         else:
-            raise BadInputError(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}")
+            raise UsageError(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}")
         write_stdout(json.dumps(document, indent=2, sort_keys=True) + "\n", "schema")
 
 
@@ -581,12 +582,24 @@ def demo(
     with _errors_to_exit():
         require_stdout("demo decisions")
         if keep is not None:
-            keep.mkdir(parents=True, exist_ok=True)
+            _make_folder(keep)
             run_demo(keep, _say, out)
             _say(f"the demo's streams, evidence and decisions are in {keep}")
         else:
             with tempfile.TemporaryDirectory(prefix="coverage-gate-demo-") as folder:
                 run_demo(Path(folder), _say, out)
+
+
+def _make_folder(folder: Path) -> None:
+    """The folder --keep names, made when missing; a file or an unwritable place is bad input."""
+    if folder.exists() and not folder.is_dir():
+        raise BadInputError(f"--keep {folder}: exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadInputError(
+            f"--keep {folder}: cannot be made ({error.strerror or error})"
+        ) from None
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ import typer
 
 from coverage_gate.content import RepositoryContents
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.errors import BadInputError
+from coverage_gate.errors import UsageError
 from coverage_gate.files import read_bytes
 from coverage_gate.gittree import git_toplevel
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES
@@ -63,7 +63,7 @@ def record_settings(
 ) -> RecordSettings:
     """Check the shared options and build the settings; a bad one is bad input."""
     if not revision:
-        raise BadInputError("--revision is required: evidence is bound to the commit under review")
+        raise UsageError("--revision is required: evidence is bound to the commit under review")
     return RecordSettings(
         revision=revision,
         repo_root=str(repo_root.absolute()) if repo_root is not None else None,
