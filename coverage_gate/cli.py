@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from coverage_gate import otel_setup, render
 from coverage_gate.adapters import ADAPTERS
+from coverage_gate.cli_choice import FLAG, choice
 from coverage_gate.cli_flags import (
     FallbackChoice,
     FlagNameOption,
@@ -44,7 +45,7 @@ from coverage_gate.cli_options import (
     record_settings,
     root_note,
 )
-from coverage_gate.cli_report import report_app
+from coverage_gate.cli_report import report as report_command
 from coverage_gate.cli_run import RUN_CONTEXT_SETTINGS, run_command
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode, UsageError
 from coverage_gate.files import (
@@ -104,7 +105,7 @@ app = typer.Typer(
 
 
 app.add_typer(flags_app, name="flags")
-app.add_typer(report_app, name="report")
+app.command("report")(report_command)  # one command, no subcommands
 app.command("run", context_settings=RUN_CONTEXT_SETTINGS)(run_command)
 
 
@@ -386,7 +387,10 @@ def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration
 def reconcile_command(
     repo: Annotated[str, typer.Option(help="Repository as OWNER/NAME.")],
     revision: Annotated[str, typer.Option(help="The commit (head SHA) the review is about.")],
-    verdict: Annotated[Verdict, typer.Option(help="The review's verdict before reconciliation.")],
+    verdict: Annotated[
+        Verdict,
+        typer.Option(**choice(Verdict), help="The review's verdict before reconciliation."),
+    ],
     claims: Annotated[
         Path | None, typer.Option(help="One reviewer's output (JSON, schema_version 1).")
     ] = None,
@@ -409,8 +413,9 @@ def reconcile_command(
     mode: Annotated[
         ModeChoice,
         typer.Option(
+            **choice(ModeChoice),
             help="auto: ask the feature flag (override env COVERAGE_GATE_MODE); off: legacy "
-            "gate only; shadow: record, never change; enforce."
+            "gate only; shadow: record, never change; enforce.",
         ),
     ] = ModeChoice.AUTO,
     flags_file: FlagsFileOption = None,
@@ -418,6 +423,7 @@ def reconcile_command(
         OnErrorChoice | None,
         typer.Option(
             "--flags-on-error",
+            **choice(OnErrorChoice),
             help="On a corrupt snapshot or variant payload: fail (exit 4) or use the fallback mode "
             "(env COVERAGE_GATE_FLAGS_ON_ERROR).",
         ),
@@ -426,6 +432,7 @@ def reconcile_command(
         FallbackChoice | None,
         typer.Option(
             "--fallback-mode",
+            **choice(FallbackChoice),
             help="Mode when no flag answers: off or shadow, never enforce "
             "(env COVERAGE_GATE_FALLBACK_MODE; default shadow).",
         ),
@@ -434,6 +441,7 @@ def reconcile_command(
     unknown_policy: Annotated[
         UnknownPolicy | None,
         typer.Option(
+            **choice(UnknownPolicy),
             help="Whether claims whose evidence is unavailable downgrade an Approve "
             "(env COVERAGE_GATE_UNKNOWN_POLICY, else the flag variant's payload; default accept).",
             show_default=False,
@@ -442,6 +450,7 @@ def reconcile_command(
     depth_policy: Annotated[
         DepthPolicy | None,
         typer.Option(
+            **choice(DepthPolicy),
             help="How much of a claimed file's change its evidence must show: accept (any "
             "successful read or diff), any-hunk, all-hunks (env COVERAGE_GATE_DEPTH_POLICY, else "
             "the flag variant's payload; default accept).",
@@ -454,20 +463,24 @@ def reconcile_command(
     ] = None,
     default_excludes: Annotated[
         bool,
-        typer.Option(help="Exclude lock files, vendored and generated code by default."),
+        typer.Option(**FLAG, help="Exclude lock files, vendored and generated code by default."),
     ] = True,
     repo_root: Annotated[
-        Path | None, typer.Option(help="Repository root for paths and git [default: cwd].")
+        Path | None,
+        typer.Option(help="Repository root for paths and git (default: the current directory)."),
     ] = None,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", help="text, json (the decision) or markdown.")
+        OutputFormat,
+        typer.Option(
+            "--format", **choice(OutputFormat), help="text, json (the decision) or markdown."
+        ),
     ] = OutputFormat.TEXT,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Also write the decision JSON here.")
     ] = None,
     exit_code: Annotated[
         bool,
-        typer.Option("--exit-code", help="Exit 1 when the decision changed the verdict."),
+        typer.Option("--exit-code", **FLAG, help="Exit 1 when the decision changed the verdict."),
     ] = False,
 ) -> None:
     """Reconcile claims with evidence over the changed files and print the decision."""

@@ -24,6 +24,7 @@ from typing import Annotated
 
 import typer
 
+from coverage_gate.cli_choice import choice
 from coverage_gate.errors import BadInputError, ExitCode
 from coverage_gate.files import write_atomic
 from coverage_gate.flags import (
@@ -144,6 +145,7 @@ def flags(
         ModeChoice | None,
         typer.Option(
             "--mode",
+            **choice(ModeChoice),
             help="Explicit override: auto, off, shadow, enforce (env COVERAGE_GATE_MODE).",
         ),
     ] = None,
@@ -152,6 +154,7 @@ def flags(
         OnErrorChoice | None,
         typer.Option(
             "--flags-on-error",
+            **choice(OnErrorChoice),
             help="On a corrupt snapshot or variant payload: fail (exit 4) or use the fallback mode"
             " (env COVERAGE_GATE_FLAGS_ON_ERROR).",
         ),
@@ -160,6 +163,7 @@ def flags(
         DepthPolicy | None,
         typer.Option(
             "--depth-policy",
+            **choice(DepthPolicy),
             help="As reconcile's: shows it winning (env COVERAGE_GATE_DEPTH_POLICY).",
             show_default=False,
         ),
@@ -168,6 +172,7 @@ def flags(
         UnknownPolicy | None,
         typer.Option(
             "--unknown-policy",
+            **choice(UnknownPolicy),
             help="As reconcile's: shows it winning (env COVERAGE_GATE_UNKNOWN_POLICY).",
             show_default=False,
         ),
@@ -176,6 +181,7 @@ def flags(
         FallbackChoice | None,
         typer.Option(
             "--fallback-mode",
+            **choice(FallbackChoice),
             help="Mode when no flag answers: off or shadow, never enforce"
             " (env COVERAGE_GATE_FALLBACK_MODE).",
         ),
@@ -191,7 +197,7 @@ def flags(
         typer.Option("--stream-format", help="Stream format, as a targetable property."),
     ] = None,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", help="Output: text or json.")
+        OutputFormat, typer.Option("--format", **choice(OutputFormat), help="Output: text or json.")
     ] = OutputFormat.TEXT,
 ) -> None:
     """Print the effective mode of --repo, its variant and the source that answered, and the

@@ -22,9 +22,9 @@ RevisionOption = Annotated[
 RepoRootOption = Annotated[
     Path | None,
     typer.Option(
-        help="Repository root that absolute paths are made relative to [default: the stream's "
+        help="Repository root that absolute paths are made relative to (default: the stream's "
         "own working directory when its format records one, else the Git top level of the "
-        "current directory]."
+        "current directory)."
     ),
 ]
 DiffOption = Annotated[
