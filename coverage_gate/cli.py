@@ -513,7 +513,10 @@ def reconcile_command(
             )
             resolution = _resolve_mode(repo, mode, settings, reviewers)
             if resolution.source is ModeSource.FALLBACK:
-                _say(f"coverage-gate: mode {resolution.mode.value} (fallback): {resolution.detail}")
+                mode_name = resolution.mode.value
+                # the detail begins "fallback <mode>: "; said once, then why no flag answered
+                why = resolution.detail.removeprefix(f"fallback {mode_name}: ")
+                _say(f"coverage-gate: mode {mode_name} (fallback): {why}")
             policies = effective_policies(
                 resolution, os.environ, depth_policy=depth_policy, unknown_policy=unknown_policy
             )
