@@ -78,7 +78,7 @@ from coverage_gate.model import (
     Verdict,
 )
 from coverage_gate.otel_setup import Telemetry
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.reconcile import ReviewerInput, ReviewInput, agent_mismatches, reconcile
 from coverage_gate.recording import Recorder, feed_all
 from coverage_gate.schemas import SCHEMAS
 from coverage_gate.scope import (
@@ -293,6 +293,13 @@ def _scope(
     return reviewable(paths, build_filter(excludes, default_excludes)), origin
 
 
+def _check_repo(repo: str) -> None:
+    """--repo names a repository as OWNER/NAME: its owner is a metric label."""
+    owner, slash, name = repo.partition("/")
+    if not (owner and slash and name) or any(char.isspace() for char in repo):
+        raise UsageError(f"--repo {repo!r}: expected OWNER/NAME, e.g. acme/api")
+
+
 def _warn_about(decision: DecisionDocument, empty_scope: str) -> None:
     """Say on stderr what the decision says of an operator's likely mistake."""
     if not decision.scope:
@@ -484,6 +491,8 @@ def reconcile_command(
     ] = False,
 ) -> None:
     """Reconcile claims with evidence over the changed files and print the decision."""
+    with _errors_to_exit():  # not counted: a malformed --repo is no repository to count for
+        _check_repo(repo)
     telemetry = otel_setup.setup(os.environ)
     try:
         with _errors_to_exit(telemetry, repo):
@@ -511,6 +520,8 @@ def reconcile_command(
                 ),
                 on_error=flags_on_error.value if flags_on_error else None,
             )
+            for mismatch in agent_mismatches(reviewers):
+                _say(f"coverage-gate: warning: {mismatch}")
             resolution = _resolve_mode(repo, mode, settings, reviewers)
             if resolution.source is ModeSource.FALLBACK:
                 mode_name = resolution.mode.value

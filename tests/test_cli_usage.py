@@ -118,3 +118,88 @@ def test_unknown_schema_is_a_usage_error() -> None:
     result = runner.invoke(app, ["schema", "nope"])
     assert result.exit_code == ExitCode.USAGE
     assert "unknown schema 'nope'" in only_error_line(result.stderr)
+
+
+@pytest.mark.parametrize("repo", ["shop", "/shop", "acme/", "acme shop/api", ""])
+def test_repo_not_owner_slash_name_is_a_usage_error(tmp_path: Path, repo: str) -> None:
+    """--repo must be OWNER/NAME (the owner is a metric label): exit 2 naming the value, and no
+    error is counted under an empty owner."""
+    telemetry = tmp_path / "telemetry"
+    result = runner.invoke(
+        app,
+        reconcile(
+            "--claims", str(claims(tmp_path)), "--changed", str(changed(tmp_path)), repo=repo
+        ),
+        env={"COVERAGE_GATE_TELEMETRY_DIR": str(telemetry)},
+    )
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert f"--repo {repo!r}: expected OWNER/NAME" in only_error_line(result.stderr)
+    assert result.stdout == ""
+    assert not telemetry.exists() or not any(path.is_file() for path in telemetry.rglob("*"))
+
+
+def record_with_diff(diff: Path, out: Path) -> list[str]:
+    return [
+        "record", str(PI / "pi_a_honest.jsonl"), "-f", "pi-rpc", "--revision", REV,
+        "--repo-root", "/home/user/repo", "--diff", str(diff), "-o", str(out),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "body", [b"hello, this is not a diff\n", b"\x00\x01binary", json.dumps({"a": 1}).encode()]
+)
+def test_diff_that_is_not_a_diff_is_bad_input(tmp_path: Path, body: bytes) -> None:
+    """A non-empty --diff with no line of a unified diff: exit 3 naming the file, nothing written."""
+    diff = tmp_path / "notes.txt"
+    diff.write_bytes(body)
+    out = tmp_path / "e.json"
+    result = runner.invoke(app, record_with_diff(diff, out))
+    assert result.exit_code == ExitCode.BAD_INPUT, result.output
+    line = only_error_line(result.stderr)
+    assert str(diff) in line and "not a unified diff" in line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("body", [b"", b"\n", (PI / "review.diff").read_bytes()])
+def test_empty_or_real_diff_is_accepted(tmp_path: Path, body: bytes) -> None:
+    """An empty diff (no change) and a real one are read as before."""
+    diff = tmp_path / "review.diff"
+    diff.write_bytes(body)
+    result = runner.invoke(app, record_with_diff(diff, tmp_path / "e.json"))
+    assert result.exit_code == 0, result.output
+
+
+def evidence_for(folder: Path, agent: str | None) -> Path:
+    out = folder / "e.json"
+    args = ["record", str(PI / "pi_a_honest.jsonl"), "-f", "pi-rpc", "--revision", REV,
+            "--repo-root", "/home/user/repo", "-o", str(out)]  # fmt: skip
+    result = runner.invoke(app, [*args, *(["--agent", agent] if agent else [])])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_claims_checked_against_another_agents_evidence_are_flagged(tmp_path: Path) -> None:
+    """Evidence recorded for agent B checked against agent A's claims: a warning on stderr and a
+    sentence in the decision's note."""
+    args = reconcile(
+        "--claims", str(claims(tmp_path, agent="alice")), "--changed", str(changed(tmp_path)),
+        "--evidence", str(evidence_for(tmp_path, "bob")), "--format", "json",
+    )  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    sentence = "The claims of alice were checked against evidence recorded for agent bob."
+    assert f"coverage-gate: warning: {sentence}" in result.stderr
+    assert sentence in json.loads(result.stdout)["note"]
+
+
+@pytest.mark.parametrize("agent", [None, "alice"])
+def test_evidence_of_the_same_or_an_unnamed_agent_is_not_flagged(
+    tmp_path: Path, agent: str | None
+) -> None:
+    args = reconcile(
+        "--claims", str(claims(tmp_path, agent="alice")), "--changed", str(changed(tmp_path)),
+        "--evidence", str(evidence_for(tmp_path, agent)), "--format", "json",
+    )  # fmt: skip
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "checked against evidence recorded for" not in result.stderr + result.stdout
