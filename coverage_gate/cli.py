@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from coverage_gate import otel_setup, render
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.cli_choice import FLAG, choice
+from coverage_gate.cli_choice import FLAG, Command, Group, choice
 from coverage_gate.cli_flags import (
     FallbackChoice,
     FlagNameOption,
@@ -92,6 +92,7 @@ from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
 from coverage_gate.stdio import require_stdout, stdin_bytes, write_stdout
 
 app = typer.Typer(
+    cls=Group,
     name="coverage-gate",
     help=(
         "Reconcile an AI code reviewer's claimed coverage with the reads and diffs it really "
@@ -105,8 +106,8 @@ app = typer.Typer(
 
 
 app.add_typer(flags_app, name="flags")
-app.command("report")(report_command)  # one command, no subcommands
-app.command("run", context_settings=RUN_CONTEXT_SETTINGS)(run_command)
+app.command("report", cls=Command)(report_command)  # one command, no subcommands
+app.command("run", cls=Command, context_settings=RUN_CONTEXT_SETTINGS)(run_command)
 
 
 class OutputFormat(StrEnum):
@@ -145,7 +146,7 @@ def _format_names() -> str:
 # --- record ------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=Command)
 def record(
     *,
     stream: Annotated[
@@ -390,7 +391,7 @@ def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration
         _say(f"coverage-gate: warning: telemetry not recorded: {error}")
 
 
-@app.command("reconcile")
+@app.command("reconcile", cls=Command)
 def reconcile_command(
     repo: Annotated[str, typer.Option(help="Repository as OWNER/NAME.")],
     revision: Annotated[str, typer.Option(help="The commit (head SHA) the review is about.")],
@@ -565,7 +566,7 @@ def reconcile_command(
 # --- schema, formats, demo ---------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=Command)
 def schema(
     name: Annotated[
         str | None,
@@ -585,7 +586,7 @@ def schema(
         write_stdout(json.dumps(document, indent=2, sort_keys=True) + "\n", "schema")
 
 
-@app.command()
+@app.command(cls=Command)
 def formats() -> None:
     """List the stream formats `record` reads."""
     lines = [
@@ -596,7 +597,7 @@ def formats() -> None:
         write_stdout("".join(lines), "list of formats")
 
 
-@app.command()
+@app.command(cls=Command)
 def demo(
     keep: Annotated[Path | None, typer.Option(help="Keep the demo's files in this folder.")] = None,
 ) -> None:

@@ -24,7 +24,7 @@ from typing import Annotated
 
 import typer
 
-from coverage_gate.cli_choice import choice
+from coverage_gate.cli_choice import Command, Group, choice
 from coverage_gate.errors import BadInputError, ExitCode
 from coverage_gate.files import write_atomic
 from coverage_gate.flags import (
@@ -73,6 +73,7 @@ class OnErrorChoice(StrEnum):
 
 
 flags_app = typer.Typer(
+    cls=Group,
     help="Show the mode a repository resolves to, and pull flag snapshots from Unleash.",
     no_args_is_help=False,
     add_completion=False,
@@ -264,7 +265,7 @@ def _print_resolution(
         raise _fail(str(error), EXIT_BAD_INPUT) from None
 
 
-@flags_app.command("pull")
+@flags_app.command("pull", cls=Command)
 def pull(
     *,
     output: Annotated[

@@ -23,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from coverage_gate.cli_choice import choice
+from coverage_gate.cli_choice import Group, choice
 from coverage_gate.errors import BadInputError
 from coverage_gate.model import DepthPolicy
 from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir
@@ -47,6 +47,7 @@ class Listing(StrEnum):
 
 
 report_app = typer.Typer(
+    cls=Group,
     add_completion=False,
     help="Per repository: what the coverage check did or would do, and readiness to enforce.",
 )
