@@ -131,7 +131,7 @@ def markdown(decision: DecisionDocument) -> str:
     for reviewer in decision.reviewers:
         lines += [
             f"<details><summary>Reviewer <code>{reviewer.agent_id}</code>: "
-            f"{reviewer.coverage.value}</summary>",
+            f"{coverage_label(reviewer)}</summary>",
             "",
             "| file | claim | status | evidence | changed lines seen |",
             "| --- | --- | --- | --- | --- |",

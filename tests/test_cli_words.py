@@ -95,3 +95,15 @@ def test_fallback_mode_is_said_once(tmp_path: Path) -> None:
     line = next(line for line in result.stderr.splitlines() if "(fallback)" in line)
     assert line.startswith("coverage-gate: mode shadow (fallback): ")
     assert "fallback shadow" not in line
+
+
+def test_markdown_labels_coverage_the_same_way(tmp_path: Path) -> None:
+    """The PR comment's reviewer summary carries the same label as the text output."""
+    args = reconcile_without_evidence(tmp_path, "--mode", "shadow", "--format", "markdown")
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    unknown = len(CHANGED_FILES)
+    assert (
+        f"Reviewer <code>r</code>: complete (no evidence document: {unknown} claim(s) "
+        "unknown)</summary>"
+    ) in result.stdout
