@@ -203,3 +203,23 @@ def test_evidence_of_the_same_or_an_unnamed_agent_is_not_flagged(
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "checked against evidence recorded for" not in result.stderr + result.stdout
+
+
+def test_bundle_reviewer_with_another_agents_evidence_is_flagged(tmp_path: Path) -> None:
+    """The same check holds for each reviewer of a bundle."""
+    claims(tmp_path, agent="alice")
+    evidence_for(tmp_path, "bob")
+    bundle = tmp_path / "bundle.json"
+    bundle.write_text(
+        json.dumps(
+            {"schema_version": 1, "reviewers": [{"claims": "claims.json", "evidence": "e.json"}]}
+        )
+    )
+    args = reconcile(
+        "--bundle", str(bundle), "--changed", str(changed(tmp_path)), "--format", "json"
+    )
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    sentence = "The claims of alice were checked against evidence recorded for agent bob."
+    assert f"coverage-gate: warning: {sentence}" in result.stderr
+    assert sentence in json.loads(result.stdout)["note"]
