@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from coverage_gate import otel_setup, render
 from coverage_gate.adapters import ADAPTERS
+from coverage_gate.cli_choice import FLAG, Command, Group, choice
 from coverage_gate.cli_flags import (
     FallbackChoice,
     FlagNameOption,
@@ -44,9 +45,9 @@ from coverage_gate.cli_options import (
     record_settings,
     root_note,
 )
-from coverage_gate.cli_report import report_app
+from coverage_gate.cli_report import report as report_command
 from coverage_gate.cli_run import RUN_CONTEXT_SETTINGS, run_command
-from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
+from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode, UsageError
 from coverage_gate.files import (
     dump_model,
     load_evidence,
@@ -77,7 +78,7 @@ from coverage_gate.model import (
     Verdict,
 )
 from coverage_gate.otel_setup import Telemetry
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.reconcile import ReviewerInput, ReviewInput, agent_mismatches, reconcile
 from coverage_gate.recording import Recorder, feed_all
 from coverage_gate.schemas import SCHEMAS
 from coverage_gate.scope import (
@@ -91,6 +92,7 @@ from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
 from coverage_gate.stdio import require_stdout, stdin_bytes, write_stdout
 
 app = typer.Typer(
+    cls=Group,
     name="coverage-gate",
     help=(
         "Reconcile an AI code reviewer's claimed coverage with the reads and diffs it really "
@@ -104,8 +106,8 @@ app = typer.Typer(
 
 
 app.add_typer(flags_app, name="flags")
-app.add_typer(report_app, name="report")
-app.command("run", context_settings=RUN_CONTEXT_SETTINGS)(run_command)
+app.command("report", cls=Command)(report_command)  # one command, no subcommands
+app.command("run", cls=Command, context_settings=RUN_CONTEXT_SETTINGS)(run_command)
 
 
 class OutputFormat(StrEnum):
@@ -144,8 +146,9 @@ def _format_names() -> str:
 # --- record ------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=Command)
 def record(
+    *,
     stream: Annotated[
         str, typer.Argument(help="Stream file to read; '-' (the default) reads stdin.")
     ] = "-",
@@ -157,7 +160,7 @@ def record(
             help="Stream format (see `coverage-gate formats`); detected when omitted.",
         ),
     ] = None,
-    revision: RevisionOption = "",
+    revision: RevisionOption,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Write the evidence document here (atomically)."),
@@ -269,7 +272,7 @@ def _scope(
 ) -> tuple[list[str], str]:
     """The review's scope, and what an empty scope is to be blamed on."""
     if changed is not None and (base or head):
-        raise BadInputError("give either --changed or --base/--head, not both")
+        raise UsageError("give either --changed or --base/--head, not both")
     if changed is not None:
         stdin = str(changed) == "-"
         source = "(stdin)" if stdin else str(changed)
@@ -285,10 +288,17 @@ def _scope(
         same = " (--base and --head are the same)" if base == head else ""
         origin = f"git diff {base} {head} shows no changed file{same}"
     else:
-        raise BadInputError("the changed files are needed: --changed FILE, or --base and --head")
+        raise UsageError("the changed files are needed: --changed FILE, or --base and --head")
     if paths:
         origin = f"the reviewable-path filter excluded all {len(paths)} changed file(s)"
     return reviewable(paths, build_filter(excludes, default_excludes)), origin
+
+
+def _check_repo(repo: str) -> None:
+    """--repo names a repository as OWNER/NAME: its owner is a metric label."""
+    owner, slash, name = repo.partition("/")
+    if not (owner and slash and name) or any(char.isspace() for char in repo):
+        raise UsageError(f"--repo {repo!r}: expected OWNER/NAME, e.g. acme/api")
 
 
 def _warn_about(decision: DecisionDocument, empty_scope: str) -> None:
@@ -381,11 +391,14 @@ def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration
         _say(f"coverage-gate: warning: telemetry not recorded: {error}")
 
 
-@app.command("reconcile")
+@app.command("reconcile", cls=Command)
 def reconcile_command(
     repo: Annotated[str, typer.Option(help="Repository as OWNER/NAME.")],
     revision: Annotated[str, typer.Option(help="The commit (head SHA) the review is about.")],
-    verdict: Annotated[Verdict, typer.Option(help="The review's verdict before reconciliation.")],
+    verdict: Annotated[
+        Verdict,
+        typer.Option(**choice(Verdict), help="The review's verdict before reconciliation."),
+    ],
     claims: Annotated[
         Path | None, typer.Option(help="One reviewer's output (JSON, schema_version 1).")
     ] = None,
@@ -408,8 +421,9 @@ def reconcile_command(
     mode: Annotated[
         ModeChoice,
         typer.Option(
+            **choice(ModeChoice),
             help="auto: ask the feature flag (override env COVERAGE_GATE_MODE); off: legacy "
-            "gate only; shadow: record, never change; enforce."
+            "gate only; shadow: record, never change; enforce.",
         ),
     ] = ModeChoice.AUTO,
     flags_file: FlagsFileOption = None,
@@ -417,6 +431,7 @@ def reconcile_command(
         OnErrorChoice | None,
         typer.Option(
             "--flags-on-error",
+            **choice(OnErrorChoice),
             help="On a corrupt snapshot or variant payload: fail (exit 4) or use the fallback mode "
             "(env COVERAGE_GATE_FLAGS_ON_ERROR).",
         ),
@@ -425,6 +440,7 @@ def reconcile_command(
         FallbackChoice | None,
         typer.Option(
             "--fallback-mode",
+            **choice(FallbackChoice),
             help="Mode when no flag answers: off or shadow, never enforce "
             "(env COVERAGE_GATE_FALLBACK_MODE; default shadow).",
         ),
@@ -433,6 +449,7 @@ def reconcile_command(
     unknown_policy: Annotated[
         UnknownPolicy | None,
         typer.Option(
+            **choice(UnknownPolicy),
             help="Whether claims whose evidence is unavailable downgrade an Approve "
             "(env COVERAGE_GATE_UNKNOWN_POLICY, else the flag variant's payload; default accept).",
             show_default=False,
@@ -441,6 +458,7 @@ def reconcile_command(
     depth_policy: Annotated[
         DepthPolicy | None,
         typer.Option(
+            **choice(DepthPolicy),
             help="How much of a claimed file's change its evidence must show: accept (any "
             "successful read or diff), any-hunk, all-hunks (env COVERAGE_GATE_DEPTH_POLICY, else "
             "the flag variant's payload; default accept).",
@@ -453,30 +471,36 @@ def reconcile_command(
     ] = None,
     default_excludes: Annotated[
         bool,
-        typer.Option(help="Exclude lock files, vendored and generated code by default."),
+        typer.Option(**FLAG, help="Exclude lock files, vendored and generated code by default."),
     ] = True,
     repo_root: Annotated[
-        Path | None, typer.Option(help="Repository root for paths and git [default: cwd].")
+        Path | None,
+        typer.Option(help="Repository root for paths and git (default: the current directory)."),
     ] = None,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", help="text, json (the decision) or markdown.")
+        OutputFormat,
+        typer.Option(
+            "--format", **choice(OutputFormat), help="text, json (the decision) or markdown."
+        ),
     ] = OutputFormat.TEXT,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Also write the decision JSON here.")
     ] = None,
     exit_code: Annotated[
         bool,
-        typer.Option("--exit-code", help="Exit 1 when the decision changed the verdict."),
+        typer.Option("--exit-code", **FLAG, help="Exit 1 when the decision changed the verdict."),
     ] = False,
 ) -> None:
     """Reconcile claims with evidence over the changed files and print the decision."""
+    with _errors_to_exit():  # not counted: a malformed --repo is no repository to count for
+        _check_repo(repo)
     telemetry = otel_setup.setup(os.environ)
     try:
         with _errors_to_exit(telemetry, repo):
             began = time.perf_counter()
             root = repo_root or Path.cwd()
             if (claims is None) == (bundle is None):
-                raise BadInputError(
+                raise UsageError(
                     "give exactly one of --claims (one reviewer) or --bundle (several)"
                 )
             require_stdout(_DECISION)
@@ -497,9 +521,14 @@ def reconcile_command(
                 ),
                 on_error=flags_on_error.value if flags_on_error else None,
             )
+            for mismatch in agent_mismatches(reviewers):
+                _say(f"coverage-gate: warning: {mismatch}")
             resolution = _resolve_mode(repo, mode, settings, reviewers)
             if resolution.source is ModeSource.FALLBACK:
-                _say(f"coverage-gate: mode {resolution.mode.value} (fallback): {resolution.detail}")
+                mode_name = resolution.mode.value
+                # the detail begins "fallback <mode>: "; said once, then why no flag answered
+                why = resolution.detail.removeprefix(f"fallback {mode_name}: ")
+                _say(f"coverage-gate: mode {mode_name} (fallback): {why}")
             policies = effective_policies(
                 resolution, os.environ, depth_policy=depth_policy, unknown_policy=unknown_policy
             )
@@ -537,7 +566,7 @@ def reconcile_command(
 # --- schema, formats, demo ---------------------------------------------------------------------
 
 
-@app.command()
+@app.command(cls=Command)
 def schema(
     name: Annotated[
         str | None,
@@ -553,11 +582,11 @@ def schema(
         elif name in SCHEMAS:
             document = SCHEMAS[name].model_json_schema(by_alias=True)
         else:
-            raise BadInputError(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}")
+            raise UsageError(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}")
         write_stdout(json.dumps(document, indent=2, sort_keys=True) + "\n", "schema")
 
 
-@app.command()
+@app.command(cls=Command)
 def formats() -> None:
     """List the stream formats `record` reads."""
     lines = [
@@ -568,7 +597,7 @@ def formats() -> None:
         write_stdout("".join(lines), "list of formats")
 
 
-@app.command()
+@app.command(cls=Command)
 def demo(
     keep: Annotated[Path | None, typer.Option(help="Keep the demo's files in this folder.")] = None,
 ) -> None:
@@ -581,12 +610,24 @@ def demo(
     with _errors_to_exit():
         require_stdout("demo decisions")
         if keep is not None:
-            keep.mkdir(parents=True, exist_ok=True)
+            _make_folder(keep)
             run_demo(keep, _say, out)
             _say(f"the demo's streams, evidence and decisions are in {keep}")
         else:
             with tempfile.TemporaryDirectory(prefix="coverage-gate-demo-") as folder:
                 run_demo(Path(folder), _say, out)
+
+
+def _make_folder(folder: Path) -> None:
+    """The folder --keep names, made when missing; a file or an unwritable place is bad input."""
+    if folder.exists() and not folder.is_dir():
+        raise BadInputError(f"--keep {folder}: exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadInputError(
+            f"--keep {folder}: cannot be made ({error.strerror or error})"
+        ) from None
 
 
 def main() -> None:

@@ -24,6 +24,7 @@ from typing import Annotated
 
 import typer
 
+from coverage_gate.cli_choice import Command, Group, choice
 from coverage_gate.errors import BadInputError, ExitCode
 from coverage_gate.files import write_atomic
 from coverage_gate.flags import (
@@ -72,6 +73,7 @@ class OnErrorChoice(StrEnum):
 
 
 flags_app = typer.Typer(
+    cls=Group,
     help="Show the mode a repository resolves to, and pull flag snapshots from Unleash.",
     no_args_is_help=False,
     add_completion=False,
@@ -144,6 +146,7 @@ def flags(
         ModeChoice | None,
         typer.Option(
             "--mode",
+            **choice(ModeChoice),
             help="Explicit override: auto, off, shadow, enforce (env COVERAGE_GATE_MODE).",
         ),
     ] = None,
@@ -152,6 +155,7 @@ def flags(
         OnErrorChoice | None,
         typer.Option(
             "--flags-on-error",
+            **choice(OnErrorChoice),
             help="On a corrupt snapshot or variant payload: fail (exit 4) or use the fallback mode"
             " (env COVERAGE_GATE_FLAGS_ON_ERROR).",
         ),
@@ -160,6 +164,7 @@ def flags(
         DepthPolicy | None,
         typer.Option(
             "--depth-policy",
+            **choice(DepthPolicy),
             help="As reconcile's: shows it winning (env COVERAGE_GATE_DEPTH_POLICY).",
             show_default=False,
         ),
@@ -168,6 +173,7 @@ def flags(
         UnknownPolicy | None,
         typer.Option(
             "--unknown-policy",
+            **choice(UnknownPolicy),
             help="As reconcile's: shows it winning (env COVERAGE_GATE_UNKNOWN_POLICY).",
             show_default=False,
         ),
@@ -176,6 +182,7 @@ def flags(
         FallbackChoice | None,
         typer.Option(
             "--fallback-mode",
+            **choice(FallbackChoice),
             help="Mode when no flag answers: off or shadow, never enforce"
             " (env COVERAGE_GATE_FALLBACK_MODE).",
         ),
@@ -191,7 +198,7 @@ def flags(
         typer.Option("--stream-format", help="Stream format, as a targetable property."),
     ] = None,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", help="Output: text or json.")
+        OutputFormat, typer.Option("--format", **choice(OutputFormat), help="Output: text or json.")
     ] = OutputFormat.TEXT,
 ) -> None:
     """Print the effective mode of --repo, its variant and the source that answered, and the
@@ -258,7 +265,7 @@ def _print_resolution(
         raise _fail(str(error), EXIT_BAD_INPUT) from None
 
 
-@flags_app.command("pull")
+@flags_app.command("pull", cls=Command)
 def pull(
     *,
     output: Annotated[

@@ -9,7 +9,7 @@ import typer
 
 from coverage_gate.content import RepositoryContents
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.errors import BadInputError
+from coverage_gate.errors import BadInputError, UsageError
 from coverage_gate.files import read_bytes
 from coverage_gate.gittree import git_toplevel
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES
@@ -22,9 +22,9 @@ RevisionOption = Annotated[
 RepoRootOption = Annotated[
     Path | None,
     typer.Option(
-        help="Repository root that absolute paths are made relative to [default: the stream's "
+        help="Repository root that absolute paths are made relative to (default: the stream's "
         "own working directory when its format records one, else the Git top level of the "
-        "current directory]."
+        "current directory)."
     ),
 ]
 DiffOption = Annotated[
@@ -63,18 +63,31 @@ def record_settings(
 ) -> RecordSettings:
     """Check the shared options and build the settings; a bad one is bad input."""
     if not revision:
-        raise BadInputError("--revision is required: evidence is bound to the commit under review")
+        raise UsageError("--revision is required: evidence is bound to the commit under review")
     return RecordSettings(
         revision=revision,
         repo_root=str(repo_root.absolute()) if repo_root is not None else None,
         default_root=None if repo_root is not None else git_toplevel(Path.cwd()),
         bounds=Bounds(max_files=max_files, max_issues=max_issues),
-        diff=DiffIndex.parse(read_bytes(diff, "diff")) if diff else None,
+        diff=_diff_index(diff) if diff else None,
         agent=agent,
         max_line_bytes=max_line_bytes,
         # depth tells byte-ranged reads in lines with the files at the revision under the root
         content=RepositoryContents(revision) if diff else None,
     )
+
+
+_DIFF_MARKS = (b"diff --git ", b"--- ", b"+++ ", b"@@ ")
+
+
+def _diff_index(path: Path) -> DiffIndex:
+    """The pinned diff; a non-empty file with no line of a unified diff is bad input."""
+    data = read_bytes(path, "diff")
+    if data.strip() and not any(line.startswith(_DIFF_MARKS) for line in data.splitlines()):
+        raise BadInputError(
+            f"diff {path}: not a unified diff (no 'diff --git', '---', '+++' or '@@' line)"
+        )
+    return DiffIndex.parse(data)
 
 
 def root_note(root: RootChoice) -> str:

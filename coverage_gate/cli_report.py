@@ -1,7 +1,7 @@
 """``coverage-gate report``: the shadow comparison read from the local telemetry folder.
 
-Mounted into the main CLI with ``app.add_typer(report_app, name="report")``; a single command
-(the callback runs without a subcommand).
+Registered by the main CLI as a plain command, ``app.command("report")(report)``, so that its
+usage shows no subcommands; ``report_app`` runs it alone.
 
     coverage-gate report [--telemetry-dir D] [--format text|json] [--list would_downgrade]
                          [--min-approvals N] [--min-days D] [--min-evidence F]
@@ -23,6 +23,7 @@ from typing import Annotated
 
 import typer
 
+from coverage_gate.cli_choice import Group, choice
 from coverage_gate.errors import BadInputError
 from coverage_gate.model import DepthPolicy
 from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir
@@ -46,6 +47,7 @@ class Listing(StrEnum):
 
 
 report_app = typer.Typer(
+    cls=Group,
     add_completion=False,
     help="Per repository: what the coverage check did or would do, and readiness to enforce.",
 )
@@ -67,11 +69,16 @@ def report(
         ),
     ] = None,
     output: Annotated[
-        ReportFormat, typer.Option("--format", help="text for people, json for machines.")
+        ReportFormat,
+        typer.Option(
+            "--format", **choice(ReportFormat), help="text for people, json for machines."
+        ),
     ] = ReportFormat.TEXT,
     listing: Annotated[
         Listing | None,
-        typer.Option("--list", help="Also list each reviewer decision the check flagged."),
+        typer.Option(
+            "--list", **choice(Listing), help="Also list each reviewer decision the check flagged."
+        ),
     ] = None,
     min_approvals: Annotated[
         int, typer.Option(help="Ready only with at least this many approvals.")
@@ -96,13 +103,15 @@ def report(
     depth_policy: Annotated[
         DepthPolicy | None,
         typer.Option(
+            **choice(DepthPolicy),
             help="Judge readiness to enforce this depth policy: its would-downgrade rate, from "
             "the comparison every decision records, instead of the policy in force.",
             show_default=False,
         ),
     ] = None,
 ) -> None:
-    """Report per repository from the local telemetry folder."""
+    """Per repository: what the coverage check did or would do, and readiness to enforce
+    (from the local telemetry folder)."""
     criteria = Criteria(
         min_approvals=min_approvals,
         min_days=min_days,

@@ -93,7 +93,7 @@ def run_command(
             "stdout carries the reviewer's own output.",
         ),
     ] = None,
-    revision: RevisionOption = "",
+    revision: RevisionOption,
     repo_root: RepoRootOption = None,
     diff: DiffOption = None,
     agent: AgentOption = None,

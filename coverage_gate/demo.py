@@ -68,5 +68,5 @@ def run_demo(
             write_atomic(folder / f"{name}.{mode.value}.decision.json", dump_model(decision))
             decisions.append(decision)
             show(f"=== {name} reviewer, mode {mode.value} ===")
-            show(render.text(decision))
+            show(render.text(decision, mode_from="demo"))
     return decisions

@@ -26,3 +26,9 @@ class BadInputError(CoverageGateError):
 
 class BadConfigError(CoverageGateError):
     exit_code = ExitCode.BAD_CONFIG
+
+
+class UsageError(CoverageGateError):
+    """The command line is wrong: a missing or conflicting option, an unknown name."""
+
+    exit_code = ExitCode.USAGE

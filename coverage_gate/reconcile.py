@@ -496,6 +496,20 @@ def _cause(reviewers: Sequence[ReviewerDecision], policy: DepthPolicy) -> str:
     return " and ".join(causes)
 
 
+def agent_mismatches(reviewers: Sequence[ReviewerInput]) -> list[str]:
+    """One sentence per reviewer whose evidence was recorded for another agent than the one
+    whose claims it is checked against (evidence without an agent name is not judged)."""
+    return [
+        f"The claims of {reviewer.claims.agent_id} were checked against evidence recorded for "
+        f"agent {reviewer.evidence.agent}."
+        for reviewer in reviewers
+        if reviewer.claims is not None
+        and reviewer.evidence is not None
+        and reviewer.evidence.agent
+        and reviewer.evidence.agent != reviewer.claims.agent_id
+    ]
+
+
 def _note(
     review: ReviewInput,
     reviewers: Sequence[ReviewerDecision],
@@ -532,6 +546,7 @@ def _note(
         if head:
             parts.append("\n".join([head, *new_lines]))
     parts += _stale(review, reviewers)
+    parts += agent_mismatches(review.reviewers)
     unknown = sum(1 for d in reviewers for f in d.files if f.status is FileStatus.UNKNOWN)
     if unknown and review.unknown_policy is UnknownPolicy.ACCEPT and review.mode is not Mode.OFF:
         parts.append(

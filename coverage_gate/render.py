@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from coverage_gate.model import (
+    Coverage,
     DecisionDocument,
     Depth,
     EvidenceDocument,
     FileDecision,
     FileDepth,
     FileStatus,
+    ReviewerDecision,
 )
 from coverage_gate.reconcile import line_ranges
 
@@ -65,15 +67,44 @@ def _file_line(file: FileDecision) -> str:
     return line + (f"  {depth_summary(file.depth)}" if file.depth is not None else "")
 
 
-def text(decision: DecisionDocument) -> str:
+#: What each incomplete coverage means, shown beside its name.
+GLOSS = {
+    Coverage.INCOMPLETE_FAILED: "the reviewer failed",
+    Coverage.INCOMPLETE_SKIPPED: "the reviewer skipped changed files",
+    Coverage.INCOMPLETE_MISSING: "changed files neither claimed nor skipped",
+    Coverage.INCOMPLETE_UNSUPPORTED: "claimed files without a successful read or diff",
+    Coverage.INCOMPLETE_SHALLOW: "claimed files whose evidence shows too little of their change "
+    "for the depth policy",
+    Coverage.INCOMPLETE_UNVERIFIABLE: "claimed files whose evidence is unavailable, held "
+    "against the reviewer by the unknown policy",
+    Coverage.NOTHING_TO_REVIEW: "no reviewable changed file",
+}
+
+
+def coverage_label(reviewer: ReviewerDecision) -> str:
+    """The reviewer's coverage with what it means, and, when claims could not be checked, how
+    many and why: ``complete`` is never shown alone above rows of unknown claims."""
+    label = reviewer.coverage.value
+    gloss = GLOSS.get(reviewer.coverage)
+    notes = [gloss] if gloss else []
+    unknown = sum(1 for file in reviewer.files if file.status is FileStatus.UNKNOWN)
+    if unknown:
+        why = "no evidence document" if reviewer.evidence_source is None else "evidence unavailable"
+        notes.append(f"{why}: {unknown} claim(s) unknown")
+    return f"{label} ({'; '.join(notes)})" if notes else label
+
+
+def text(decision: DecisionDocument, *, mode_from: str | None = None) -> str:
+    """The decision for a terminal. ``mode_from`` names where the mode came from when that is
+    not one of the flag sources (the demo sets its modes itself)."""
     lines = [
         f"{decision.repo} @ {decision.revision[:12]}: "
-        f"{decision.verdict_in.value} -> {decision.verdict_out.value} "
-        f"(mode {decision.mode.value} from {decision.mode_source.value})",
+        f"{decision.verdict_in.value} → {decision.verdict_out.value} "
+        f"(mode {decision.mode.value} from {mode_from or decision.mode_source.value})",
         f"  {_policies(decision)}",
     ]
     for reviewer in decision.reviewers:
-        lines.append(f"  reviewer {reviewer.agent_id}: {reviewer.coverage.value}")
+        lines.append(f"  reviewer {reviewer.agent_id}: {coverage_label(reviewer)}")
         lines.extend(_file_line(file) for file in reviewer.files)
         for claim in reviewer.claims_rejected:
             lines.append(
@@ -100,7 +131,7 @@ def markdown(decision: DecisionDocument) -> str:
     for reviewer in decision.reviewers:
         lines += [
             f"<details><summary>Reviewer <code>{reviewer.agent_id}</code>: "
-            f"{reviewer.coverage.value}</summary>",
+            f"{coverage_label(reviewer)}</summary>",
             "",
             "| file | claim | status | evidence | changed lines seen |",
             "| --- | --- | --- | --- | --- |",
@@ -120,6 +151,26 @@ def markdown(decision: DecisionDocument) -> str:
     return "\n".join(lines)
 
 
+def _files_seen(document: EvidenceDocument) -> str:
+    """How many files have evidence (a successful read or diff page), told apart from files
+    the calls touched without any."""
+    evidenced = sum(
+        1 for file in document.files if file.reads_succeeded or file.diff_pages_succeeded
+    )
+    failed = sum(
+        1
+        for file in document.files
+        if not (file.reads_succeeded or file.diff_pages_succeeded) and file.reads_failed
+    )
+    other = len(document.files) - evidenced - failed
+    parts = [f"{evidenced} file(s) with evidence (a successful read or diff page)"]
+    if failed:
+        parts.append(f"{failed} with only failed reads")
+    if other:
+        parts.append(f"{other} with only empty or unfinished reads")
+    return ", ".join(parts)
+
+
 def evidence_summary(document: EvidenceDocument) -> str:
     counters = document.counters
     state = "complete" if document.stream_complete else "INCOMPLETE (no completion marker)"
@@ -127,7 +178,7 @@ def evidence_summary(document: EvidenceDocument) -> str:
         f"{document.source}: {counters.calls} tool call(s) in {counters.lines} line(s): "
         f"{counters.succeeded} succeeded, {counters.failed} failed, "
         f"{counters.incomplete} unpaired, {counters.ignored} of ignored tools; "
-        f"{len(document.files)} file(s) with evidence; stream {state}",
+        f"{_files_seen(document)}; stream {state}",
     ]
     if document.capability.value == "none":
         parts.append("capability none: this format cannot show per-file reads")

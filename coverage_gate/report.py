@@ -546,9 +546,11 @@ def _checks(
     evidence: Evidence,
     errors: int,
     fallbacks: int,
-    rate: float | None,
+    flagged: tuple[int, int],
 ) -> list[Check]:
     availability = evidence.availability
+    count, of = flagged
+    rate = _share(count, of)
     return [
         Check(
             "approvals",
@@ -585,10 +587,24 @@ def _checks(
                 if criteria.depth_policy
                 else ""
             )
-            + f" (at most {_pct(criteria.max_would_downgrade_rate)}; "
+            + f" ({_rate_compared(count, of, criteria.max_would_downgrade_rate)}; "
             "audit with --list would_downgrade)",
         ),
     ]
+
+
+def _rate_compared(count: int, of: int, limit: float) -> str:
+    """What the would-downgrade check compares: the point rate, count over approvals, with the
+    limit; the 95% interval is shown beside it and not judged."""
+    if not of:
+        return f"no approvals: the rate counts as 0 against at most {_pct(limit)}"
+    interval = wilson(count, of)
+    shown = "" if interval is None else f", not its 95% interval {_ci_range(interval)}"
+    return f"{count} of {of}: this point rate is compared with at most {_pct(limit)}{shown}"
+
+
+def _ci_range(interval: tuple[float, float]) -> str:
+    return f"{interval[0]:.1%}-{interval[1]:.1%}"
 
 
 def _pct(value: float | None) -> str:
@@ -611,10 +627,12 @@ def repo_report(
     ends = sorted(r.end_ns for r in reviews)
     days = (ends[-1] - ends[0]) / _NS_PER_DAY if ends else 0.0
     rate = _share(flagged, approvals)
+    judged = (flagged, approvals)
     depth = _depth(reviews)
     if criteria.depth_policy is not None:
         (row,) = [p for p in depth.policies if p.depth_policy == criteria.depth_policy.value]
         rate = row.would_downgrade_rate
+        judged = (row.would_downgrade, depth.approvals_compared)
     checks = _checks(
         criteria,
         approvals=approvals,
@@ -622,7 +640,7 @@ def repo_report(
         evidence=evidence,
         errors=errors,
         fallbacks=fallbacks,
-        rate=rate,
+        flagged=judged,
     )
     return RepoReport(
         repository=repository,

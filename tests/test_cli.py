@@ -318,10 +318,7 @@ def test_missing_files_are_bad_input(work: Path) -> None:
 
 
 def test_record_requires_a_revision_and_a_known_format() -> None:
-    assert (
-        runner.invoke(app, ["record", str(PI / "pi_a_honest.jsonl")]).exit_code
-        == ExitCode.BAD_INPUT
-    )
+    assert runner.invoke(app, ["record", str(PI / "pi_a_honest.jsonl")]).exit_code == ExitCode.USAGE
     result = runner.invoke(
         app, ["record", str(PI / "pi_a_honest.jsonl"), "--revision", "r", "--format", "nope"]
     )
@@ -350,7 +347,7 @@ def test_schema_prints_every_contract() -> None:
     assert set(json.loads(result.stdout)) == {"reviewer-output", "evidence", "bundle", "decision"}
     single = json.loads(runner.invoke(app, ["schema", "reviewer-output"]).stdout)
     assert single["additionalProperties"] is False
-    assert runner.invoke(app, ["schema", "nope"]).exit_code == ExitCode.BAD_INPUT
+    assert runner.invoke(app, ["schema", "nope"]).exit_code == ExitCode.USAGE
 
 
 def test_demo_shows_the_honest_kept_and_the_liar_downgraded(tmp_path: Path) -> None:

@@ -559,7 +559,6 @@ def test_run_command_passes_through_and_writes_evidence(tmp_path: Path) -> None:
             ["--format", "no-such-format", "-o", "EV", "--revision", "r"],
             "--format 'no-such-format'",
         ),
-        (["-o", "EV"], "--revision is required"),
         (["--revision", "r"], "--output is required"),
         (["--revision", "r", "-o", "/no/such/folder/ev.json"], "does not exist"),
         (["--revision", "r", "-o", "HERE"], "is a directory"),
@@ -580,6 +579,18 @@ def test_run_command_refuses_bad_options_before_starting(
     assert result.exit_code == 3
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+    assert not marker.exists()
+
+
+def test_run_command_without_revision_is_a_usage_error(tmp_path: Path) -> None:
+    """A run without --revision is a usage error (exit 2), and the reviewer is never started."""
+    marker = tmp_path / "started"
+    result = CliRunner().invoke(
+        run_app(),
+        ["run", "-o", str(tmp_path / "ev.json"), "--", *child(f"open({str(marker)!r}, 'w')")],
+    )
+    assert result.exit_code == 2
+    assert "--revision" in result.stderr
     assert not marker.exists()
 
 

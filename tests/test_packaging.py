@@ -43,7 +43,7 @@ def test_wheel_in_a_fresh_venv_runs_the_demo_without_a_top_level_adapters(tmp_pa
         check=False,
     )
     assert demo.returncode == 0, demo.stderr
-    assert "approve -> comment (mode enforce" in demo.stdout
+    assert "approve → comment (mode enforce from demo" in demo.stdout
     probe = subprocess.run(
         [
             str(python),

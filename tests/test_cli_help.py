@@ -1,0 +1,97 @@
+"""The help and the option errors say what they mean: defaults survive, flags show no type,
+a wrong choice is said plainly, and a single command shows no subcommands."""
+
+from __future__ import annotations
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from coverage_gate.cli import app
+
+runner = CliRunner()
+WIDE = {"COLUMNS": "250"}
+
+
+def command_paths() -> list[list[str]]:
+    """Every command of the CLI, as the words that name it."""
+    paths: list[list[str]] = []
+
+    def walk(command: object, path: list[str]) -> None:
+        paths.append(path)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(get_command(app), [])
+    return paths
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=lambda path: " ".join(path) or "main")
+def test_help_shows_no_bool_type_next_to_a_flag(path: list[str]) -> None:
+    """A flag takes no value: no help line, --help's included, shows ``<bool>``."""
+    result = runner.invoke(app, [*path, "--help"], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert "<bool>" not in result.stdout
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=lambda path: " ".join(path) or "main")
+def test_no_option_help_holds_rich_markup_brackets(path: list[str]) -> None:
+    """Help is rendered as rich markup, where ``[default: x]`` vanishes: no help text has one."""
+    command = get_command(app)
+    for word in path:
+        command = command.commands[word]  # type: ignore[attr-defined]
+    texts = [getattr(param, "help", None) or "" for param in command.params]
+    assert not [text for text in texts if "[" in text]
+
+
+def test_repository_root_help_keeps_its_default() -> None:
+    """`record --help` says what the repository root defaults to, not "relative to ."."""
+    result = runner.invoke(app, ["record", "--help"], env=WIDE)
+    assert "default: the stream's own working directory" in result.stdout
+    assert "relative to ." not in result.stdout
+    result = runner.invoke(app, ["reconcile", "--help"], env=WIDE)
+    assert "Repository root for paths and git (default: the current directory)" in result.stdout
+
+
+def test_report_usage_shows_no_subcommands() -> None:
+    """`report` is one command: its usage names no COMMAND."""
+    result = runner.invoke(app, ["report", "--help"], env=WIDE)
+    assert result.exit_code == 0
+    assert "Usage: coverage-gate report [OPTIONS]" in result.stdout
+    assert "COMMAND" not in result.stdout
+
+
+REQUIRED = ["--repo", "o/r", "--revision", "r", "--verdict", "approve"]
+CHOICES = [
+    (["reconcile", "--repo", "o/r", "--revision", "r"], "--verdict", "approve"),
+    *((["reconcile", *REQUIRED], option, value) for option, value in [
+        ("--mode", "auto"),
+        ("--flags-on-error", "fail"),
+        ("--fallback-mode", "shadow"),
+        ("--unknown-policy", "accept"),
+        ("--depth-policy", "accept"),
+        ("--format", "json"),
+    ]),
+    *((["flags", "--repo", "o/r"], option, value) for option, value in [
+        ("--mode", "auto"),
+        ("--flags-on-error", "fail"),
+        ("--fallback-mode", "shadow"),
+        ("--unknown-policy", "accept"),
+        ("--depth-policy", "accept"),
+        ("--format", "json"),
+    ]),
+    (["report"], "--format", "json"),
+    (["report"], "--list", "would_downgrade"),
+    (["report"], "--depth-policy", "accept"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "option", "known"), CHOICES)
+def test_a_wrong_choice_is_said_plainly(args: list[str], option: str, known: str) -> None:
+    """A value that is not one of an option's choices: exit 2, naming the value and the
+    choices, with no validation-library wording ("Value error,")."""
+    result = runner.invoke(app, [*args, option, "nope"], env=WIDE)
+    assert result.exit_code == 2, result.output
+    assert "Value error" not in result.stderr
+    assert f"Invalid value for '{option}': 'nope' is not one of:" in result.stderr
+    assert known in result.stderr

@@ -1,0 +1,194 @@
+"""Every shell command the README shows is run here as written, or run verbatim by CI's script
+(checked here), or listed here with the reason it cannot run in a test."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CHANGED_FILES, DATA
+
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+CI_SCRIPT = ROOT / ".ci" / "run"
+REV = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+# Inline commands in prose: those that start with an interpreter, a script runner or a tool.
+_INLINE = re.compile(r"`((?:\.venv/bin/|python3? |bash |promtool )[^`]*)`")
+_COMMENT = re.compile(r"(?:^|\s)#.*$")
+
+
+def _words(command: str) -> str:
+    return " ".join(command.split())
+
+
+def shown_commands() -> list[str]:
+    """The README's commands: each logical line of its bash blocks (continuations joined,
+    comments dropped) and the inline commands of its prose, whitespace normalised."""
+    commands: list[str] = []
+    for block in re.findall(r"```bash\n(.*?)```", README, re.DOTALL):
+        for line in block.replace("\\\n", " ").splitlines():
+            command = _words(_COMMENT.sub("", line))
+            if command:
+                commands.append(command)
+    commands += [_words(found) for found in _INLINE.findall(README)]
+    return commands
+
+
+SIMULATE = ".venv/bin/python tests/simulate_rollout.py"
+BENCH = ".venv/bin/python -m pytest -m bench -s"
+RECORD = (
+    'coverage-gate record reviewer.jsonl --format pi-rpc --revision "$HEAD_SHA" '
+    '--repo-root "$PWD" --diff review.diff -o reviewer.evidence.json'
+)
+RECONCILE = (
+    'coverage-gate reconcile --repo acme/shop --revision "$HEAD_SHA" --verdict approve '
+    "--changed changed-files.txt --claims reviewer-output.json "
+    "--evidence reviewer.evidence.json --format json"
+)
+
+#: Run as written by a test of this file.
+RUN_HERE = {
+    RECORD: "test_pipeline_commands_run_as_written",
+    RECONCILE: "test_pipeline_commands_run_as_written",
+    SIMULATE: "test_simulated_rollout_command_runs_as_written",
+}
+
+#: Run verbatim by CI's script: each part between ``&&`` is one of its lines (checked below).
+RUN_BY_CI = {
+    ".venv/bin/ruff format --check . && .venv/bin/ruff check . && .venv/bin/mypy",
+    "bash .ci/setup-unleash.sh",
+    "bash .ci/setup-prometheus.sh",
+    "bash .ci/setup-clients.sh",
+}
+
+#: Cannot run in a test, and why.
+CANNOT_RUN = {
+    "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/coverage-gate demo": (
+        "makes a fresh virtualenv and installs the dependencies from the package index; "
+        "tests/test_packaging.py installs the built wheel into a fresh virtualenv and runs its "
+        "`coverage-gate demo`"
+    ),
+    "./.ci/run": (
+        "is CI itself: installs system packages as root, then runs the whole suite, this test "
+        "included"
+    ),
+    'coverage-gate run --format pi-rpc --revision "$HEAD_SHA" --repo-root "$PWD" --diff '
+    "review.diff -o reviewer.evidence.json --timeout 1800 -- pi --mode rpc --no-builtin-tools "
+    "--tools cr_read,cr_diff -e cr_tools.mjs ...": (
+        "ends in a placeholder (`...`) and needs the real pi client; "
+        "tests/integration/test_real_clients.py runs pi under `coverage-gate run`"
+    ),
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]'": (
+        "replaces the virtualenv the tests run in (CI's script runs it, with -q)"
+    ),
+    ".venv/bin/python -m pytest": "is the test run itself (CI's script runs it with --cov)",
+    "COVERAGE_GATE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_pi_rpc.py": (
+        "rewrites the tracked golden files in place, which the golden tests exist to pin"
+    ),
+    BENCH: (
+        "runs the benchmarks: about two minutes of timing the default run must not include; "
+        "test_bench_command_selects_every_benchmark_and_the_default_run_none checks what it runs"
+    ),
+    ".venv/bin/python -m pytest tests/integration/test_real_clients.py": (
+        "the default run collects this file (tests/ is the test path); it needs the clients "
+        ".ci/setup-clients.sh installs"
+    ),
+    "promtool test rules dashboards/prometheus-rules.test.yml": (
+        "needs promtool; tests/test_dashboards.py runs `promtool test rules` on that file when "
+        "it is installed (always in CI)"
+    ),
+}
+
+
+def test_every_readme_command_is_run_or_explained() -> None:
+    """No README command is left unaccounted for, and none is listed twice or stale."""
+    shown = shown_commands()
+    listed = [*RUN_HERE, *RUN_BY_CI, *CANNOT_RUN]
+    assert len(listed) == len(set(listed)), "a command is listed twice"
+    assert not [c for c in shown if c not in listed], "README commands not run or explained"
+    assert not [c for c in listed if c not in shown], "listed commands the README no longer shows"
+
+
+def test_commands_listed_as_run_by_ci_are_in_its_script() -> None:
+    lines = {_words(line) for line in CI_SCRIPT.read_text().splitlines()}
+    for command in RUN_BY_CI:
+        for part in command.split(" && "):
+            assert part in lines, f"{part!r} is not a line of {CI_SCRIPT}"
+
+
+def _bash(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_pipeline_commands_run_as_written(tmp_path: Path) -> None:
+    """The review-pipeline example runs as written, in a folder holding the files it names."""
+    shutil.copyfile(DATA / "pi-rpc" / "pi_a_honest.jsonl", tmp_path / "reviewer.jsonl")
+    shutil.copyfile(DATA / "pi-rpc" / "review.diff", tmp_path / "review.diff")
+    (tmp_path / "changed-files.txt").write_text("\n".join(CHANGED_FILES) + "\n")
+    claims = {"schema_version": 1, "agent_id": "r", "inspected_files": list(CHANGED_FILES)}
+    (tmp_path / "reviewer-output.json").write_text(json.dumps(claims))
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "HEAD_SHA": REV, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = _bash(RECORD, tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "reviewer.evidence.json").read_text())["revision"] == REV
+    done = _bash(RECONCILE, tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["repo"] == "acme/shop"
+
+
+def test_simulated_rollout_command_runs_as_written() -> None:
+    """`.venv/bin/python tests/simulate_rollout.py`, from the checkout, prints its report."""
+    if not (ROOT / ".venv" / "bin" / "python").exists():
+        pytest.skip("no .venv in the checkout (README: Develop makes it)")
+    done = _bash(SIMULATE, ROOT, dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert "as expected" in done.stdout
+    assert "NOT as expected" not in done.stdout
+
+
+def _benchmarks() -> set[str]:
+    """Each test function of tests/bench_*.py, as a pytest node id."""
+    found: set[str] = set()
+    for path in sorted((ROOT / "tests").glob("bench_*.py")):
+        tree = ast.parse(path.read_text())
+        found |= {
+            f"tests/{path.name}::{node.name}"
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+        }
+    return found
+
+
+def _collected(*args: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *args, "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode in (0, 5), done.stdout + done.stderr
+    return {line for line in done.stdout.splitlines() if "::" in line}
+
+
+@pytest.mark.slow
+def test_bench_command_selects_every_benchmark_and_the_default_run_none() -> None:
+    """The README's benchmark command (`-m bench`) selects each test of tests/bench_*.py; the
+    default run, which CI makes, selects none of them."""
+    benchmarks = _benchmarks()
+    assert len(benchmarks) >= 4
+    assert BENCH.split(" -m pytest ", 1)[1] == "-m bench -s"
+    assert _collected("-m", "bench", "-s") == benchmarks
+    assert not {node for node in _collected() if node.startswith("tests/bench_")}
