@@ -299,6 +299,7 @@ class CodexRolloutDecoder:
         # Each started call id, with what its start line said (a repeat of the same line is one
         # call; the same id with other arguments is ambiguous).
         self._seen: dict[str, int] = {}
+        self._completed: dict[str, int] = {}  # the same for completion records
         self._overflow = False  # more calls than are followed: what they read is not known
         self._complete = False
         self._last_line = 0
@@ -453,6 +454,11 @@ class CodexRolloutDecoder:
         succeeded = _succeeded(item)
         error = None if succeeded else COMMAND_FAILED
         call_id = key(call_id)
+        said = hash(json.dumps(item, sort_keys=True, default=str))
+        if self._completed.get(call_id) == said:
+            return []  # the same record again, to the letter: one outcome
+        if len(self._completed) < MAX_CALLS:
+            self._completed[call_id] = said
         pending = self._pending.pop(call_id, None)
         if pending is None:
             return [ToolEnd(call_id, None, succeeded, lineno, error_type=error)]

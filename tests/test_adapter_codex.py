@@ -586,3 +586,10 @@ def test_a_command_record_too_large_to_hold_keeps_its_range_and_emptiness() -> N
     a, b = doc.files
     assert (a.path, a.reads_succeeded, a.lines_seen) == ("a.py", 1, [LineRange(start=1, end=60)])
     assert (b.path, b.reads_succeeded, b.reads_empty) == ("b.py", 0, 1)
+
+
+def test_the_same_completion_record_twice_is_one_outcome() -> None:
+    """A completion record repeated to the letter is one outcome, not a second end."""
+    doc = record(rollout(call("c1"), completed("c1", "a.py"), completed("c1", "a.py")))
+    assert reads(doc) == {"a.py": (1, 0)}
+    assert issue_kinds(doc) == []
