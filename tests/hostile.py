@@ -384,7 +384,7 @@ def mutate_value(rng: random.Random, root: object, how: str) -> tuple[object, by
         path, old = picked
     raw: bytes | None = None
     outcomes = outcome_nodes(root) if how == "type_swap" else []
-    if outcomes and rng.random() < 0.4:
+    if outcomes and rng.random() < 0.5:
         path, old = rng.choice(outcomes)
     if how == "type_swap":
         # A flag given a value of another type: never a boolean where one was absent, since
@@ -731,8 +731,14 @@ def damage_lines(
     count: int,
 ) -> tuple[bytes, list[str]]:
     doc = Lines(data, limit)
-    done = [table[rng.choice(sorted(table))](rng, doc) for _ in range(count)]
+    kinds = [kind for kind in sorted(table) for _ in range(WEIGHTS.get(kind, 1))]
+    done = [table[rng.choice(kinds)](rng, doc) for _ in range(count)]
     return doc.data(), done
+
+
+# A wrong type has many more fields to land on than the other kinds of damage have ways to
+# happen, and it is where the success flags are: it is drawn more often.
+WEIGHTS = {"type_swap": 3}
 
 
 def longest_line(data: bytes) -> int:
@@ -905,6 +911,17 @@ def _reconcile_args(
     return args, step
 
 
+def _swap_path(rng: random.Random, step: Step, path: Path, mutations: list[str]) -> None:
+    """Now and then the file named is no file: a folder, an empty device, or nothing at all."""
+    if rng.random() >= 0.06:
+        return
+    label, other = rng.choice(
+        [("a folder", str(path.parent)), ("/dev/null", "/dev/null"), ("missing", f"{path}.gone")]
+    )
+    step.args = [other if arg == str(path) else arg for arg in step.args]
+    mutations.append(f"path {path.name} is {label}")
+
+
 def _prepare(folder: Path) -> tuple[Path, Path]:
     inp, out = folder / "in", folder / "out"
     inp.mkdir(parents=True, exist_ok=True)
@@ -1008,6 +1025,9 @@ def build_stream(case_id: str, adapter: str, folder: Path) -> Built:
             mutations.append(f"diff {what}")
         (inp / "review.diff").write_bytes(diff)
         args += ["--diff", str(inp / "review.diff")]
+    if to_file and rng.random() < 0.2:  # an earlier run's output is there: keep it or replace it
+        target.write_bytes(read(GOLDEN / "pi-rpc" / "pi_a_honest.evidence.json"))
+        mutations.append("old output already at -o")
     if rng.random() < 0.1:
         args += ["--max-files", str(rng.randrange(1, 4))]
     if rng.random() < 0.1:
@@ -1019,6 +1039,8 @@ def build_stream(case_id: str, adapter: str, folder: Path) -> Built:
         outputs={str(target): "evidence"} if to_file else {},
         stdout_contract=None if to_file else "evidence",
     )
+    if not use_stdin:
+        _swap_path(rng, step, inp / "stream.jsonl", mutations)
     return Built([step], mutations, out_dir=out)
 
 
@@ -1038,6 +1060,7 @@ def build_claims(case_id: str, folder: Path) -> Built:
     data, mutations = damage_document(rng, base, rng.choice([1, 1, 2]))
     (inp / "claims.json").write_bytes(data)
     _, step = _reconcile_args(rng, folder)
+    _swap_path(rng, step, inp / "claims.json", mutations)
     return Built([step], mutations, out_dir=out)
 
 
@@ -1051,6 +1074,7 @@ def build_evidence(case_id: str, folder: Path) -> Built:
     mutations.insert(0, f"from {source.relative_to(TESTS)}")
     (inp / "evidence.json").write_bytes(data)
     _, step = _reconcile_args(rng, folder)
+    _swap_path(rng, step, inp / "evidence.json", mutations)
     return Built([step], mutations, out_dir=out)
 
 
@@ -1103,6 +1127,7 @@ def build_bundle(case_id: str, folder: Path) -> Built:
     (inp / "bundle.json").write_bytes(data)
     _, step = _reconcile_args(rng, folder, claims=None, evidence=None)
     step.args += ["--bundle", str(inp / "bundle.json")]
+    _swap_path(rng, step, inp / "bundle.json", mutations)
     return Built([step], mutations, out_dir=out)
 
 
@@ -1166,6 +1191,8 @@ def build_changed(case_id: str, folder: Path) -> Built:
     if stdin:
         step.stdin = data
         mutations.append("stdin (the list piped in)")
+    else:
+        _swap_path(rng, step, inp / "changed.txt", mutations)
     return Built([step], mutations, out_dir=out)
 
 
@@ -1196,6 +1223,7 @@ def build_flags(case_id: str, folder: Path) -> Built:
     )
     (inp / "flags.json").write_bytes(data)
     step = _flags_command(rng, folder, str(inp / "flags.json"))
+    _swap_path(rng, step, inp / "flags.json", mutations)
     return Built([step], mutations, out_dir=out)
 
 
