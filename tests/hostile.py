@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import coverage_gate.examples
 
@@ -304,9 +305,10 @@ def dump(value: object, *, indent: int | None = None) -> bytes:
 
 def loads(data: bytes) -> object | None:
     try:
-        return json.loads(data)
+        value: object = json.loads(data)
     except (ValueError, RecursionError):
         return None
+    return value
 
 
 def short(value: object, size: int = 40) -> str:
@@ -488,12 +490,12 @@ def _line_value(rng: random.Random, doc: Lines, how: str) -> str:
     i = doc.pick(rng)
     parsed = loads(doc.lines[i])
     if parsed is None:  # not JSON (any more): put the bad value in as bytes
-        raw = {
+        bad = {
             "digits": digits(rng),
             "deep": deep(rng),
             "big_int": str(rng.choice(BIG_NUMBERS)).encode(),
         }.get(how, b'"x"')
-        doc.lines[i], at = _insert(doc.lines[i], rng, raw)
+        doc.lines[i], at = _insert(doc.lines[i], rng, bad)
         return f"{how} line {i + 1} (not JSON) at byte {at}"
     root, raw, what = mutate_value(rng, parsed, how)
     doc.lines[i] = serialise(root, raw)
@@ -797,7 +799,7 @@ def damage_document(rng: random.Random, data: bytes, count: int = 1) -> tuple[by
 def _key_change(
     rng: random.Random, parsed: object, how: str, indent: int | None
 ) -> tuple[bytes, str]:
-    objects = [((), parsed)] if isinstance(parsed, dict) else []
+    objects: list[tuple[Path_, object]] = [((), parsed)] if isinstance(parsed, dict) else []
     objects += [n for n in nodes(parsed) if isinstance(n[1], dict)]
     if how == "negative":
         numbers = [n for n in nodes(parsed) if kind_of(n[1]) == "number"]
@@ -1106,7 +1108,7 @@ def build_bundle(case_id: str, folder: Path) -> Built:
     (inp / "evidence2.json").write_bytes(
         read(GOLDEN / "claude-code" / "claude_b_overclaim.evidence.json")
     )
-    bundle = {
+    bundle: dict[str, Any] = {
         "schema_version": 1,
         "reviewers": [
             {"claims": "claims.json", "evidence": "evidence.json"},

@@ -146,9 +146,9 @@ def _where(error: BaseException) -> str:
     """The innermost frame of coverage-gate's own code the exception passed through."""
     frames = traceback.extract_tb(error.__traceback__)
     ours = [f for f in frames if "/coverage_gate/" in f.filename or "/adapters/" in f.filename]
-    frame = (ours or frames or [None])[-1]
-    if frame is None:
+    if not frames:
         return "?"
+    frame = (ours or frames)[-1]
     return f"{Path(frame.filename).parent.name}/{Path(frame.filename).name}:{frame.lineno}"
 
 
