@@ -32,7 +32,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -543,22 +543,6 @@ def m_oversize(rng: random.Random, doc: Lines) -> str:
     return f"oversize line {i + 1} to {len(doc.lines[i])} bytes (limit {doc.limit})"
 
 
-def m_digits(rng: random.Random, doc: Lines) -> str:
-    return _line_value(rng, doc, "digits")
-
-
-def m_big_int(rng: random.Random, doc: Lines) -> str:
-    return _line_value(rng, doc, "big_int")
-
-
-def m_deep(rng: random.Random, doc: Lines) -> str:
-    return _line_value(rng, doc, "deep")
-
-
-def m_type_swap(rng: random.Random, doc: Lines) -> str:
-    return _line_value(rng, doc, "type_swap")
-
-
 def m_bom(rng: random.Random, doc: Lines) -> str:
     del rng
     if not doc.lines:
@@ -618,10 +602,10 @@ DAMAGE: dict[str, Callable[[random.Random, Lines], str]] = {
     "cut_stream": m_cut_stream,
     "nul": m_nul,
     "oversize": m_oversize,
-    "digits": m_digits,
-    "big_int": m_big_int,
-    "deep": m_deep,
-    "type_swap": m_type_swap,
+    "digits": partial(_line_value, how="digits"),
+    "big_int": partial(_line_value, how="big_int"),
+    "deep": partial(_line_value, how="deep"),
+    "type_swap": partial(_line_value, how="type_swap"),
     "bom": m_bom,
     "crlf": m_crlf,
     "dup_line": m_dup_line,
@@ -670,14 +654,6 @@ def m_flip_failure(rng: random.Random, doc: Lines) -> str:
     return f"flip_failure line {i + 1} {what}"
 
 
-def m_path_decoy(rng: random.Random, doc: Lines) -> str:
-    return _line_value(rng, doc, "path_decoy")
-
-
-def m_huge_string(rng: random.Random, doc: Lines) -> str:
-    return _line_value(rng, doc, "huge_string")
-
-
 def m_garbage(rng: random.Random, doc: Lines) -> str:
     at = rng.randrange(len(doc.lines) + 1)
     garbage = rng.choice(
@@ -716,8 +692,8 @@ def m_empty(rng: random.Random, doc: Lines) -> str:
 OTHER: dict[str, Callable[[random.Random, Lines], str]] = {
     "drop_line": m_drop_line,
     "flip_failure": m_flip_failure,
-    "path_decoy": m_path_decoy,
-    "huge_string": m_huge_string,
+    "path_decoy": partial(_line_value, how="path_decoy"),
+    "huge_string": partial(_line_value, how="huge_string"),
     "garbage": m_garbage,
     "stream_twice": m_stream_twice,
     "empty": m_empty,
