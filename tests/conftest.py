@@ -141,3 +141,28 @@ def lying_reconcile_args(folder: Path, *extra: str) -> list[str]:
         str(folder),
         *extra,
     ]
+
+
+def reconcile_in(work: Path, repo: str, revision: str, root: str, *extra: str) -> list[str]:
+    """``reconcile --format json`` of the approve review whose ``changed.txt``, ``claims.json``
+    and ``e.json`` lie in ``work``."""
+    return [
+        "reconcile",
+        "--repo",
+        repo,
+        "--revision",
+        revision,
+        "--verdict",
+        "approve",
+        "--changed",
+        str(work / "changed.txt"),
+        "--claims",
+        str(work / "claims.json"),
+        "--evidence",
+        str(work / "e.json"),
+        "--repo-root",
+        root,
+        "--format",
+        "json",
+        *extra,
+    ]

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import coverage_gate.cli as cli_module
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
-from tests.conftest import CHANGED_FILES, DATA
+from tests.conftest import CHANGED_FILES, DATA, reconcile_in
 
 runner = CliRunner()
 SNAPSHOT = Path(cli_module.__file__).parent / "examples" / "flags.snapshot.json"
@@ -47,26 +47,7 @@ def work(tmp_path: Path) -> Path:
 
 
 def args(work: Path, repo: str, *extra: str) -> list[str]:
-    return [
-        "reconcile",
-        "--repo",
-        repo,
-        "--revision",
-        REV,
-        "--verdict",
-        "approve",
-        "--changed",
-        str(work / "changed.txt"),
-        "--claims",
-        str(work / "claims.json"),
-        "--evidence",
-        str(work / "e.json"),
-        "--repo-root",
-        "/home/user/repo",
-        "--format",
-        "json",
-        *extra,
-    ]
+    return reconcile_in(work, repo, REV, "/home/user/repo", *extra)
 
 
 def decide(work: Path, repo: str, *extra: str) -> dict[str, object]:

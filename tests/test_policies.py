@@ -37,6 +37,7 @@ from coverage_gate.model import (
     PolicySource,
     UnknownPolicy,
 )
+from tests.conftest import reconcile_in
 from tests.test_flags_stub_server import (  # noqa: F401 - `servers` is a fixture used below
     Servers,
     live,
@@ -325,26 +326,7 @@ def work(tmp_path: Path) -> Path:
 
 
 def reconcile_args(work: Path, *extra: str) -> list[str]:
-    return [
-        "reconcile",
-        "--repo",
-        "acme/tax",
-        "--revision",
-        REV,
-        "--verdict",
-        "approve",
-        "--changed",
-        str(work / "changed.txt"),
-        "--claims",
-        str(work / "claims.json"),
-        "--evidence",
-        str(work / "e.json"),
-        "--repo-root",
-        str(work),
-        "--format",
-        "json",
-        *extra,
-    ]
+    return reconcile_in(work, "acme/tax", REV, str(work), *extra)
 
 
 def decide(work: Path, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:

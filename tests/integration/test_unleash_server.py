@@ -45,6 +45,7 @@ from coverage_gate.model import (
     FileEvidence,
     LineRange,
 )
+from tests.conftest import reconcile_in
 
 pytestmark = pytest.mark.slow
 
@@ -411,25 +412,7 @@ def _payload_review(work: Path) -> list[str]:
         files=[FileEvidence(path="src/tax.py", reads_succeeded=1, depth=depth)],
     )
     (work / "e.json").write_text(evidence.model_dump_json(by_alias=True))
-    return [
-        "reconcile",
-        "--repo",
-        PAYLOAD_REPO,
-        "--revision",
-        "c" * 40,
-        "--verdict",
-        "approve",
-        "--changed",
-        str(work / "changed.txt"),
-        "--claims",
-        str(work / "claims.json"),
-        "--evidence",
-        str(work / "e.json"),
-        "--repo-root",
-        str(work),
-        "--format",
-        "json",
-    ]
+    return reconcile_in(work, PAYLOAD_REPO, "c" * 40, str(work))
 
 
 def test_a_variant_payload_set_through_the_admin_api_reaches_a_decision(
