@@ -31,7 +31,7 @@ pytestmark = pytest.mark.bench
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "coverage_gate" / "examples" / "flags.snapshot.json"
 SNAPSHOT_BUDGET_S = 0.25
-CLI = [sys.executable, "-m", "coverage_gate.cli_flags"]
+CLI = [sys.executable, "-m", "coverage_gate.commands.flags"]
 
 
 def median_seconds(run: Callable[[], object], repeat: int) -> float:
@@ -232,7 +232,7 @@ def test_cost_of_a_snapshot_against_an_explicit_mode_in_a_fresh_process() -> Non
             [
                 sys.executable,
                 "-m",
-                "coverage_gate.cli_flags",
+                "coverage_gate.commands.flags",
                 "--repo",
                 "acme/payments",
                 "--flags",

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import coverage_gate.cli as cli_module
+import coverage_gate.commands.reconcile as cli_module
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
 from tests.conftest import CHANGED_FILES, DATA, reconcile_in
 
 runner = CliRunner()
-SNAPSHOT = Path(cli_module.__file__).parent / "examples" / "flags.snapshot.json"
+SNAPSHOT = Path(cli_module.__file__).parents[1] / "examples" / "flags.snapshot.json"
 REV = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ALL = CHANGED_FILES
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from coverage_gate.cli_flags import EXIT_BAD_CONFIG, EXIT_USAGE, flags_app
+from coverage_gate.commands.flags import EXIT_BAD_CONFIG, EXIT_USAGE, flags_app
 from coverage_gate.errors import ExitCode
 from coverage_gate.files import write_atomic
 from coverage_gate.flags import (
@@ -260,7 +260,7 @@ def test_override_never_imports_unleash_client(tmp_path: Path) -> None:
         """
         import sys
         from coverage_gate.flags import FlagSettings, resolve_mode, override_from_env
-        from coverage_gate.cli_flags import flags_app
+        from coverage_gate.commands.flags import flags_app
         from coverage_gate.model import Mode
         override = override_from_env({"COVERAGE_GATE_MODE": "enforce"})
         result = resolve_mode("acme/api", FlagSettings(unleash_url="http://x"), override=override)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from coverage_gate.cli_flags import EXIT_BAD_CONFIG, flags_app
+from coverage_gate.commands.flags import EXIT_BAD_CONFIG, flags_app
 from coverage_gate.flags import DEFAULT_FLAG_NAME, FlagSettings, resolve_mode
 from coverage_gate.model import Mode, ModeSource
 

@@ -24,7 +24,7 @@ import typer
 from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.cli_run import RUN_CONTEXT_SETTINGS, run_command
+from coverage_gate.commands.run import RUN_CONTEXT_SETTINGS, run_command
 from coverage_gate.live import (
     EXIT_TIMEOUT,
     Ending,

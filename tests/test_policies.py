@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.cli_flags import EXIT_BAD_CONFIG, flags_app
+from coverage_gate.commands.flags import EXIT_BAD_CONFIG, flags_app
 from coverage_gate.errors import ExitCode
 from coverage_gate.flags import (
     DEFAULT_FLAG_NAME,

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from coverage_gate import metrics as m
 from coverage_gate import otel_setup
-from coverage_gate.cli_report import report_app
+from coverage_gate.commands.report import report_app
 from coverage_gate.model import (
     Capability,
     DecisionDocument,

@@ -34,7 +34,7 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.cli_flags import flags_app
+from coverage_gate.commands.flags import flags_app
 from coverage_gate.errors import ExitCode
 from coverage_gate.flags import DEFAULT_FLAG_NAME
 from coverage_gate.model import (

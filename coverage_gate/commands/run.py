@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from coverage_gate import otel_setup, render
 from coverage_gate.adapters import ADAPTERS, placeholder
-from coverage_gate.cli_options import (
+from coverage_gate.commands._options import (
     DEFAULT_LINE_BYTES,
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_ISSUES,

@@ -1,7 +1,7 @@
 """``coverage-gate flags``: the effective mode of a repository, and snapshots from a live server.
 
 Mounted into the main CLI with ``app.add_typer(flags_app, name="flags")``; also runnable alone as
-``python -m coverage_gate.cli_flags``.
+``python -m coverage_gate.commands.flags``.
 
     coverage-gate flags --repo acme/api [--flags FILE] [--format json]
 
@@ -24,7 +24,7 @@ from typing import Annotated
 
 import typer
 
-from coverage_gate.cli_choice import Command, Group, choice
+from coverage_gate.commands._choice import Command, Group, choice
 from coverage_gate.errors import BadInputError, ExitCode
 from coverage_gate.files import write_atomic
 from coverage_gate.flags import (
@@ -295,5 +295,5 @@ def pull(
     )
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m coverage_gate.cli_flags`
+if __name__ == "__main__":  # pragma: no cover - `python -m coverage_gate.commands.flags`
     flags_app()

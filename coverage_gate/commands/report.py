@@ -23,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from coverage_gate.cli_choice import Group, choice
+from coverage_gate.commands._choice import Group, choice
 from coverage_gate.errors import BadInputError
 from coverage_gate.model import DepthPolicy
 from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir

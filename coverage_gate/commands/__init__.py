@@ -1,0 +1,1 @@
+"""One module per command; `coverage_gate.cli` mounts them."""

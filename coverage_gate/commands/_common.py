@@ -1,0 +1,88 @@
+"""What the commands share: one-line errors with their exit codes, the run's telemetry, opening a
+stream, writing a document."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+import typer
+
+from coverage_gate import otel_setup
+from coverage_gate.adapters import ADAPTERS
+from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
+from coverage_gate.files import write_atomic
+from coverage_gate.metrics import ErrorKind, record_error
+from coverage_gate.otel_setup import Telemetry
+from coverage_gate.stdio import stdin_bytes, write_stdout
+
+EVIDENCE = "evidence document"
+DECISION = "decision"
+
+
+def say(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+@contextlib.contextmanager
+def errors_to_exit(telemetry: Telemetry | None = None, repo: str = "") -> Iterator[None]:
+    """Known errors become a one-line message and their exit code, never a traceback; with
+    ``telemetry``, they are also counted."""
+    try:
+        yield
+    except CoverageGateError as error:
+        say(f"coverage-gate: error: {error}")
+        if telemetry is not None:
+            kind = (
+                ErrorKind.BAD_CONFIGURATION
+                if error.exit_code is ExitCode.BAD_CONFIG
+                else ErrorKind.BAD_INPUT
+            )
+            with contextlib.suppress(Exception):  # counting an error must not add another
+                record_error(telemetry.meter(), repo=repo, kind=kind)
+        raise typer.Exit(int(error.exit_code)) from None
+
+
+def format_names() -> str:
+    return ", ".join(sorted(ADAPTERS))
+
+
+@contextlib.contextmanager
+def telemetry_session() -> Iterator[Telemetry]:
+    """The run's providers (OTLP when configured, else local OTLP JSON files), always shut down
+    within their short budget."""
+    telemetry = otel_setup.setup(os.environ)
+    try:
+        yield telemetry
+    finally:
+        telemetry.shutdown()
+
+
+@contextlib.contextmanager
+def open_stream(name: str) -> Iterator[BinaryIO]:
+    if name == "-":
+        yield stdin_bytes("stream")
+        return
+    try:
+        handle = Path(name).open("rb")  # noqa: SIM115 - closed by the with below
+    except FileNotFoundError:
+        raise BadInputError(f"stream {name}: no such file") from None
+    except IsADirectoryError:
+        raise BadInputError(f"stream {name}: is a directory") from None
+    except OSError as error:
+        raise BadInputError(f"stream {name}: cannot be read ({error.strerror})") from None
+    with handle:
+        yield handle
+
+
+def emit_document(text: str, output: Path | None, what: str) -> None:
+    if output is None:
+        write_stdout(text, what)
+        return
+    try:
+        write_atomic(output, text)
+    except OSError as error:
+        raise BadInputError(f"output {output}: cannot be written ({error.strerror})") from None

@@ -1,0 +1,363 @@
+"""`coverage-gate reconcile`: claims, evidence and scope in; the decision out."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coverage_gate import otel_setup, render
+from coverage_gate.commands._choice import FLAG, choice
+from coverage_gate.commands._common import DECISION, emit_document, errors_to_exit, say
+from coverage_gate.commands.flags import (
+    FallbackChoice,
+    FlagNameOption,
+    FlagsFileOption,
+    ModeChoice,
+    OnErrorChoice,
+)
+from coverage_gate.errors import ExitCode, UsageError
+from coverage_gate.files import dump_model, load_evidence, load_model, read_bytes
+from coverage_gate.flags import (
+    FlagSettings,
+    ModeResolution,
+    effective_policies,
+    override_from_env,
+    parse_mode,
+    resolve_mode,
+    settings_from_env,
+)
+from coverage_gate.gittree import GitTree
+from coverage_gate.metrics import record_decision, record_reconcile_span
+from coverage_gate.model import (
+    DecisionDocument,
+    DepthPolicy,
+    Mode,
+    ModeSource,
+    Reason,
+    ReviewBundle,
+    ReviewerOutput,
+    UnknownPolicy,
+    Verdict,
+)
+from coverage_gate.otel_setup import Telemetry
+from coverage_gate.reconcile import ReviewerInput, ReviewInput, agent_mismatches, reconcile
+from coverage_gate.scope import (
+    build_filter,
+    changed_from_git,
+    decode_changed,
+    parse_changed,
+    reviewable,
+)
+from coverage_gate.stdio import require_stdout, stdin_bytes, write_stdout
+
+
+class OutputFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+def _scope(
+    changed: Path | None,
+    base: str | None,
+    head: str | None,
+    root: Path,
+    excludes: list[str],
+    default_excludes: bool,
+) -> tuple[list[str], str]:
+    """The review's scope, and what an empty scope is to be blamed on."""
+    if changed is not None and (base or head):
+        raise UsageError("give either --changed or --base/--head, not both")
+    if changed is not None:
+        stdin = str(changed) == "-"
+        source = "(stdin)" if stdin else str(changed)
+        data = (
+            stdin_bytes("changed-file list").read()
+            if stdin
+            else read_bytes(changed, "changed-file list")
+        )
+        paths = parse_changed(decode_changed(data, source), source, str(root.absolute()))
+        origin = f"the changed-file list {source} names no file"
+    elif base and head:
+        paths = changed_from_git(root, base, head)
+        same = " (--base and --head are the same)" if base == head else ""
+        origin = f"git diff {base} {head} shows no changed file{same}"
+    else:
+        raise UsageError("the changed files are needed: --changed FILE, or --base and --head")
+    if paths:
+        origin = f"the reviewable-path filter excluded all {len(paths)} changed file(s)"
+    return reviewable(paths, build_filter(excludes, default_excludes)), origin
+
+
+def _check_repo(repo: str) -> None:
+    """--repo names a repository as OWNER/NAME: its owner is a metric label."""
+    owner, slash, name = repo.partition("/")
+    if not (owner and slash and name) or any(char.isspace() for char in repo):
+        raise UsageError(f"--repo {repo!r}: expected OWNER/NAME, e.g. acme/api")
+
+
+def _warn_about(decision: DecisionDocument, empty_scope: str) -> None:
+    """Say on stderr what the decision says of an operator's likely mistake."""
+    if not decision.scope:
+        say(f"coverage-gate: warning: nothing to review: {empty_scope}")
+    for reviewer in decision.reviewers:
+        if Reason.EVIDENCE_STALE in reviewer.reasons:
+            say(
+                f"coverage-gate: warning: evidence of reviewer {reviewer.agent_id} was recorded "
+                f"at {reviewer.evidence_revision}, not at {decision.revision}: its claims are "
+                "unknown (evidence_stale)"
+            )
+
+
+def _reviewers_from_bundle(bundle_path: Path) -> list[ReviewerInput]:
+    bundle = load_model(bundle_path, ReviewBundle, "review bundle")
+    base = bundle_path.parent
+    reviewers: list[ReviewerInput] = []
+    for entry in bundle.reviewers:
+        claims = (
+            load_model(base / entry.claims, ReviewerOutput, "reviewer output")
+            if entry.claims
+            else None
+        )
+        evidence = load_evidence(base / entry.evidence) if entry.evidence else None
+        agent_id = entry.agent_id or (claims.agent_id if claims else "reviewer")
+        reviewers.append(ReviewerInput(agent_id, claims, evidence, failed=entry.failed))
+    return reviewers
+
+
+def _render(decision: DecisionDocument, fmt: OutputFormat) -> str:
+    if fmt is OutputFormat.JSON:
+        return dump_model(decision)
+    if fmt is OutputFormat.MARKDOWN:
+        return render.markdown(decision)
+    return render.text(decision)
+
+
+def _resolve_mode(
+    repo: str,
+    mode: ModeChoice,
+    settings: FlagSettings,
+    reviewers: list[ReviewerInput],
+) -> ModeResolution:
+    """Explicit --mode, else COVERAGE_GATE_MODE, else the flag sources (DESIGN §8)."""
+    override = parse_mode(mode.value, what="--mode") or override_from_env(os.environ)
+    agents = sorted({reviewer.agent_id for reviewer in reviewers})
+    formats = sorted({r.evidence.source for r in reviewers if r.evidence is not None})
+    properties = {"agent": ",".join(agents), "format": ",".join(formats)}
+    return resolve_mode(repo, settings, override=override, properties=properties)
+
+
+def _reconcile_guarded(review: ReviewInput) -> DecisionDocument:
+    """Reconcile; in shadow mode a failure of the new check must not change the review.
+
+    Like a scientist experiment, shadow returns the control value: if the evidence check itself
+    fails, the legacy gate alone decides, and the note says the check failed.
+    """
+    if review.mode is not Mode.SHADOW:
+        return reconcile(review)
+    try:
+        return reconcile(review)
+    # Shadow boundary: the experimental check may fail in ways no test foresaw; in shadow mode
+    # that must never cost the review its verdict. The legacy-only decision stands instead.
+    except Exception as error:  # noqa: BLE001
+        legacy = [replace(reviewer, evidence=None) for reviewer in review.reviewers]
+        fallback = reconcile(
+            replace(review, mode=Mode.OFF, reviewers=legacy, unknown_policy=UnknownPolicy.ACCEPT)
+        )
+        note = f"The shadow evidence check failed ({type(error).__name__}); legacy gate only."
+        return fallback.model_copy(
+            update={
+                "mode": Mode.SHADOW,
+                "would_downgrade": False,
+                "note": f"{note}\n\n{fallback.note}",
+            }
+        )
+
+
+def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration_s: float) -> None:
+    formats = {
+        reviewer.agent_id: reviewer.evidence_source or "none" for reviewer in decision.reviewers
+    }
+    try:
+        record_decision(telemetry.meter(), decision, duration_s=duration_s, formats=formats)
+        record_reconcile_span(telemetry.tracer(), decision, duration_s=duration_s, formats=formats)
+    # Telemetry export boundary: recording metrics must never change a decision or an exit code.
+    except Exception as error:  # noqa: BLE001
+        say(f"coverage-gate: warning: telemetry not recorded: {error}")
+
+
+def reconcile_command(
+    repo: Annotated[str, typer.Option(help="Repository as OWNER/NAME.")],
+    revision: Annotated[str, typer.Option(help="The commit (head SHA) the review is about.")],
+    verdict: Annotated[
+        Verdict,
+        typer.Option(**choice(Verdict), help="The review's verdict before reconciliation."),
+    ],
+    claims: Annotated[
+        Path | None, typer.Option(help="One reviewer's output (JSON, schema_version 1).")
+    ] = None,
+    evidence: Annotated[
+        Path | None,
+        typer.Option(help="That reviewer's evidence document; without it claims are unknown."),
+    ] = None,
+    bundle: Annotated[
+        Path | None,
+        typer.Option(help="Review bundle JSON listing several reviewers (instead of --claims)."),
+    ] = None,
+    changed: Annotated[
+        Path | None,
+        typer.Option(help="Newline-separated changed-file list ('-' reads stdin)."),
+    ] = None,
+    base: Annotated[
+        str | None, typer.Option(help="Base commit: scope from git diff base head.")
+    ] = None,
+    head: Annotated[str | None, typer.Option(help="Head commit for --base.")] = None,
+    mode: Annotated[
+        ModeChoice,
+        typer.Option(
+            **choice(ModeChoice),
+            help="auto: ask the feature flag (override env COVERAGE_GATE_MODE); off: legacy "
+            "gate only; shadow: record, never change; enforce.",
+        ),
+    ] = ModeChoice.AUTO,
+    flags_file: FlagsFileOption = None,
+    flags_on_error: Annotated[
+        OnErrorChoice | None,
+        typer.Option(
+            "--flags-on-error",
+            **choice(OnErrorChoice),
+            help="On a corrupt snapshot or variant payload: fail (exit 4) or use the fallback mode "
+            "(env COVERAGE_GATE_FLAGS_ON_ERROR).",
+        ),
+    ] = None,
+    fallback_mode: Annotated[
+        FallbackChoice | None,
+        typer.Option(
+            "--fallback-mode",
+            **choice(FallbackChoice),
+            help="Mode when no flag answers: off or shadow, never enforce "
+            "(env COVERAGE_GATE_FALLBACK_MODE; default shadow).",
+        ),
+    ] = None,
+    flag_name: FlagNameOption = None,
+    unknown_policy: Annotated[
+        UnknownPolicy | None,
+        typer.Option(
+            **choice(UnknownPolicy),
+            help="Whether claims whose evidence is unavailable downgrade an Approve "
+            "(env COVERAGE_GATE_UNKNOWN_POLICY, else the flag variant's payload; default accept).",
+            show_default=False,
+        ),
+    ] = None,
+    depth_policy: Annotated[
+        DepthPolicy | None,
+        typer.Option(
+            **choice(DepthPolicy),
+            help="How much of a claimed file's change its evidence must show: accept (any "
+            "successful read or diff), any-hunk, all-hunks (env COVERAGE_GATE_DEPTH_POLICY, else "
+            "the flag variant's payload; default accept).",
+            show_default=False,
+        ),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(help="Glob of changed paths that are not reviewable (repeatable)."),
+    ] = None,
+    default_excludes: Annotated[
+        bool,
+        typer.Option(**FLAG, help="Exclude lock files, vendored and generated code by default."),
+    ] = True,
+    repo_root: Annotated[
+        Path | None,
+        typer.Option(help="Repository root for paths and git (default: the current directory)."),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option(
+            "--format", **choice(OutputFormat), help="text, json (the decision) or markdown."
+        ),
+    ] = OutputFormat.TEXT,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Also write the decision JSON here.")
+    ] = None,
+    exit_code: Annotated[
+        bool,
+        typer.Option("--exit-code", **FLAG, help="Exit 1 when the decision changed the verdict."),
+    ] = False,
+) -> None:
+    """Reconcile claims with evidence over the changed files and print the decision."""
+    with errors_to_exit():  # not counted: a malformed --repo is no repository to count for
+        _check_repo(repo)
+    telemetry = otel_setup.setup(os.environ)
+    try:
+        with errors_to_exit(telemetry, repo):
+            began = time.perf_counter()
+            root = repo_root or Path.cwd()
+            if (claims is None) == (bundle is None):
+                raise UsageError(
+                    "give exactly one of --claims (one reviewer) or --bundle (several)"
+                )
+            require_stdout(DECISION)
+            scope, empty_scope = _scope(changed, base, head, root, exclude or [], default_excludes)
+            if claims is not None:
+                output_model = load_model(claims, ReviewerOutput, "reviewer output")
+                evidence_doc = load_evidence(evidence) if evidence else None
+                reviewers = [ReviewerInput(output_model.agent_id, output_model, evidence_doc)]
+            else:
+                assert bundle is not None  # noqa: S101 - checked above
+                reviewers = _reviewers_from_bundle(bundle)
+            settings = settings_from_env(
+                os.environ,
+                snapshot=flags_file,
+                flag_name=flag_name,
+                fallback=parse_mode(
+                    fallback_mode.value if fallback_mode else None, what="fallback"
+                ),
+                on_error=flags_on_error.value if flags_on_error else None,
+            )
+            for mismatch in agent_mismatches(reviewers):
+                say(f"coverage-gate: warning: {mismatch}")
+            resolution = _resolve_mode(repo, mode, settings, reviewers)
+            if resolution.source is ModeSource.FALLBACK:
+                mode_name = resolution.mode.value
+                # the detail begins "fallback <mode>: "; said once, then why no flag answered
+                why = resolution.detail.removeprefix(f"fallback {mode_name}: ")
+                say(f"coverage-gate: mode {mode_name} (fallback): {why}")
+            policies = effective_policies(
+                resolution, os.environ, depth_policy=depth_policy, unknown_policy=unknown_policy
+            )
+            with GitTree(root.absolute(), revision) as tree:
+                decision = _reconcile_guarded(
+                    ReviewInput(
+                        repo=repo,
+                        revision=revision,
+                        verdict_in=verdict,
+                        mode=resolution.mode,
+                        mode_source=resolution.source,
+                        scope=scope,
+                        reviewers=reviewers,
+                        unknown_policy=policies.unknown_policy,
+                        unknown_policy_source=policies.unknown_policy_source,
+                        depth_policy=policies.depth_policy,
+                        depth_policy_source=policies.depth_policy_source,
+                        repo_root=str(root.absolute()),
+                        tree=tree,
+                    )
+                )
+            duration_s = time.perf_counter() - began
+            _warn_about(decision, empty_scope)
+            if output is not None:
+                emit_document(dump_model(decision), output, DECISION)
+            write_stdout(_render(decision, output_format), DECISION)
+            # Recorded once it is out: a decision nobody received is counted as an error only.
+            _record_telemetry(telemetry, decision, duration_s)
+    finally:
+        telemetry.shutdown()
+    if exit_code and decision.downgraded:
+        raise typer.Exit(int(ExitCode.DOWNGRADED))

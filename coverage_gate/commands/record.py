@@ -1,0 +1,112 @@
+"""`coverage-gate record`: read an agent's event stream, write the evidence document."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from opentelemetry.sdk.trace import TracerProvider
+
+from coverage_gate import render
+from coverage_gate.adapters import ADAPTERS
+from coverage_gate.commands._common import (
+    EVIDENCE,
+    emit_document,
+    errors_to_exit,
+    format_names,
+    open_stream,
+    say,
+    telemetry_session,
+)
+from coverage_gate.commands._options import (
+    DEFAULT_LINE_BYTES,
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_ISSUES,
+    AgentOption,
+    DiffOption,
+    MaxFilesOption,
+    MaxIssuesOption,
+    MaxLineBytesOption,
+    RepoRootOption,
+    RevisionOption,
+    record_settings,
+    root_note,
+)
+from coverage_gate.errors import BadInputError
+from coverage_gate.files import dump_model
+from coverage_gate.gittree import GitTrees
+from coverage_gate.recording import Recorder, feed_all
+from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
+from coverage_gate.stdio import require_stdout
+
+
+def record(
+    *,
+    stream: Annotated[
+        str, typer.Argument(help="Stream file to read; '-' (the default) reads stdin.")
+    ] = "-",
+    source_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Stream format (see `coverage-gate formats`); detected when omitted.",
+        ),
+    ] = None,
+    revision: RevisionOption,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write the evidence document here (atomically)."),
+    ] = None,
+    repo_root: RepoRootOption = None,
+    diff: DiffOption = None,
+    agent: AgentOption = None,
+    max_files: MaxFilesOption = DEFAULT_MAX_FILES,
+    max_issues: MaxIssuesOption = DEFAULT_MAX_ISSUES,
+    max_line_bytes: MaxLineBytesOption = DEFAULT_LINE_BYTES,
+) -> None:
+    """Read an agent's event stream and write the evidence document (JSON)."""
+    with errors_to_exit():
+        if source_format is not None and source_format not in ADAPTERS:
+            raise BadInputError(f"--format {source_format!r} is unknown; known: {format_names()}")
+        settings = record_settings(
+            revision=revision,
+            repo_root=repo_root,
+            diff=diff,
+            agent=agent,
+            max_files=max_files,
+            max_issues=max_issues,
+            max_line_bytes=max_line_bytes,
+        )
+        if output is None:
+            require_stdout(EVIDENCE)
+        with (
+            open_stream(stream) as raw,
+            telemetry_session() as telemetry,
+            GitTrees(settings.revision) as trees,
+        ):
+            prefix, handle = peek(raw)
+            lines = head_lines(prefix)
+            chosen = source_format or sniff(lines)
+            if chosen is None:
+                raise BadInputError(
+                    "cannot tell the stream's format from its first lines; "
+                    f"pass --format (known: {format_names()})"
+                )
+            if source_format is None:
+                say(f"coverage-gate: format {chosen} (detected from the first lines)")
+            provider = telemetry.tracer_provider
+            recorder = Recorder(
+                ADAPTERS[chosen],
+                replace(settings, trees=trees),
+                provider if isinstance(provider, TracerProvider) else None,
+            )
+            document = feed_all(handle, recorder)
+        say(root_note(recorder.root))
+        emit_document(dump_model(document), output, EVIDENCE)
+        say(render.evidence_summary(document))
+        hint = wrong_format_hint(chosen, document.counters, lines)
+        if hint is not None:
+            say(f"coverage-gate: warning: {hint}")
