@@ -6,8 +6,12 @@ Where the data goes, per signal (traces, metrics):
    ``none``: no-op providers, nothing recorded.
 2. ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``/``..._METRICS_ENDPOINT`` (used as given) or
    ``OTEL_EXPORTER_OTLP_ENDPOINT`` (``/v1/traces``, ``/v1/metrics`` appended): OTLP/HTTP
-   protobuf, headers from ``OTEL_EXPORTER_OTLP[_SIGNAL]_HEADERS``, compression from
-   ``OTEL_EXPORTER_OTLP[_SIGNAL]_COMPRESSION``.
+   protobuf, or OTLP/HTTP JSON when ``OTEL_EXPORTER_OTLP[_SIGNAL]_PROTOCOL`` is ``http/json``;
+   headers from ``OTEL_EXPORTER_OTLP[_SIGNAL]_HEADERS``, compression from
+   ``OTEL_EXPORTER_OTLP[_SIGNAL]_COMPRESSION``, the per-request timeout from
+   ``OTEL_EXPORTER_OTLP[_SIGNAL]_TIMEOUT`` (milliseconds; capped at the exit budget, default
+   ``EXPORT_TIMEOUT_S``). ``grpc`` is not supported: that signal goes to the local files instead
+   (nothing is lost) and one line says so.
 3. Otherwise (the embedded default): OTLP JSON lines in a local folder,
    ``COVERAGE_GATE_TELEMETRY_DIR`` or ``$XDG_STATE_HOME/coverage-gate/telemetry`` or
    ``~/.local/state/coverage-gate/telemetry``. Each run writes its own files,
@@ -40,22 +44,29 @@ request completed: that is the deadline of each request, whatever its per-read t
 (``EXPORT_TIMEOUT_S``) lets a trickling collector do. Providers register no exit hook. A dead,
 hanging or trickling collector therefore holds the process about ``budget_s`` at most, a
 collector that answers gets every span, and an export failure never raises into the caller.
+
+What an export to an endpoint says on stderr: one line at exit, when something was not exported
+(where to, the reason: the OS error or the HTTP status, how many spans). Log lines of the
+exporters and the SDK are collected for that line, never printed one by one.
 """
 
 from __future__ import annotations
 
 import base64
 import collections
+import contextlib
 import json
 import logging
 import os
+import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote
 
 from google.protobuf.json_format import (  # type: ignore[import-untyped, unused-ignore]
@@ -92,16 +103,13 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from coverage_gate.metrics import METER_NAME, TRACER_NAME
 
-if TYPE_CHECKING:
-    # The OTLP/HTTP exporters (and the HTTP stack under them) are imported only when an endpoint
-    # is configured: the local default does not pay their start-up cost.
-    from opentelemetry.exporter.otlp.proto.http import Compression
-
 _log = logging.getLogger(__name__)
+#: Where a failed export request is reported (collected by ``ExportTrouble``).
+_export_log = logging.getLogger("opentelemetry.coverage_gate.export")
 
 #: The most the process waits at exit for telemetry, in seconds.
 SHUTDOWN_BUDGET_S = 2.5
-#: One OTLP/HTTP export attempt, retries included, in seconds.
+#: One OTLP/HTTP export request (one attempt), in seconds.
 EXPORT_TIMEOUT_S = 1.0
 #: Periodic metric export for long runs; a short run exports once, at shutdown.
 METRIC_INTERVAL_MS = 60_000
@@ -178,13 +186,51 @@ def _headers(environ: Mapping[str, str], signal: str) -> dict[str, str]:
     return _parse_pairs(specific or _get(environ, "OTEL_EXPORTER_OTLP_HEADERS"))
 
 
-def _compression(environ: Mapping[str, str], signal: str) -> Compression:
-    from opentelemetry.exporter.otlp.proto.http import Compression  # noqa: PLC0415 - lazy
+class Protocol(StrEnum):
+    """OTLP/HTTP encodings this project exports with (``OTEL_EXPORTER_OTLP_PROTOCOL``)."""
 
-    raw = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_COMPRESSION") or _get(
-        environ, "OTEL_EXPORTER_OTLP_COMPRESSION"
+    PROTOBUF = "http/protobuf"
+    JSON = "http/json"
+
+
+def otlp_protocol(environ: Mapping[str, str], signal: str) -> Protocol | str:
+    """The protocol for ``signal``: a ``Protocol``, or the unsupported value as given."""
+    raw = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL") or _get(
+        environ, "OTEL_EXPORTER_OTLP_PROTOCOL"
     )
-    return Compression.Gzip if (raw or "").lower() == "gzip" else Compression.NoCompression
+    if raw is None:
+        return Protocol.PROTOBUF
+    try:
+        return Protocol(raw.lower())
+    except ValueError:
+        return raw
+
+
+def export_timeout(
+    environ: Mapping[str, str],
+    signal: str,
+    default_s: float,
+    warn: Callable[[str], None] = _log.warning,
+) -> float:
+    """Seconds per export request: ``OTEL_EXPORTER_OTLP[_SIGNAL]_TIMEOUT`` (milliseconds, as the
+    specification says), never more than the exit budget; ``default_s`` when unset or unusable."""
+    name = f"OTEL_EXPORTER_OTLP_{signal.upper()}_TIMEOUT"
+    raw = _get(environ, name)
+    if raw is None:
+        name, raw = "OTEL_EXPORTER_OTLP_TIMEOUT", _get(environ, "OTEL_EXPORTER_OTLP_TIMEOUT")
+    if raw is None:
+        return default_s
+    try:
+        millis = float(raw)
+    except ValueError:
+        millis = -1.0
+    if not 0 < millis < float("inf"):
+        warn(
+            f"coverage-gate: warning: {name}={raw!r} is not a positive number of "
+            f"milliseconds; using {default_s:.1f} s"
+        )
+        return default_s
+    return min(millis / 1000.0, SHUTDOWN_BUDGET_S)
 
 
 def build_resource(environ: Mapping[str, str], service_version: str | None = None) -> Resource:
@@ -313,6 +359,160 @@ class JsonLinesMetricExporter(MetricExporter):
         self.sink.close()
 
 
+# --- OTLP/HTTP ---------------------------------------------------------------------------------
+
+
+class OtlpPoster:
+    """POSTs one OTLP export request per call, protobuf or JSON (the local files' encoding, sent
+    as ``application/json``). One attempt per request within ``timeout_s``: the exit budget, not
+    a retry loop, bounds the wait, and a failure is logged once with its reason (the OS error or
+    the HTTP status), which ``Telemetry.shutdown`` turns into its one line."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        protocol: Protocol,
+        headers: Mapping[str, str],
+        timeout_s: float,
+        gzip: bool,
+    ) -> None:
+        import requests  # noqa: PLC0415 - only an endpoint needs the HTTP stack
+
+        self.endpoint = endpoint
+        self.protocol = protocol
+        self.timeout_s = timeout_s
+        self.gzip = gzip
+        self._session = requests.Session()
+        kind = "application/json" if protocol is Protocol.JSON else "application/x-protobuf"
+        self._session.headers.update({"Content-Type": kind, **headers})
+        if gzip:
+            self._session.headers["Content-Encoding"] = "gzip"
+
+    def send(self, request: ExportTraceServiceRequest | ExportMetricsServiceRequest) -> bool:
+        import gzip  # noqa: PLC0415 - only when compressing
+
+        import requests  # noqa: PLC0415 - imported by __init__ already
+
+        data = (
+            otlp_json(request).encode("utf-8")
+            if self.protocol is Protocol.JSON
+            else request.SerializeToString()
+        )
+        try:
+            response = self._session.post(
+                self.endpoint,
+                data=gzip.compress(data) if self.gzip else data,
+                timeout=self.timeout_s,
+            )
+        except requests.RequestException as error:
+            _export_log.warning("Failed to export to %s: %s", self.endpoint, error)
+            return False
+        if not response.ok:
+            _export_log.warning(
+                "Failed to export to %s code: %s, reason: %s",
+                self.endpoint,
+                response.status_code,
+                response.reason,
+            )
+        return bool(response.ok)
+
+    def close(self) -> None:
+        self._session.close()
+
+
+class HttpSpanExporter(SpanExporter):
+    def __init__(self, poster: OtlpPoster) -> None:
+        self.poster = poster
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if not spans:
+            return SpanExportResult.SUCCESS
+        ok = self.poster.send(encode_spans(spans))
+        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
+
+    def shutdown(self) -> None:
+        self.poster.close()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
+
+class HttpMetricExporter(MetricExporter):
+    def __init__(self, poster: OtlpPoster) -> None:
+        super().__init__(preferred_temporality=DELTA)
+        self.poster = poster
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+    ) -> MetricExportResult:
+        request = encode_metrics(metrics_data)
+        if not request.resource_metrics:
+            return MetricExportResult.SUCCESS
+        ok = self.poster.send(request)
+        return MetricExportResult.SUCCESS if ok else MetricExportResult.FAILURE
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        self.poster.close()
+
+
+# --- what an export to an endpoint says --------------------------------------------------------
+
+
+class ExportTrouble(logging.Handler):
+    """Collects the SDK's export log lines (each retry, each refused connection) instead of
+    printing them, so that a failed export says one line at exit (``Telemetry.shutdown``)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.reasons: list[str] = []
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+        if len(self.reasons) < _MAX_REASONS:
+            with contextlib.suppress(Exception):  # a malformed record must not cost the run
+                self.reasons.append(_reason(record.getMessage()))
+
+    @property
+    def first(self) -> str | None:
+        """The most telling reason: an OS error or HTTP status before a generic line."""
+        telling = [r for r in self.reasons if r not in _GENERIC]
+        found = telling or self.reasons
+        return found[0] if found else None
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        logger = logging.getLogger("opentelemetry")
+        propagate = logger.propagate
+        logger.addHandler(self)
+        logger.propagate = False
+        try:
+            yield
+        finally:
+            logger.removeHandler(self)
+            logger.propagate = propagate
+
+
+_MAX_REASONS = 32
+_GENERIC = frozenset({"timed out", "unknown error"})
+_ERRNO = re.compile(r"\[Errno -?\d+\] ([^\"')]+)")
+_STATUS = re.compile(r"code: ?(\d+), reason: ?(.*)")
+
+
+def _reason(message: str) -> str:
+    """The useful part of an export log line: the OS error, or the HTTP status and reason."""
+    if found := _ERRNO.search(message):
+        return found.group(1).strip().lower()
+    if found := _STATUS.search(message):
+        return f"HTTP {found.group(1)} {found.group(2).strip()}"[:160]
+    if "timeout" in message.lower() or "timed out" in message.lower():
+        return "timed out"
+    return message.strip().splitlines()[0][:160] if message.strip() else "unknown error"
+
+
 # --- exporting every span ----------------------------------------------------------------------
 
 
@@ -326,8 +526,11 @@ class SpanExport(SpanProcessor):
     ``progress_at`` (monotonic seconds) moves on each completed request, for the exit wait.
     """
 
-    def __init__(self, exporter: SpanExporter, chunk: int = EXPORT_CHUNK_SPANS) -> None:
+    def __init__(
+        self, exporter: SpanExporter, chunk: int = EXPORT_CHUNK_SPANS, *, warn: bool = True
+    ) -> None:
         self._exporter = exporter
+        self._warn = warn  # False when ``Telemetry.shutdown`` says it in its one line
         self._chunk = max(chunk, 1)
         self._pending: collections.deque[ReadableSpan] = collections.deque()
         self._lock = threading.Lock()
@@ -385,7 +588,7 @@ class SpanExport(SpanProcessor):
         with self._lock:
             self._closed = True
         self._export_pending()
-        if self.not_exported:
+        if self.not_exported and self._warn:
             _log.warning(
                 "telemetry: %d of %d span(s) not exported (an export request failed)",
                 self.not_exported,
@@ -406,6 +609,8 @@ class Telemetry:
     meter_provider: metrics_api.MeterProvider
     sinks: dict[str, str] = field(default_factory=dict)
     span_export: SpanExport | None = None
+    #: Collects the SDK's export lines while an endpoint is used; None for files only.
+    trouble: ExportTrouble | None = None
     _done: bool = False
 
     def tracer(self) -> trace_api.Tracer:
@@ -436,28 +641,47 @@ class Telemetry:
             )
             for name, stop in self._stoppers()
         ]
-        for thread in threads:
-            thread.start()
-        while alive := [t for t in threads if t.is_alive()]:
-            last = max(began, self.span_export.progress_at if self.span_export else began)
-            left = last + budget - time.monotonic()
-            if left <= 0:
-                break
-            alive[0].join(min(left, _PROGRESS_POLL_S))
+        with self.trouble.installed() if self.trouble else contextlib.nullcontext():
+            for thread in threads:
+                thread.start()
+            while alive := [t for t in threads if t.is_alive()]:
+                last = max(began, self.span_export.progress_at if self.span_export else began)
+                left = last + budget - time.monotonic()
+                if left <= 0:
+                    break
+                alive[0].join(min(left, _PROGRESS_POLL_S))
         finished = not any(t.is_alive() for t in threads)
-        if not finished:
-            _log.warning(
-                "telemetry: no export progress for %.1f s; not waiting%s",
-                budget_s,
-                self._unsent(),
-            )
+        self._say_trouble(finished, budget_s)
         return finished and all(results.values())
+
+    def _say_trouble(self, finished: bool, budget_s: float) -> None:
+        """One line for whatever went wrong with the export, or nothing."""
+        parts: list[str] = []
+        if self.trouble is not None and self.trouble.first is not None:
+            parts.append(self.trouble.first)
+        if not finished:
+            parts.append(f"no export progress for {budget_s:.1f} s, not waiting")
+        unsent = self._unsent()
+        if unsent:
+            parts.append(unsent)
+        if not parts:
+            return
+        where = ", ".join(
+            f"{name} to {sink.removeprefix('otlp ')}"
+            for name, sink in sorted(self.sinks.items())
+            if sink.startswith("otlp ")
+        )
+        _log.warning(
+            "coverage-gate: warning: telemetry not exported%s: %s",
+            f" ({where})" if where else "",
+            "; ".join(parts),
+        )
 
     def _unsent(self) -> str:
         export = self.span_export
         if export is None or export.exported >= export.ended:
             return ""
-        return f" ({export.ended - export.exported} of {export.ended} span(s) not exported)"
+        return f"{export.ended - export.exported} of {export.ended} span(s) not exported"
 
     def _stoppers(self) -> list[tuple[str, Callable[[], object]]]:
         stoppers: list[tuple[str, Callable[[], object]]] = []
@@ -484,6 +708,58 @@ def _signal_disabled(environ: Mapping[str, str], signal: str) -> bool:
     return (_get(environ, f"OTEL_{signal.upper()}_EXPORTER") or "").lower() == "none"
 
 
+@dataclass(frozen=True)
+class _Endpoint:
+    """Where one signal goes over OTLP/HTTP, and how."""
+
+    url: str
+    protocol: Protocol
+    headers: dict[str, str]
+    timeout_s: float
+    gzip: bool
+
+
+def _endpoint(
+    environ: Mapping[str, str],
+    signal: str,
+    default_timeout_s: float,
+    folder: Path,
+    warn: Callable[[str], None],
+) -> _Endpoint | None:
+    """The signal's OTLP/HTTP endpoint, or None for the local files (also when the configured
+    protocol is one this project does not speak: said in one line, nothing lost)."""
+    url = otlp_endpoint(environ, signal)
+    if url is None:
+        return None
+    protocol = otlp_protocol(environ, signal)
+    if not isinstance(protocol, Protocol):
+        warn(
+            f"coverage-gate: warning: OTLP protocol {protocol!r} is not supported "
+            f"(http/protobuf, http/json); its telemetry goes to the local files in {folder}"
+        )
+        return None
+    return _Endpoint(
+        url=url,
+        protocol=protocol,
+        headers=_headers(environ, signal),
+        timeout_s=export_timeout(environ, signal, default_timeout_s, warn),
+        gzip=_compression_name(environ, signal) == "gzip",
+    )
+
+
+def _compression_name(environ: Mapping[str, str], signal: str) -> str:
+    raw = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_COMPRESSION") or _get(
+        environ, "OTEL_EXPORTER_OTLP_COMPRESSION"
+    )
+    return (raw or "").lower()
+
+
+def _poster(endpoint: _Endpoint) -> OtlpPoster:
+    return OtlpPoster(
+        endpoint.url, endpoint.protocol, endpoint.headers, endpoint.timeout_s, endpoint.gzip
+    )
+
+
 def setup(
     environ: Mapping[str, str],
     *,
@@ -504,61 +780,55 @@ def setup(
     tracer_provider: trace_api.TracerProvider = trace_api.NoOpTracerProvider()
     meter_provider: metrics_api.MeterProvider = metrics_api.NoOpMeterProvider()
     folder = default_telemetry_dir(environ)
+    remote = False
+    said: set[str] = set()
+
+    def warn(message: str) -> None:  # the two signals share most settings: say each once
+        if message not in said:
+            said.add(message)
+            _log.warning(message)
 
     if _signal_disabled(environ, "traces"):
         sinks["traces"] = "disabled"
     else:
         sdk_tracer = TracerProvider(resource=resource, shutdown_on_exit=False)
-        endpoint = otlp_endpoint(environ, "traces")
+        endpoint = _endpoint(environ, "traces", export_timeout_s, folder, warn)
         exporter: SpanExporter
         if endpoint:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # noqa: PLC0415
-                OTLPSpanExporter,
-            )
-
-            exporter = OTLPSpanExporter(
-                endpoint=endpoint,
-                headers=_headers(environ, "traces"),
-                timeout=export_timeout_s,
-                compression=_compression(environ, "traces"),
-            )
-            sinks["traces"] = f"otlp {endpoint}"
+            exporter = HttpSpanExporter(_poster(endpoint))
+            sinks["traces"] = f"otlp {endpoint.url}"
+            remote = True
         else:
             exporter = JsonLinesSpanExporter(JsonLinesFile(folder, "traces"))
             sinks["traces"] = f"files {folder}"
         # Chunked on both sinks: a run with many tool-call spans writes a few lines (or
         # requests), never one per span, ending a span never waits on I/O, and none is dropped.
-        span_export = SpanExport(exporter)
+        span_export = SpanExport(exporter, warn=False)
         sdk_tracer.add_span_processor(span_export)
         tracer_provider = sdk_tracer
 
     if _signal_disabled(environ, "metrics"):
         sinks["metrics"] = "disabled"
     else:
-        endpoint = otlp_endpoint(environ, "metrics")
+        metric_endpoint = _endpoint(environ, "metrics", export_timeout_s, folder, warn)
         metric_exporter: MetricExporter
-        if endpoint:
-            from opentelemetry.exporter.otlp.proto.http.metric_exporter import (  # noqa: PLC0415
-                OTLPMetricExporter,
-            )
-
-            metric_exporter = OTLPMetricExporter(
-                endpoint=endpoint,
-                headers=_headers(environ, "metrics"),
-                timeout=export_timeout_s,
-                compression=_compression(environ, "metrics"),
-                preferred_temporality=DELTA,
-            )
-            sinks["metrics"] = f"otlp {endpoint}"
+        if metric_endpoint:
+            metric_exporter = HttpMetricExporter(_poster(metric_endpoint))
+            sinks["metrics"] = f"otlp {metric_endpoint.url}"
+            remote = True
         else:
             metric_exporter = JsonLinesMetricExporter(JsonLinesFile(folder, "metrics"))
             sinks["metrics"] = f"files {folder}"
         reader = PeriodicExportingMetricReader(
             metric_exporter,
             export_interval_millis=METRIC_INTERVAL_MS,
-            export_timeout_millis=export_timeout_s * 1000,
+            export_timeout_millis=(
+                metric_endpoint.timeout_s if metric_endpoint else export_timeout_s
+            )
+            * 1000,
         )
         meter_provider = MeterProvider(
             metric_readers=[reader], resource=resource, shutdown_on_exit=False
         )
-    return Telemetry(tracer_provider, meter_provider, sinks, span_export)
+    trouble = ExportTrouble() if remote else None
+    return Telemetry(tracer_provider, meter_provider, sinks, span_export, trouble)
