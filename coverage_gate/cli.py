@@ -6,6 +6,7 @@ clock and exit codes. Machine output goes to stdout; people and logs to stderr.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -16,6 +17,10 @@ from coverage_gate.commands._choice import Command, Group
 from coverage_gate.commands._common import say
 from coverage_gate.commands.flags import flags_app
 from coverage_gate.errors import ExitCode
+from coverage_gate.stdio import discard_stdout
+
+#: Errors of a stdout that cannot be written: a full disk, a closed pipe.
+_STDOUT_GONE = frozenset({errno.ENOSPC, errno.EPIPE, errno.EDQUOT, errno.EFBIG})
 
 app = typer.Typer(
     cls=Group,
@@ -50,6 +55,14 @@ def main() -> None:
     except KeyboardInterrupt:
         say("coverage-gate: interrupted")
         sys.exit(130)
+    except OSError as error:
+        # Help and usage text are written by click itself; a stdout that cannot take them (a
+        # full disk, a reader that left) is the caller's output gone wrong, as in write_stdout.
+        if error.errno not in _STDOUT_GONE:
+            raise
+        discard_stdout()
+        say(f"coverage-gate: error: stdout: cannot write ({error.strerror or error})")
+        sys.exit(int(ExitCode.BAD_INPUT))
     except Exception as error:
         if os.environ.get("COVERAGE_GATE_DEBUG"):
             raise

@@ -32,3 +32,11 @@ class UsageError(CoverageGateError):
     """The command line is wrong: a missing or conflicting option, an unknown name."""
 
     exit_code = ExitCode.USAGE
+
+
+def check_repo(repo: str) -> None:
+    """--repo names a repository as OWNER/NAME: its owner is a metric label, and a flag's
+    targeting may match on it. Anything else is a usage error."""
+    owner, slash, name = repo.partition("/")
+    if not (owner and slash and name) or any(char.isspace() for char in repo):
+        raise UsageError(f"--repo {repo!r}: expected OWNER/NAME, e.g. acme/api")

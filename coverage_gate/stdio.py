@@ -60,3 +60,9 @@ def _discard(stream: TextIO) -> None:
             os.dup2(null, fileno)
         finally:
             os.close(null)
+
+
+def discard_stdout() -> None:
+    """After a failed write to stdout: drop what is still buffered (see ``_discard``)."""
+    if sys.stdout is not None:
+        _discard(sys.stdout)

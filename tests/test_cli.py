@@ -322,7 +322,7 @@ def test_record_requires_a_revision_and_a_known_format() -> None:
     result = runner.invoke(
         app, ["record", str(PI / "pi_a_honest.jsonl"), "--revision", "r", "--format", "nope"]
     )
-    assert result.exit_code == ExitCode.BAD_INPUT
+    assert result.exit_code == ExitCode.USAGE  # like any unknown choice
     assert "known:" in result.stderr
 
 

@@ -4,6 +4,8 @@ traceback or an internal error."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,6 +120,36 @@ def test_unknown_schema_is_a_usage_error() -> None:
     result = runner.invoke(app, ["schema", "nope"])
     assert result.exit_code == ExitCode.USAGE
     assert "unknown schema 'nope'" in only_error_line(result.stderr)
+
+
+@pytest.mark.parametrize("repo", ["shop", "/shop", "acme/", "acme shop/api"])
+def test_flags_repo_not_owner_slash_name_is_a_usage_error(repo: str) -> None:
+    """`flags --repo` names a repository as reconcile does: a flag's targeting may match on it,
+    and a mode shown for `shop` would be a mode no reconcile ever resolves."""
+    snapshot = Path(__file__).parents[1] / "coverage_gate" / "examples" / "flags.snapshot.json"
+    result = runner.invoke(app, ["flags", "--repo", repo, "--flags", str(snapshot)])
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert f"--repo {repo!r}: expected OWNER/NAME" in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("command", [["--help"], ["record", "--help"], ["flags", "--help"]])
+def test_help_to_a_full_stdout_is_one_line_not_an_internal_error(command: list[str]) -> None:
+    """Help goes to stdout through click itself; a full disk there is the caller's output gone
+    wrong (exit 3, one line), as for every document the commands write."""
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "coverage_gate", *command],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == ExitCode.BAD_INPUT, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "coverage-gate: error: stdout: cannot write (No space left on device)"
+    ]
 
 
 @pytest.mark.parametrize("repo", ["shop", "/shop", "acme/", "acme shop/api", ""])

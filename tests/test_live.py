@@ -553,22 +553,24 @@ def test_run_command_passes_through_and_writes_evidence(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "code"),
     [
         (
             ["--format", "no-such-format", "-o", "EV", "--revision", "r"],
             "--format 'no-such-format'",
+            2,
         ),
-        (["--revision", "r"], "--output is required"),
-        (["--revision", "r", "-o", "/no/such/folder/ev.json"], "does not exist"),
-        (["--revision", "r", "-o", "HERE"], "is a directory"),
-        (["--revision", "r", "-o", "EV", "--diff", "no-such.diff"], "no such file"),
+        (["--revision", "r"], "--output is required", 2),
+        (["--revision", "r", "-o", "/no/such/folder/ev.json"], "does not exist", 3),
+        (["--revision", "r", "-o", "HERE"], "is a directory", 3),
+        (["--revision", "r", "-o", "EV", "--diff", "no-such.diff"], "no such file", 3),
     ],
 )
 def test_run_command_refuses_bad_options_before_starting(
-    tmp_path: Path, args: list[str], message: str
+    tmp_path: Path, args: list[str], message: str, code: int
 ) -> None:
-    """Bad options are a one-line error with exit code 3, and the reviewer is never started."""
+    """Bad options are a one-line error, the reviewer is never started: a missing or unknown
+    option value is a usage error (exit 2), a file that cannot be used bad input (exit 3)."""
     marker = tmp_path / "started"
     places = {"EV": str(tmp_path / "ev.json"), "HERE": str(tmp_path)}
     args = [places.get(arg, arg) for arg in args]
@@ -576,7 +578,7 @@ def test_run_command_refuses_bad_options_before_starting(
         run_app(),
         ["run", *args, "--", *child(f"open({str(marker)!r}, 'w')")],
     )
-    assert result.exit_code == 3
+    assert result.exit_code == code
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert not marker.exists()

@@ -25,7 +25,7 @@ from typing import Annotated
 import typer
 
 from coverage_gate.commands._choice import Command, Group, choice
-from coverage_gate.errors import BadInputError, ExitCode
+from coverage_gate.errors import BadInputError, ExitCode, UsageError, check_repo
 from coverage_gate.files import write_atomic
 from coverage_gate.flags import (
     FlagConfigError,
@@ -140,7 +140,7 @@ def flags(
     ctx: typer.Context,
     *,
     repo: Annotated[
-        str | None, typer.Option("--repo", "-r", help="Repository, e.g. owner/name.")
+        str | None, typer.Option("--repo", "-r", help="Repository as OWNER/NAME, e.g. acme/api.")
     ] = None,
     mode: Annotated[
         ModeChoice | None,
@@ -207,6 +207,10 @@ def flags(
         return
     if not repo:
         raise _fail("--repo is required (or use a subcommand: pull)", EXIT_USAGE)
+    try:
+        check_repo(repo)
+    except UsageError as error:
+        raise _fail(str(error), EXIT_USAGE) from None
     try:
         require_stdout("mode")
     except BadInputError as error:

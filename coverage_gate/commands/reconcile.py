@@ -13,7 +13,12 @@ import typer
 
 from coverage_gate import otel_setup, render
 from coverage_gate.commands._choice import FLAG, choice
-from coverage_gate.commands._common import DECISION, emit_document, errors_to_exit, say
+from coverage_gate.commands._common import (
+    DECISION,
+    emit_document,
+    errors_to_exit,
+    say,
+)
 from coverage_gate.commands.flags import (
     FallbackChoice,
     FlagNameOption,
@@ -21,7 +26,7 @@ from coverage_gate.commands.flags import (
     ModeChoice,
     OnErrorChoice,
 )
-from coverage_gate.errors import ExitCode, UsageError
+from coverage_gate.errors import ExitCode, UsageError, check_repo
 from coverage_gate.files import dump_model, load_evidence, load_model, read_bytes
 from coverage_gate.flags import (
     FlagSettings,
@@ -93,13 +98,6 @@ def _scope(
     if paths:
         origin = f"the reviewable-path filter excluded all {len(paths)} changed file(s)"
     return reviewable(paths, build_filter(excludes, default_excludes)), origin
-
-
-def _check_repo(repo: str) -> None:
-    """--repo names a repository as OWNER/NAME: its owner is a metric label."""
-    owner, slash, name = repo.partition("/")
-    if not (owner and slash and name) or any(char.isspace() for char in repo):
-        raise UsageError(f"--repo {repo!r}: expected OWNER/NAME, e.g. acme/api")
 
 
 def _warn_about(decision: DecisionDocument, empty_scope: str) -> None:
@@ -293,7 +291,7 @@ def reconcile_command(
 ) -> None:
     """Reconcile claims with evidence over the changed files and print the decision."""
     with errors_to_exit():  # not counted: a malformed --repo is no repository to count for
-        _check_repo(repo)
+        check_repo(repo)
     telemetry = otel_setup.setup(os.environ)
     try:
         with errors_to_exit(telemetry, repo):

@@ -34,7 +34,7 @@ from coverage_gate.commands._options import (
     record_settings,
     root_note,
 )
-from coverage_gate.errors import BadInputError
+from coverage_gate.errors import BadInputError, UsageError
 from coverage_gate.files import dump_model
 from coverage_gate.gittree import GitTrees
 from coverage_gate.recording import Recorder, feed_all
@@ -70,7 +70,7 @@ def record(
     """Read an agent's event stream and write the evidence document (JSON)."""
     with errors_to_exit():
         if source_format is not None and source_format not in ADAPTERS:
-            raise BadInputError(f"--format {source_format!r} is unknown; known: {format_names()}")
+            raise UsageError(f"--format {source_format!r} is unknown; known: {format_names()}")
         settings = record_settings(
             revision=revision,
             repo_root=repo_root,

@@ -34,7 +34,7 @@ from coverage_gate.commands._options import (
     record_settings,
     root_note,
 )
-from coverage_gate.errors import BadInputError, CoverageGateError
+from coverage_gate.errors import BadInputError, CoverageGateError, UsageError
 from coverage_gate.events import Adapter
 from coverage_gate.files import check_writable
 from coverage_gate.gittree import GitTrees
@@ -226,7 +226,7 @@ def _prepare(
 ) -> tuple[Adapter, RecordSettings, Path]:
     """Check everything before the reviewer starts: a run is never wasted on a bad option."""
     if output is None:
-        raise BadInputError("--output is required: stdout carries the reviewer's own output")
+        raise UsageError("--output is required: stdout carries the reviewer's own output")
     require_stdout("reviewer's output")
     if not output.absolute().parent.is_dir():
         raise BadInputError(f"output {output}: folder {output.absolute().parent} does not exist")
@@ -241,7 +241,7 @@ def _prepare(
     adapter = ADAPTERS.get(source_format)
     if adapter is None:
         known = ", ".join(sorted(ADAPTERS))
-        raise BadInputError(f"--format {source_format!r} is unknown; known: {known}")
+        raise UsageError(f"--format {source_format!r} is unknown; known: {known}")
     settings = record_settings(
         revision=revision,
         repo_root=repo_root,
