@@ -11,6 +11,7 @@ Only paths with a ``..`` segment are ever asked about.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import stat
@@ -94,7 +95,10 @@ class GitTree(_Closing):
         if process is None:
             return
         if process.stdin is not None:
-            process.stdin.close()
+            # A git that already exited (no repository there) leaves a broken pipe, which
+            # closing reports once more: it is gone either way.
+            with contextlib.suppress(OSError):
+                process.stdin.close()
         try:
             process.wait(timeout=self._timeout)
         except subprocess.TimeoutExpired:

@@ -32,6 +32,7 @@ from coverage_gate.model import (
     ReviewerOutput,
     Verdict,
 )
+from coverage_gate.paths import TreeUnavailableError
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
 from coverage_gate.recording import RecordSettings, record_stream
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT
@@ -415,3 +416,41 @@ def test_no_git_on_path_leaves_dotdot_unresolved(
     assert len(details) == 1
     assert details[0].startswith("parent_unresolved")
     assert "git cannot be run" in details[0]
+
+
+class _GoneGit:
+    """A ``git cat-file`` that exited at once: its stdin's pipe is broken, even on close."""
+
+    class _BrokenPipe(io.BytesIO):
+        def write(self, data: Any) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def close(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.stdin = self._BrokenPipe()
+        self.stdout = io.BytesIO()
+        self.stderr = io.BytesIO(b"fatal: cannot change to '/nowhere': No such file or directory\n")
+
+    def wait(self, timeout: float | None = None) -> int:
+        return 128
+
+    def kill(self) -> None:
+        pass
+
+
+def test_a_git_that_already_exited_is_an_unavailable_tree_not_a_broken_pipe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A root that is no repository: git exits before it is asked, and closing its stdin fails
+    too. That is an unavailable tree (the ``..`` path is rejected), never a ``BrokenPipeError``
+    escaping to the command line (which exits 1 with nothing said)."""
+    monkeypatch.setattr("coverage_gate.gittree.subprocess.Popen", _GoneGit)
+    tree = GitTree("/nowhere", "rev")
+    with pytest.raises(TreeUnavailableError, match="cannot change to"):
+        tree.symlink_target("src/api")
+    tree.close()
