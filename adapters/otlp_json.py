@@ -58,9 +58,11 @@ from dataclasses import replace
 from typing import Final
 
 from coverage_gate.events import (
+    UNKNOWN_SHOWN,
     Action,
     DiffPageAction,
     Event,
+    FilesNotShown,
     IgnoredAction,
     LineClass,
     Malformed,
@@ -110,7 +112,10 @@ from ._json import (
     loads_object,
     opens_object,
 )
+from ._otel_native import TOOL_ERROR, Calls, Part, path_only
 from ._stream import Items, ObjectLineReader, Spec, load_line
+from .claude_code import READ_TOOL as CLAUDE_READ
+from .claude_code import _read_action as claude_read_action
 
 NAME: Final = "otlp-json"
 TOOL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"  # GenAI semantic conventions
@@ -118,6 +123,28 @@ READ_TOOLS: Final = frozenset({"read", "Read", "cr_read", "read_file"})
 MENTION_TOOLS: Final = frozenset({"cr_read"})  # the review tool drops one leading "@"
 DIFF_TOOLS: Final = frozenset({"cr_diff"})
 SPAN_ERROR: Final = "span_error"
+FILE_PATH: Final = "file_path"  # the path attribute of Claude Code's tool spans
+EXIT_CODE: Final = "process.exit.code"  # a shell tool's exit code (Copilot's spans)
+EVENT_NAME: Final = "event.name"
+_PATH_KEYS: Final = ("path", "file_path", "filePath", "absolute_path")
+# Claude Code (CLAUDE_CODE_ENABLE_TELEMETRY=1; spans with CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1)
+CLAUDE_RESULT_LOG: Final = "claude_code.tool_result"
+CLAUDE_TOOL_SPAN: Final = "claude_code.tool"
+CLAUDE_EXECUTION_SPAN: Final = "claude_code.tool.execution"
+CLAUDE_INTERACTION_SPAN: Final = "claude_code.interaction"
+CLAUDE_CALL_ID: Final = "tool_use_id"
+CLAUDE_TOOL: Final = "tool_name"
+CLAUDE_INPUT: Final = "tool_input"
+CLAUDE_NO_DETAILS: Final = (
+    "Claude Code telemetry without OTEL_LOG_TOOL_DETAILS=1 does not say which file a call read"
+)
+# Codex ([otel] exporter): tool results name a shell command, not the files it read
+CODEX_RESULT_LOG: Final = "codex.tool_result"
+CODEX_CALL_ID: Final = "call_id"
+CODEX_NO_FILES: Final = (
+    "Codex telemetry records shell commands, not the files they read (shell commands are not "
+    "parsed)"
+)
 _STATUS_ERROR: Final = frozenset({2, "2", "STATUS_CODE_ERROR"})
 
 AttributeValue = str | int | float | bool | OutOfRange
@@ -150,11 +177,17 @@ SPEC: Final[Spec] = {
         }
     ),
     "resourceMetrics": None,
-    "resourceLogs": None,
+    "resourceLogs": Items(
+        {
+            "scopeLogs": Items(
+                {"logRecords": Items({"body": {"stringValue": None}, "attributes": _ATTRIBUTE})}
+            )
+        }
+    ),
 }
 
-_OTHER_SIGNAL_HEAD = re.compile(rb'\s*\{\s*"resource(?:Metrics|Logs)"\s*:')
-_SNIFF_HEAD = re.compile(rb'\s*\{\s*"resourceSpans"\s*:')
+_OTHER_SIGNAL_HEAD = re.compile(rb'\s*\{\s*"resourceMetrics"\s*:')
+_SNIFF_HEAD = re.compile(rb'\s*\{\s*"resource(?:Spans|Logs)"\s*:')
 
 
 def _value(value: object) -> AttributeValue | None:
@@ -190,27 +223,36 @@ def attributes(raw: object) -> Attributes | None:
     return out
 
 
-def _spans(request: JsonObject) -> Iterator[JsonObject | str]:
-    """Every span of one export request, or a description of the first part that is malformed."""
-    resource_spans = get_list(request, "resourceSpans")
-    if resource_spans is None:
-        yield "field 'resourceSpans' is missing or not a list"
+def _items(request: JsonObject, top: str, scopes: str, items: str) -> Iterator[JsonObject | str]:
+    """Every span (or log record) of one export request, or a description of each part that is
+    malformed: ``top[].scopes[].items[]``."""
+    resources = get_list(request, top)
+    if resources is None:
+        yield f"field {top!r} is missing or not a list"
         return
-    for r, resource in enumerate(resource_spans):
-        scopes = get_list(resource, "scopeSpans") if isinstance(resource, dict) else None
-        if scopes is None:
-            yield f"resourceSpans[{r}].scopeSpans is missing or not a list"
+    for r, resource in enumerate(resources):
+        found = get_list(resource, scopes) if isinstance(resource, dict) else None
+        if found is None:
+            yield f"{top}[{r}].{scopes} is missing or not a list"
             continue
-        for s, scope in enumerate(scopes):
-            spans = get_list(scope, "spans") if isinstance(scope, dict) else None
-            if spans is None:
-                yield f"resourceSpans[{r}].scopeSpans[{s}].spans is missing or not a list"
+        for s, scope in enumerate(found):
+            entries = get_list(scope, items) if isinstance(scope, dict) else None
+            if entries is None:
+                yield f"{top}[{r}].{scopes}[{s}].{items} is missing or not a list"
                 continue
-            for n, span in enumerate(spans):
-                if isinstance(span, dict):
-                    yield span
+            for n, entry in enumerate(entries):
+                if isinstance(entry, dict):
+                    yield entry
                 else:
-                    yield f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}] is not an object"
+                    yield f"{top}[{r}].{scopes}[{s}].{items}[{n}] is not an object"
+
+
+def _spans(request: JsonObject) -> Iterator[JsonObject | str]:
+    return _items(request, "resourceSpans", "scopeSpans", "spans")
+
+
+def _log_records(request: JsonObject) -> Iterator[JsonObject | str]:
+    return _items(request, "resourceLogs", "scopeLogs", "logRecords")
 
 
 def _unreadable(lineno: int, detail: str) -> Unreadable:
@@ -273,37 +315,153 @@ def _own_events(record: CallRecord, lineno: int) -> list[Event]:
 # --- spans of GenAI-instrumented agents --------------------------------------------------------
 
 
-def _foreign_action(tool: str, arguments: AttributeValue | None) -> Action:
+def _foreign_action(tool: str, arguments: AttributeValue | None, attrs: Attributes) -> Action:
     if tool not in READ_TOOLS and tool not in DIFF_TOOLS:
         return IgnoredAction()
     parsed = loads_object(arguments) if isinstance(arguments, str) else None
     if parsed is None:
+        known = attrs.get(FILE_PATH)
+        if tool in READ_TOOLS and isinstance(known, str) and known:
+            return path_only(known)
         return UnreadableArguments(f"{tool} span has no JSON object in {TOOL_ARGUMENTS}")
     offset, limit = get_int(parsed, "offset"), get_int(parsed, "limit")
     if isinstance(offset, OutOfRange) or isinstance(limit, OutOfRange):
         return UnreadableArguments(f"{tool} offset/limit out of the 64-bit range")
     if tool in DIFF_TOOLS:
         return DiffPageAction(offset=offset, limit=limit)
-    path = get_str(parsed, "path") or get_str(parsed, "file_path")
+    path = next((found for name in _PATH_KEYS if (found := get_str(parsed, name))), None)
     if path is None:
         return UnreadableArguments(f"{tool} arguments have no string 'path' or 'file_path'")
     return ReadAction(path=path, offset=offset, limit=limit, mention=tool in MENTION_TOOLS)
 
 
-def _foreign_events(span: JsonObject, name: str, attrs: Attributes, lineno: int) -> list[Event]:
+def _call_id(span: JsonObject, attrs: Attributes, *keys: str) -> str | None:
+    for name in keys:
+        found = attrs.get(name)
+        if isinstance(found, str) and found:
+            return found
+    return get_str(span, "spanId") or None
+
+
+def _foreign_part(span: JsonObject, attrs: Attributes, lineno: int) -> Part | Event:
+    """An ``execute_tool`` span of a GenAI-instrumented agent: a whole call."""
     tool = attrs.get(TOOL_NAME)
     if not isinstance(tool, str) or not tool:
-        return [_unreadable(lineno, f"execute_tool span without a string {TOOL_NAME}")]
-    call_id = attrs.get(TOOL_CALL_ID) or get_str(span, "spanId")
-    if not isinstance(call_id, str) or not call_id:
-        return [_unreadable(lineno, f"execute_tool span without {TOOL_CALL_ID} or spanId")]
-    failed = _failed(span, attrs)
+        return _unreadable(lineno, f"execute_tool span without a string {TOOL_NAME}")
+    call_id = _call_id(span, attrs, TOOL_CALL_ID)
+    if call_id is None:
+        return _unreadable(lineno, f"execute_tool span without {TOOL_CALL_ID} or spanId")
+    exit_code = attrs.get(EXIT_CODE)
+    failed = _failed(span, attrs) or (
+        isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
+    )
     error = str(attrs.get(ERROR_TYPE, SPAN_ERROR)) if failed else None
-    action = _foreign_action(tool, attrs.get(TOOL_ARGUMENTS))
-    return [
-        ToolStart(call_id, tool, action, lineno),
-        ToolEnd(call_id, tool, not failed, lineno, error_type=error),
-    ]
+    action = _foreign_action(tool, attrs.get(TOOL_ARGUMENTS), attrs)
+    exact = not (isinstance(action, ReadAction) and action.shown is UNKNOWN_SHOWN)
+    return Part(call_id, lineno, tool, action, exact, not failed, error)
+
+
+# --- Claude Code's and Codex's own records -----------------------------------------------------
+
+
+def _flag(value: AttributeValue | None) -> bool | None:
+    """A success flag as Claude Code and Codex write it: a boolean or "true"/"false"."""
+    if value is True or value == "true":
+        return True
+    if value is False or value == "false":
+        return False
+    return None
+
+
+def _claude_action(tool: str, attrs: Attributes) -> tuple[Action, bool]:
+    """What a ``claude_code.tool_result`` log says the call asked for, and whether that is the
+    call's own request (its ``tool_input``)."""
+    raw = attrs.get(CLAUDE_INPUT)
+    if tool != CLAUDE_READ:
+        return IgnoredAction(), True
+    if raw is None:
+        return UnreadableArguments(CLAUDE_NO_DETAILS), False
+    parsed = loads_object(raw) if isinstance(raw, str) else None
+    if parsed is None:
+        return UnreadableArguments(f"{CLAUDE_INPUT} is not a JSON object"), False
+    return claude_read_action({"name": tool, "input": parsed}, None), True
+
+
+def _claude_result(attrs: Attributes, lineno: int) -> list[Part | Event]:
+    """A ``claude_code.tool_result`` log: a whole call."""
+    call_id, tool = attrs.get(CLAUDE_CALL_ID), attrs.get(CLAUDE_TOOL)
+    if not isinstance(call_id, str) or not call_id or not isinstance(tool, str) or not tool:
+        return [_unreadable(lineno, f"tool_result without string {CLAUDE_CALL_ID}, {CLAUDE_TOOL}")]
+    out: list[Part | Event] = []
+    if CLAUDE_INPUT not in attrs:
+        out.append(FilesNotShown(lineno, CLAUDE_NO_DETAILS))
+    action, exact = _claude_action(tool, attrs)
+    succeeded = _flag(attrs.get("success"))
+    error = attrs.get("error_type")
+    out.append(Part(call_id, lineno, tool, action, exact, succeeded, str(error or TOOL_ERROR)))
+    if succeeded is None:
+        detail = f"tool_result 'success' is {attrs.get('success')!r}, not true or false"
+        out.append(Unreadable(lineno, detail, (), (call_id,)))
+    return out
+
+
+def _claude_tool_span(span: JsonObject, attrs: Attributes, lineno: int) -> list[Part | Event]:
+    """A ``claude_code.tool`` span: the call's tool and path (no range), never its success (the
+    span stays unset when the call fails; its ``claude_code.tool.execution`` child says)."""
+    tool = attrs.get(TOOL_NAME, attrs.get(CLAUDE_TOOL))
+    call_id = _call_id(span, attrs, TOOL_CALL_ID, CLAUDE_CALL_ID)
+    if not isinstance(tool, str) or not tool or call_id is None:
+        return [_unreadable(lineno, f"{CLAUDE_TOOL_SPAN} span without a tool name or call id")]
+    out: list[Part | Event] = []
+    action: Action = IgnoredAction()
+    exact = True
+    if tool == CLAUDE_READ:
+        path = attrs.get(FILE_PATH)
+        if isinstance(path, str) and path:
+            action, exact = path_only(path), False
+        else:
+            action, exact = UnreadableArguments(CLAUDE_NO_DETAILS), False
+            out.append(FilesNotShown(lineno, CLAUDE_NO_DETAILS))
+    failed = True if _failed(span, attrs) else None
+    error = str(attrs.get(ERROR_TYPE, SPAN_ERROR))
+    out.append(Part(call_id, lineno, tool, action, exact, None if failed is None else False, error))
+    return out
+
+
+def _claude_execution_span(span: JsonObject, attrs: Attributes, lineno: int) -> list[Part | Event]:
+    """A ``claude_code.tool.execution`` span: how the call ended."""
+    call_id = _call_id(span, attrs, TOOL_CALL_ID, CLAUDE_CALL_ID)
+    if call_id is None:
+        return [_unreadable(lineno, f"{CLAUDE_EXECUTION_SPAN} span without a call id")]
+    succeeded = False if _failed(span, attrs) else _flag(attrs.get("success"))
+    error = str(attrs.get(ERROR_TYPE, SPAN_ERROR))
+    return [Part(call_id, lineno, succeeded=succeeded, error_type=error)]
+
+
+def _codex_result(attrs: Attributes, lineno: int) -> list[Part | Event]:
+    """A ``codex.tool_result`` log: a shell command (or another tool), never a file read."""
+    call_id, tool = attrs.get(CODEX_CALL_ID), attrs.get(CLAUDE_TOOL)
+    out: list[Part | Event] = [FilesNotShown(lineno, CODEX_NO_FILES)]
+    if not isinstance(call_id, str) or not call_id or not isinstance(tool, str) or not tool:
+        out.append(Malformed(lineno, f"codex.tool_result without string {CODEX_CALL_ID}"))
+        return out
+    succeeded = _flag(attrs.get("success"))
+    out.append(Part(call_id, lineno, tool, IgnoredAction(), True, succeeded, TOOL_ERROR))
+    return out
+
+
+def _log_parts(record: JsonObject, lineno: int) -> list[Part | Event] | str | None:
+    """The parts of one log record, what is wrong with it, or ``None`` (not a tool record)."""
+    attrs = attributes(record.get("attributes"))
+    if attrs is None:
+        return "attributes of a log record are not a list"
+    body = get_obj(record, "body")
+    event = (get_str(body, "stringValue") if body is not None else None) or attrs.get(EVENT_NAME)
+    if event == CLAUDE_RESULT_LOG:
+        return _claude_result(attrs, lineno)
+    if event == CODEX_RESULT_LOG or attrs.get(EVENT_NAME) == CODEX_RESULT_LOG:
+        return _codex_result(attrs, lineno)
+    return None
 
 
 def _without_usable_ends(events: list[Event], keys: list[str]) -> list[Event]:
@@ -321,6 +479,7 @@ class OtlpJsonDecoder:
     def __init__(self) -> None:
         self._complete = False
         self._held_open = False  # an invoke_agent span said its evidence was incomplete
+        self._calls = Calls()  # the agents' own records, merged per call id
 
     def classify(self, head: bytes) -> LineClass:
         if is_blank(head) or _OTHER_SIGNAL_HEAD.match(head):
@@ -338,49 +497,72 @@ class OtlpJsonDecoder:
     ) -> Sequence[Event]:
         if isinstance(request, Malformed):
             if not opens_object(seen) or _OTHER_SIGNAL_HEAD.match(seen):
-                return [request]  # not an object, or metrics/logs: it cannot hold a span
+                return [request]  # not an object, or metrics: it cannot hold a call
             return [_unreadable(lineno, request.detail)]
-        if "resourceSpans" not in request and (
-            "resourceMetrics" in request or "resourceLogs" in request
-        ):
+        has_spans, has_logs = "resourceSpans" in request, "resourceLogs" in request
+        if not has_spans and not has_logs and "resourceMetrics" in request:
             return [Unrecognised(lineno)]
         events: list[Event] = []
         problem: str | None = None
         used = False
-        for span in _spans(request):
-            if isinstance(span, str):
-                problem = problem or span
-                continue
-            found = self._span(span, lineno)
-            if isinstance(found, str):
-                problem = problem or found
-            elif found is not None:
-                used = True
-                events.extend(found)
+        walks: list[tuple[Iterator[JsonObject | str], bool]] = []
+        if has_spans or not has_logs:
+            walks.append((_spans(request), True))
+        if has_logs:
+            walks.append((_log_records(request), False))
+        for walk, are_spans in walks:
+            for item in walk:
+                if isinstance(item, str):
+                    problem = problem or item
+                    continue
+                found = self._span(item, lineno) if are_spans else _log_parts(item, lineno)
+                if isinstance(found, str):
+                    problem = problem or found
+                elif found is not None:
+                    used = True
+                    events.extend(self._held(found))
         if problem is not None:
             events.append(_unreadable(lineno, problem))
         elif not used:
             events.append(Unrecognised(lineno))
         return events
 
-    def _span(self, span: JsonObject, lineno: int) -> list[Event] | str | None:
+    def _held(self, found: Sequence[Part | Event]) -> list[Event]:
+        """Events pass on; parts of a call wait for the rest of it."""
+        out: list[Event] = []
+        for item in found:
+            if isinstance(item, Part):
+                out.extend(self._calls.add(item))
+            else:
+                out.append(item)
+        return out
+
+    def _span(self, span: JsonObject, lineno: int) -> Sequence[Part | Event] | str | None:
         """The events of one span, a description of what is wrong with it, or ``None``."""
         name = get_str(span, "name") or ""
         attrs = attributes(span.get("attributes"))
         if attrs is None:
             return f"attributes of span {name!r} are not a list"
+        if name == CLAUDE_TOOL_SPAN:
+            return _claude_tool_span(span, attrs, lineno)
+        if name == CLAUDE_EXECUTION_SPAN:
+            return _claude_execution_span(span, attrs, lineno)
         if _is_operation(name, attrs, EXECUTE_TOOL):
             record = record_from_attributes(attrs)
-            if record is None:
-                events = _foreign_events(span, name, attrs, lineno)
-            else:
-                if record.outcome is Outcome.SUCCEEDED and _failed(span, attrs):
-                    error = str(attrs.get(ERROR_TYPE, SPAN_ERROR))
-                    record = replace(record, outcome=Outcome.FAILED, error_type=error)
-                events = _own_events(record, lineno)
             unusable = [key for key in _RANGE_KEYS if attrs.get(key) is OUT_OF_RANGE]
+            if record is None:
+                part = _foreign_part(span, attrs, lineno)
+                if not isinstance(part, Part) or not unusable:
+                    return [part]
+                detail = f"{', '.join(unusable)} out of the 64-bit range"
+                start = replace(part, succeeded=None)
+                return [start, Unreadable(lineno, detail, (), (part.call_id,))]
+            if record.outcome is Outcome.SUCCEEDED and _failed(span, attrs):
+                error = str(attrs.get(ERROR_TYPE, SPAN_ERROR))
+                record = replace(record, outcome=Outcome.FAILED, error_type=error)
+            events = _own_events(record, lineno)
             return _without_usable_ends(events, unusable) if unusable else events
-        if _is_operation(name, attrs, INVOKE_AGENT):
+        if name == CLAUDE_INTERACTION_SPAN or _is_operation(name, attrs, INVOKE_AGENT):
             return self._agent(span, attrs, lineno)
         return None
 
@@ -413,14 +595,14 @@ class OtlpJsonDecoder:
         return []  # never asked for: no line is classified HEAD_ONLY
 
     def finish(self) -> Sequence[Event]:
-        return []
+        return self._calls.finish()
 
 
 def _sniff_line(line: bytes) -> bool:
     obj = load_object(line, 0)
     if isinstance(obj, Malformed):
         return _SNIFF_HEAD.match(line) is not None
-    return isinstance(obj.get("resourceSpans"), list)
+    return isinstance(obj.get("resourceSpans"), list) or isinstance(obj.get("resourceLogs"), list)
 
 
 class OtlpJsonAdapter:

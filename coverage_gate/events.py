@@ -157,6 +157,16 @@ class WorkingDirectory:
 
 
 @dataclass(frozen=True, slots=True)
+class FilesNotShown:
+    """The stream's source cannot show which files its calls read (Claude Code's telemetry
+    without ``OTEL_LOG_TOOL_DETAILS=1``, Codex's shell-only telemetry): the evidence declares
+    capability ``none`` (DESIGN §6 rule 10), whatever the adapter can see in other streams."""
+
+    line: int
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
 class Malformed:
     line: int
     detail: str
@@ -202,6 +212,7 @@ Event = (
     | StreamComplete
     | StreamReopened
     | WorkingDirectory
+    | FilesNotShown
     | Malformed
     | Unreadable
     | TooLarge

@@ -31,6 +31,7 @@ from coverage_gate.events import (
     ByteSpan,
     DiffPageAction,
     Event,
+    FilesNotShown,
     Malformed,
     ReadAction,
     Shown,
@@ -204,6 +205,7 @@ class Pairer:
         self._unread = _Unread()
         self._recorded: dict[str, str] = {}  # details of calls read back as outcome_unreadable
         self.complete = False
+        self.files_not_shown: str | None = None  # why the source cannot show per-file reads
         self.malformed = 0
         self.unrecognised = 0
         self.dropped_calls = 0
@@ -229,6 +231,8 @@ class Pairer:
             self.complete = False
         elif isinstance(event, WorkingDirectory):
             self.stream_cwd = self.stream_cwd or event.path
+        elif isinstance(event, FilesNotShown):
+            self.files_not_shown = self.files_not_shown or bounded(event.detail, MAX_DETAIL_CHARS)[0]
         elif isinstance(event, Malformed):
             self.malformed += 1
             self._line_issue(IssueKind.MALFORMED_LINE, event.line, event.detail)

@@ -18,7 +18,7 @@ from coverage_gate.diffmap import DiffIndex
 from coverage_gate.events import Adapter, Event
 from coverage_gate.evidence import EvidenceFolder, Pairer, StreamSummary, resolve_shown
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
-from coverage_gate.model import Bounds, EvidenceDocument
+from coverage_gate.model import Bounds, Capability, EvidenceDocument
 from coverage_gate.paths import RepoTree
 from coverage_gate.telemetry import EvidenceSpanProcessor, emit_spans
 
@@ -109,7 +109,10 @@ class Recorder:
     def lines(self) -> int:
         return self._scanner.lines
 
-    def finish(self, interrupted: bool = False) -> EvidenceDocument:
+    def finish(self, interrupted: bool = False, *, known_complete: bool = False) -> EvidenceDocument:
+        """``known_complete``: the caller knows the stream is whole though it carries no
+        completion marker of its own (an OTLP export whose sender exited normally and whose every
+        request was read: OTLP marks no final flush)."""
         self._scanner.close()
         self._pairer.feed(self._decoder.finish())
         pairer, settings = self._pairer, self._settings
@@ -119,8 +122,10 @@ class Recorder:
         summary = StreamSummary(
             source=self._adapter.name,
             revision=settings.revision,
-            capability=self._adapter.capability,
-            stream_complete=pairer.complete and not interrupted,
+            capability=Capability.NONE
+            if pairer.files_not_shown is not None
+            else self._adapter.capability,
+            stream_complete=(pairer.complete or known_complete) and not interrupted,
             lines=self._scanner.lines,
             malformed_lines=pairer.malformed,
             unrecognised_events=pairer.unrecognised,
