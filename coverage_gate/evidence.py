@@ -232,7 +232,9 @@ class Pairer:
         elif isinstance(event, WorkingDirectory):
             self.stream_cwd = self.stream_cwd or event.path
         elif isinstance(event, FilesNotShown):
-            self.files_not_shown = self.files_not_shown or bounded(event.detail, MAX_DETAIL_CHARS)[0]
+            self.files_not_shown = (
+                self.files_not_shown or bounded(event.detail, MAX_DETAIL_CHARS)[0]
+            )
         elif isinstance(event, Malformed):
             self.malformed += 1
             self._line_issue(IssueKind.MALFORMED_LINE, event.line, event.detail)

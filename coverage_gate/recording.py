@@ -16,7 +16,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.events import Adapter, Event
-from coverage_gate.evidence import EvidenceFolder, Pairer, StreamSummary, resolve_shown
+from coverage_gate.evidence import (
+    CallRecord,
+    EvidenceFolder,
+    Pairer,
+    StreamSummary,
+    resolve_shown,
+)
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
 from coverage_gate.model import Bounds, Capability, EvidenceDocument
 from coverage_gate.paths import RepoTree
@@ -96,6 +102,7 @@ class Recorder:
         self._decoder = adapter.decoder()
         self._pairer = Pairer(settings.repo_root, max_line_issues=settings.bounds.max_issues)
         self.root = settings.root_for(None)
+        self.records: list[CallRecord] = []  # every call, once finished
         self._scanner = LineScanner(self._decoder, self._sink, settings.max_line_bytes)
 
     def _sink(self, events: Sequence[Event]) -> None:
@@ -109,7 +116,9 @@ class Recorder:
     def lines(self) -> int:
         return self._scanner.lines
 
-    def finish(self, interrupted: bool = False, *, known_complete: bool = False) -> EvidenceDocument:
+    def finish(
+        self, interrupted: bool = False, *, known_complete: bool = False
+    ) -> EvidenceDocument:
         """``known_complete``: the caller knows the stream is whole though it carries no
         completion marker of its own (an OTLP export whose sender exited normally and whose every
         request was read: OTLP marks no final flush)."""
@@ -138,6 +147,7 @@ class Recorder:
         self._provider.add_span_processor(processor)
         content = settings.content(root.path) if settings.content and root.path else None
         records = resolve_shown(pairer.records(), settings.diff, content)
+        self.records = records
         emit_spans(
             self._provider.get_tracer(TRACER_NAME), summary, records, settings.bounds.max_issues
         )

@@ -271,13 +271,13 @@ def test_good_spans_on_a_line_with_a_bad_span_still_count() -> None:
     assert doc.counters.malformed_lines == 1
 
 
-def test_metric_lines_are_passed_over_and_log_lines_without_tool_records_are_unrecognised() -> (
-    None
-):
+def test_metric_lines_are_passed_over_and_log_lines_without_tool_records_are_unrecognised() -> None:
     decoder = ADAPTER.decoder()
     assert decoder.classify(b'{"resourceMetrics":[]}') is LineClass.SKIP
     assert decoder.classify(b'{"resourceLogs":[]}') is LineClass.PARSE  # agents log tool calls
-    doc = record(otlp('{"other": 1, "resourceMetrics": []}', '{"resourceLogs": []}', request(AGENT)))
+    doc = record(
+        otlp('{"other": 1, "resourceMetrics": []}', '{"resourceLogs": []}', request(AGENT))
+    )
     assert doc.counters.unrecognised_events == 2
     assert doc.counters.malformed_lines == 0
 

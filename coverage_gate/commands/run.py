@@ -3,7 +3,8 @@
 Registered by the CLI with
 ``app.command("run", context_settings=RUN_CONTEXT_SETTINGS)(run_command)``. The reviewer's
 command follows our options (``--`` before it is allowed); our options are ``record``'s plus
-``--timeout`` and ``--grace``.
+``--timeout`` and ``--grace``, and ``--telemetry-intake``/``--telemetry-output`` (the reviewer's
+own OpenTelemetry as evidence: ``coverage_gate.intake``).
 Our own messages go to stderr: stdout belongs to the reviewer.
 """
 
@@ -11,9 +12,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Annotated
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 from opentelemetry.sdk.trace import TracerProvider
@@ -36,8 +37,10 @@ from coverage_gate.commands._options import (
 )
 from coverage_gate.errors import BadInputError, CoverageGateError, UsageError
 from coverage_gate.events import Adapter
-from coverage_gate.files import check_writable
+from coverage_gate.evidence import CallRecord
+from coverage_gate.files import check_writable, dump_model, write_atomic
 from coverage_gate.gittree import GitTrees
+from coverage_gate.intake_clients import IntakeClient
 from coverage_gate.live import (
     DEFAULT_GRACE_SECONDS,
     Ending,
@@ -52,9 +55,14 @@ from coverage_gate.recording import Recorder, RecordSettings, RootChoice
 from coverage_gate.sniff import PEEK_BYTES, head_lines, wrong_format_hint
 from coverage_gate.stdio import require_stdout
 
+if TYPE_CHECKING:
+    from coverage_gate.intake import TelemetryCapture, TelemetryResult
+
 # Options are parsed only up to the reviewer's command: everything from its first word on is the
 # reviewer's, so its own -o/--format/--timeout are never taken for ours ('--' stays optional).
 RUN_CONTEXT_SETTINGS: dict[str, object] = {"allow_interspersed_args": False}
+# After the reviewer ends: how long the telemetry receiver may still read requests in flight.
+DRAIN_SECONDS = 5.0
 
 
 def _say(message: str) -> None:
@@ -112,6 +120,24 @@ def run_command(
         float,
         typer.Option(min=0.0, help="Seconds between SIGTERM and SIGKILL when ending the reviewer."),
     ] = DEFAULT_GRACE_SECONDS,
+    telemetry_intake: Annotated[
+        IntakeClient | None,
+        typer.Option(
+            "--telemetry-intake",
+            help="Also record the reviewer's own OpenTelemetry: start a loopback OTLP/HTTP "
+            "receiver and point this client's exporter at it (environment; Codex: -c options "
+            "after the 'codex' word). With --format subprocess its evidence goes to --output.",
+            show_default=False,
+        ),
+    ] = None,
+    telemetry_output: Annotated[
+        Path | None,
+        typer.Option(
+            "--telemetry-output",
+            help="Write the telemetry's evidence document here (needed when --output holds the "
+            "stdout stream's); where the two disagree on a call, it is said on stderr.",
+        ),
+    ] = None,
 ) -> None:
     """Run a reviewer, pass its stdin and stdout through, and record evidence as it flows.
 
@@ -129,7 +155,11 @@ def run_command(
             max_issues=max_issues,
             max_line_bytes=max_line_bytes,
         )
-        result, head, root = _run(command, adapter, settings, evidence_path, timeout, grace)
+        telemetry = _telemetry_plan(
+            telemetry_intake, telemetry_output, evidence_path, adapter, command
+        )
+        ran = _run(command, adapter, settings, evidence_path, timeout, grace, telemetry)
+        result, head, root, received = ran.result, ran.head, ran.root, ran.telemetry
     except LiveError as error:
         _say(f"coverage-gate: error: {error}")
         raise typer.Exit(int(BadInputError.exit_code)) from None
@@ -142,7 +172,10 @@ def run_command(
     elif outcome.ending is Ending.INTERRUPTED:
         _say(f"coverage-gate: interrupted (signal {outcome.signal}); the reviewer was ended")
     _say(root_note(root))
-    _say(render.evidence_summary(result.evidence))
+    if telemetry is None or not telemetry.alone:
+        _say(render.evidence_summary(result.evidence))
+    if telemetry is not None and received is not None:
+        _telemetry_notes(telemetry, received, result, ran.stream_records)
     if adapter.name != placeholder.NAME:  # the placeholder recognises no calls by design
         hint = wrong_format_hint(adapter.name, result.evidence.counters, head_lines(head))
         if hint is not None:
@@ -152,8 +185,78 @@ def run_command(
             f"coverage-gate: warning: stdout: cannot write the reviewer's output "
             f"({outcome.stdout_error}); the rest of it was recorded, not passed on"
         )
-    _say(f"coverage-gate: evidence written to {evidence_path}")
+    if telemetry is None or not telemetry.alone:
+        _say(f"coverage-gate: evidence written to {evidence_path}")
     raise typer.Exit(outcome.exit_code)
+
+
+@dataclass(frozen=True)
+class _TelemetryPlan:
+    """What to do with the reviewer's own telemetry: which client, where its evidence goes, and
+    whether it is the run's only evidence (``--format subprocess``)."""
+
+    client: IntakeClient
+    output: Path
+    alone: bool
+
+
+def _telemetry_plan(
+    client: IntakeClient | None,
+    output: Path | None,
+    evidence_path: Path,
+    adapter: Adapter,
+    command: list[str],
+) -> _TelemetryPlan | None:
+    if client is None:
+        if output is not None:
+            raise BadInputError("--telemetry-output needs --telemetry-intake")
+        return None
+    alone = adapter.name == placeholder.NAME
+    if output is None and not alone:
+        raise BadInputError(
+            "--telemetry-output is required with --telemetry-intake when --format records the "
+            "stdout stream (--output holds that stream's evidence)"
+        )
+    target = output if output is not None else evidence_path
+    if output is not None:
+        _check_output(output)
+        if output.absolute() == evidence_path.absolute():
+            raise BadInputError("--telemetry-output must differ from --output")
+    if client is IntakeClient.CODEX and (not command or Path(command[0]).name != "codex"):
+        raise BadInputError(
+            "--telemetry-intake codex places its -c options after the 'codex' program word; "
+            f"the command starts with {command[0] if command else 'nothing'!r}: give Codex "
+            "the [otel] exporter config yourself and use --telemetry-intake otlp"
+        )
+    return _TelemetryPlan(client, target, alone=alone and output is None)
+
+
+def _telemetry_notes(
+    plan: _TelemetryPlan,
+    received: TelemetryResult,
+    result: LiveResult,
+    stream_records: list[CallRecord],
+) -> None:
+    from coverage_gate.intake import disagreements, why_incomplete  # noqa: PLC0415 - start-up
+
+    _say(f"coverage-gate: telemetry: {render.evidence_summary(received.evidence)}")
+    why = why_incomplete(received, result.outcome)
+    if why is not None:
+        _say(f"coverage-gate: telemetry: {why}")
+    if not plan.alone:
+        found = disagreements(stream_records, result.evidence, received)
+        if found is None:
+            _say(
+                "coverage-gate: telemetry: not compared with the stream call by call "
+                "(one of them cannot show per-file reads)"
+            )
+        elif found:
+            _say("coverage-gate: warning: the stream and the telemetry disagree:")
+            for line in found:
+                _say(f"coverage-gate:   {line}")
+        else:
+            _say("coverage-gate: telemetry: the stream and the telemetry agree on every call")
+    _say(f"coverage-gate: telemetry evidence written to {plan.output}")
 
 
 class _KeepingHead:
@@ -173,6 +276,15 @@ class _KeepingHead:
         return self._recorder.finish(interrupted)
 
 
+@dataclass(frozen=True)
+class _Ran:
+    result: LiveResult
+    head: bytes
+    root: RootChoice
+    stream_records: list[CallRecord]
+    telemetry: TelemetryResult | None
+
+
 def _run(
     command: list[str],
     adapter: Adapter,
@@ -180,36 +292,72 @@ def _run(
     evidence_path: Path,
     timeout: float | None,
     grace: float,
-) -> tuple[LiveResult, bytes, RootChoice]:
+    plan: _TelemetryPlan | None,
+) -> _Ran:
     """The live run, with the run's telemetry (spans exported like `record`'s) and SIGINT,
-    SIGTERM and SIGHUP routed to ending the reviewer."""
+    SIGTERM and SIGHUP routed to ending the reviewer; with a telemetry plan, the reviewer's own
+    telemetry received and recorded beside its stdout."""
     telemetry = otel_setup.setup(os.environ)
     interrupter = Interrupter()
     trees = GitTrees(settings.revision)
+    capture: TelemetryCapture | None = None
     try:
         provider = telemetry.tracer_provider
-        located = Recorder(
-            adapter,
-            replace(settings, trees=trees),
-            provider if isinstance(provider, TracerProvider) else None,
-        )
+        exported = provider if isinstance(provider, TracerProvider) else None
+        located_settings = replace(settings, trees=trees)
+        located = Recorder(adapter, located_settings, None if plan and plan.alone else exported)
         recorder = _KeepingHead(located)
+        env: dict[str, str] | None = None
+        if plan is not None:
+            from coverage_gate.intake import TelemetryCapture  # noqa: PLC0415 - start-up
+
+            capture = TelemetryCapture(
+                plan.client, located_settings, exported if plan.alone else None
+            ).start()
+            env = capture.environment(os.environ)
+            command = capture.command(command) or command
         with forwarding_signals(interrupter):
             result = run_recorded(
                 command,
                 recorder=recorder,
-                output=evidence_path,
+                output=None if plan and plan.alone else evidence_path,
                 stdin=_our_stdin(),
                 stdout=sys.stdout.buffer,
                 timeout=timeout,
                 grace=grace,
                 interrupter=interrupter,
+                env=env,
             )
-        return result, bytes(recorder.head), located.root
+        received = None
+        if capture is not None and plan is not None:
+            received = capture.finish(result.outcome, DRAIN_SECONDS)
+            capture = None
+            try:
+                write_atomic(plan.output, dump_model(received.evidence))
+            except OSError as exc:
+                raise LiveError(
+                    f"evidence {plan.output}: cannot be written ({exc.strerror})"
+                ) from exc
+        return _Ran(result, bytes(recorder.head), located.root, located.records, received)
     finally:
+        if capture is not None:
+            capture.close()
         trees.close()
         interrupter.close()
         telemetry.shutdown()
+
+
+def _check_output(output: Path) -> None:
+    if not output.absolute().parent.is_dir():
+        raise BadInputError(f"output {output}: folder {output.absolute().parent} does not exist")
+    if output.is_dir():
+        raise BadInputError(f"output {output}: is a directory")
+    try:
+        check_writable(output)
+    except OSError as error:
+        raise BadInputError(
+            f"output {output}: cannot be written ({error.strerror or error})"
+        ) from None
 
 
 def _prepare(
@@ -228,16 +376,7 @@ def _prepare(
     if output is None:
         raise UsageError("--output is required: stdout carries the reviewer's own output")
     require_stdout("reviewer's output")
-    if not output.absolute().parent.is_dir():
-        raise BadInputError(f"output {output}: folder {output.absolute().parent} does not exist")
-    if output.is_dir():
-        raise BadInputError(f"output {output}: is a directory")
-    try:
-        check_writable(output)
-    except OSError as error:
-        raise BadInputError(
-            f"output {output}: cannot be written ({error.strerror or error})"
-        ) from None
+    _check_output(output)
     adapter = ADAPTERS.get(source_format)
     if adapter is None:
         known = ", ".join(sorted(ADAPTERS))
