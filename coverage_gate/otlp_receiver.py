@@ -42,6 +42,7 @@ DEFAULT_READ_TIMEOUT: Final = 10.0
 DEFAULT_DRAIN_SECONDS: Final = 5.0
 MAX_CONCURRENT: Final = 16
 MAX_REASONS: Final = 8
+DISCARD_FACTOR: Final = 4  # a refused body up to this many times the bound is read and dropped
 _PATHS: Final = {"/v1/logs": Signal.LOGS, "/v1/traces": Signal.TRACES}
 _DROPPED_PATHS: Final = frozenset({"/v1/metrics"})
 _TYPES: Final = {"application/json": Encoding.JSON, "application/x-protobuf": Encoding.PROTOBUF}
@@ -182,6 +183,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    _unread: int | None = None  # bytes of a refused body not read yet, when its length is known
     protocol_version = "HTTP/1.1"
     server_version = "coverage-gate-otlp"
     sys_version = ""
@@ -227,6 +229,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = self._body(intake.max_body_bytes)
         except BodyTooLargeError:
             intake.refuse(f"{path}: body over {intake.max_body_bytes} bytes")
+            self._skip_rest(intake.max_body_bytes * DISCARD_FACTOR)
             self._answer(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, b"", "text/plain", close=True)
             return
         except (OSError, ValueError, zlib.error, EOFError) as error:  # cut off, bad framing
@@ -251,16 +254,32 @@ class _Handler(BaseHTTPRequestHandler):
                 raise ValueError("no Content-Length")
             size = int(length)
             if size > limit:
+                self._unread = size
                 raise BodyTooLargeError
             raw = self.rfile.read(size)
             if len(raw) < size:
                 raise EOFError(f"{len(raw)} of {size} bytes")
         coding = (self.headers.get("Content-Encoding") or "identity").strip().lower()
+        self._unread = 0
         if coding == "gzip":
             return _gunzip(raw, limit)
         if coding != "identity":
             raise ValueError(f"content encoding {coding!r}")
         return raw
+
+    def _skip_rest(self, most: int) -> None:
+        """Read and drop what is left of a refused body of a stated length, up to ``most``
+        bytes, so the sender reads our answer rather than a reset connection; a longer one is
+        left unread (the connection is closed)."""
+        left = self._unread
+        if left is None or left > most:
+            return
+        with contextlib.suppress(OSError):
+            while left > 0:
+                chunk = self.rfile.read(min(left, 64 * 1024))
+                if not chunk:
+                    return
+                left -= len(chunk)
 
     def _chunked(self, limit: int) -> bytes:
         parts: list[bytes] = []
