@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters.otlp_wire import proto_file_lines
@@ -425,3 +427,82 @@ def test_a_collector_protobuf_file_gives_the_evidence_of_the_same_export_in_json
     document = record(b"".join(line + b"\n" for line in converted if isinstance(line, bytes)))
     assert document.stream_complete
     assert reads(document) == dict.fromkeys(CHANGED, (1, 0))
+
+
+# --- fuzz: random records of the shapes the decoder reads --------------------------------------
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.text(max_size=20),
+    st.sampled_from(["true", "false", "Read", "Bash", '{"file_path": "a.py", "offset": 1}']),
+)
+_KEYS = st.sampled_from(
+    ["tool_use_id", "tool_name", "tool_input", "success", "file_path", "gen_ai.tool.call.id",
+     "gen_ai.tool.name", "gen_ai.operation.name", "error.type", "call_id", "event.name",
+     "process.exit.code", "gen_ai.tool.call.arguments"]
+)  # fmt: skip
+
+
+def _attribute(key: str, value: Any) -> Json:
+    if isinstance(value, bool):
+        return {"key": key, "value": {"boolValue": value}}
+    if isinstance(value, int):
+        return {"key": key, "value": {"intValue": str(value)}}
+    return {"key": key, "value": {} if value is None else {"stringValue": value}}
+
+
+_ATTRIBUTES = st.lists(st.builds(_attribute, _KEYS, _VALUES), max_size=8)
+_LOG = st.fixed_dictionaries(
+    {
+        "body": st.sampled_from(
+            [{"stringValue": "claude_code.tool_result"}, {}, {"stringValue": "other"}]
+        ),
+        "attributes": st.one_of(_ATTRIBUTES, st.just(3)),
+    }
+)
+_SPAN = st.fixed_dictionaries(
+    {
+        "name": st.sampled_from(
+            [
+                "claude_code.tool",
+                "claude_code.tool.execution",
+                "claude_code.interaction",
+                "execute_tool read",
+                "other",
+            ]
+        ),
+        "spanId": st.text(max_size=4),
+        "status": st.fixed_dictionaries({"code": st.sampled_from([0, 1, 2, "x"])}),
+        "attributes": st.one_of(_ATTRIBUTES, st.just("x")),
+    }
+)
+_REQUEST = st.one_of(
+    st.builds(lambda logs: {"resourceLogs": [{"scopeLogs": [{"logRecords": logs}]}]},
+              st.lists(st.one_of(_LOG, st.integers()), max_size=4)),
+    st.builds(lambda spans: {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]},
+              st.lists(st.one_of(_SPAN, st.integers()), max_size=4)),
+    st.builds(lambda junk: {"resourceLogs": junk}, _VALUES),
+)  # fmt: skip
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(_REQUEST, min_size=1, max_size=4))
+def test_random_records_of_the_native_shapes_record_without_an_exception(
+    bodies: list[Json],
+) -> None:
+    """Whatever the records say, recording gives a document: every call counted once, every
+    line that could not be read counted as malformed."""
+    document = record(lines(bodies))
+    assert document.counters.lines == len(bodies)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=400))
+def test_random_bytes_in_place_of_an_export_are_a_counted_malformed_line(data: bytes) -> None:
+    line = data.replace(b"\n", b" ")
+    document = record(line + b"\n" + HONEST.read_bytes())
+    assert document.counters.malformed_lines + document.counters.unrecognised_events >= (
+        1 if line.strip() else 0
+    )

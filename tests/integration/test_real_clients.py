@@ -8,7 +8,9 @@ and reconciles the reviewer's own final answer (its claims) over the changed fil
 * pi runs *through* ``coverage-gate run --format pi-rpc -- pi --mode rpc ...``: the test drives
   pi's RPC stdin through our pass-through, exactly as a pipeline would;
 * Claude Code (``-p --output-format stream-json``) and Codex (``exec --json`` and its session
-  rollout file) run directly; their output files are then fed to ``coverage-gate record``.
+  rollout file) run directly; their output files are then fed to ``coverage-gate record``;
+* Claude Code and Codex once more under ``coverage-gate run --telemetry-intake``, their own
+  OpenTelemetry sent to its loopback receiver and recorded beside their stdout.
 
 An honest reviewer keeps its Approve in enforce mode; one that claims files it never read, or
 whose reads failed, gets a Comment whose note names exactly those files. ``codex exec --json``
@@ -693,6 +695,106 @@ def test_codex_overclaiming_reviewer_is_downgraded(
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
     assert_exec_claims_unknown(procs, workspace, stream, claims)
+
+
+# --- the clients' own telemetry, through `coverage-gate run --telemetry-intake` ------------------
+
+
+def run_with_telemetry(
+    procs: Processes, ws: Workspace, client: str, fmt: str, command: list[str], env: dict[str, str]
+) -> tuple[Path, Json, Json, str]:
+    """The client under `coverage-gate run`, its stdout recorded as ``fmt`` and its own
+    telemetry received on loopback; returns (stdout, stream evidence, telemetry evidence,
+    run's stderr)."""
+    out, tel = ws.root / f"{client}.run.evidence.json", ws.root / f"{client}.telemetry.json"
+    stream, stderr = ws.root / f"{client}.run.jsonl", ws.root / f"{client}.run.stderr"
+    with stream.open("wb") as saved, stderr.open("wb") as err:
+        done = procs.run(
+            [*coverage_gate(), "run", "--format", fmt, "--telemetry-intake", client,
+             "-o", str(out), "--telemetry-output", str(tel), "--revision", ws.revision,
+             "--repo-root", str(ws.repo), "--diff", str(ws.diff),
+             "--timeout", str(CLIENT_TIMEOUT), "--", *command],
+            cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=saved, stderr=err,
+        )  # fmt: skip
+    assert done.returncode == 0, stderr.read_text()
+    return stream, json.loads(out.read_text()), json.loads(tel.read_text()), stderr.read_text()
+
+
+def test_claude_code_own_telemetry_gives_the_evidence_and_decision_of_its_stream(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """Claude Code reviews with its telemetry pointed at `run`'s receiver (logs and traces,
+    OTEL_LOG_TOOL_DETAILS=1): the telemetry records the same reads and failures as the stream,
+    the two agree call by call, and the decision from the telemetry is the stream's: the four
+    files never successfully read are unsupported, Approve → Comment."""
+    port = start_mock(procs, workspace, "claude_overclaim")
+    env = workspace.env(
+        ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY="dummy",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
+    )  # fmt: skip
+    command = [str(clients.claude), "-p", SHELL_PROMPT, "--output-format", "stream-json",
+               "--verbose", "--allowedTools", "Read,Bash"]  # fmt: skip
+    stream, evidence, telemetry, stderr = run_with_telemetry(
+        procs, workspace, "claude-code", "claude-code", command, env
+    )
+    assert telemetry["source"] == "otlp-json"
+    assert telemetry["stream_complete"]
+    assert telemetry["capability"] == "per_file"
+    counts = {e["path"]: (e["reads_succeeded"], e["reads_failed"]) for e in telemetry["files"]}
+    assert counts == {
+        p: (e["reads_succeeded"], e["reads_failed"]) for p, e in file_evidence(evidence).items()
+    }
+    assert counts["src/api/handler.py"] == (0, 1)
+    assert counts["src/util"] == (0, 1)
+    assert "agree on every call" in stderr
+    lines = [json.loads(line) for line in stream.read_bytes().splitlines() if line.strip()]
+    claims = claims_from_text(lines[-1]["result"])
+    unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
+    decision = reconcile(
+        procs, workspace, claims, workspace.root / "claude-code.telemetry.json", "enforce"
+    )
+    assert_caught(decision, unsupported)
+
+
+def test_codex_own_telemetry_names_shell_commands_only_and_proves_nothing(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """Codex reviews with `-c otel.exporter=...` pointed at `run`'s receiver: its tool results
+    are shell commands (and say success for `cat` of a missing file), so the telemetry's
+    evidence has capability none: every claim unknown, the Approve stands."""
+    port = start_mock(procs, workspace, "codex_overclaim")
+    codex_home = workspace.home / ".codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(with_port(KIT / "codex_config.toml", port))
+    env = workspace.env(CODEX_HOME=str(codex_home), MOCK_API_KEY="dummy")
+    daemon_dir = Path("/tmp") / f"codex-daemon-{os.getuid()}"
+    existed = daemon_dir.exists()
+    try:
+        stream, _evidence, telemetry, stderr = run_with_telemetry(
+            procs, workspace, "codex", "codex-exec",
+            [str(clients.codex), "exec", "--json", SHELL_PROMPT], env,
+        )  # fmt: skip
+    finally:
+        if not existed:
+            with contextlib.suppress(OSError):
+                daemon_dir.rmdir()
+    assert telemetry["capability"] == "none"
+    assert telemetry["files"] == []
+    assert telemetry["stream_complete"]
+    assert telemetry["counters"]["calls"] == telemetry["counters"]["ignored"] == 5
+    assert "not compared with the stream" in stderr
+    messages = [
+        event["item"]["text"]
+        for event in map(json.loads, stream.read_bytes().splitlines())
+        if event.get("type") == "item.completed" and event["item"].get("type") == "agent_message"
+    ]
+    claims = claims_from_text(messages[-1])
+    decision = reconcile(
+        procs, workspace, claims, workspace.root / "codex.telemetry.json", "enforce"
+    )
+    assert statuses(decision) == dict.fromkeys(CHANGED, "unknown")
+    assert decision["verdict_out"] == "approve"
 
 
 # --- depth: what the calls showed of each change ------------------------------------------------
