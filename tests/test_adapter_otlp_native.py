@@ -19,10 +19,12 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters.otlp_wire import proto_file_lines
 from coverage_gate.agreement import compare
+from coverage_gate.cli import app
 from coverage_gate.model import Capability, EvidenceDocument, IssueKind
 from coverage_gate.recording import Recorder, RecordSettings
 from tests.conftest import DATA, REPO_ROOT, record_bytes
@@ -506,3 +508,23 @@ def test_random_bytes_in_place_of_an_export_are_a_counted_malformed_line(data: b
     assert document.counters.malformed_lines + document.counters.unrecognised_events >= (
         1 if line.strip() else 0
     )
+
+
+def test_record_reads_a_collector_protobuf_file_and_names_a_cut_off_message(
+    tmp_path: Path,
+) -> None:
+    """`record` detects a Collector proto file; one cut off is bad input (exit 3) naming the
+    byte where the message stops, never a traceback."""
+    source = DATA / "otlp-protobuf" / "claude-code_otel_honest.collector.proto"
+    out = tmp_path / "ev.json"
+    args = ["record", "--revision", "rev1", "--repo-root", REPO_ROOT, "-o", str(out)]
+    result = CliRunner().invoke(app, [*args, str(source)])
+    assert result.exit_code == 0, result.stderr
+    document = EvidenceDocument.model_validate_json(out.read_text())
+    assert reads(document) == dict.fromkeys(CHANGED, (1, 0))
+    cut = tmp_path / "cut.proto"
+    cut.write_bytes(source.read_bytes()[:100])
+    result = CliRunner().invoke(app, [*args, str(cut)])
+    assert result.exit_code == 3
+    assert "OTLP protobuf file: a message of" in result.stderr
+    assert "Traceback" not in result.stderr

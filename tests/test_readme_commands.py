@@ -87,6 +87,12 @@ CANNOT_RUN = {
         "ends in a placeholder (`...`) and needs the real pi client; "
         "tests/integration/test_real_clients.py runs pi under `coverage-gate run`"
     ),
+    'coverage-gate run --format claude-code --telemetry-intake claude-code --revision "$HEAD_SHA" '
+    '--repo-root "$PWD" --diff review.diff -o reviewer.evidence.json --telemetry-output '
+    'reviewer.telemetry.json -- claude -p "$PROMPT" --output-format stream-json --verbose': (
+        "needs the real Claude Code client and a model; tests/integration/test_real_clients.py "
+        "runs Claude Code under `coverage-gate run --telemetry-intake claude-code`"
+    ),
     "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]'": (
         "replaces the virtualenv the tests run in (CI's script runs it, with -q)"
     ),

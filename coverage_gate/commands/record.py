@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 import typer
 from opentelemetry.sdk.trace import TracerProvider
@@ -37,6 +37,7 @@ from coverage_gate.commands._options import (
 from coverage_gate.errors import BadInputError, UsageError
 from coverage_gate.files import dump_model
 from coverage_gate.gittree import GitTrees
+from coverage_gate.model import EvidenceDocument
 from coverage_gate.recording import Recorder, feed_all
 from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
 from coverage_gate.stdio import require_stdout
@@ -89,7 +90,8 @@ def record(
         ):
             prefix, handle = peek(raw)
             lines = head_lines(prefix)
-            chosen = source_format or sniff(lines)
+            proto = _proto_file(prefix, source_format)
+            chosen = "otlp-json" if proto else source_format or sniff(lines)
             if chosen is None:
                 raise BadInputError(
                     "cannot tell the stream's format from its first lines; "
@@ -103,10 +105,29 @@ def record(
                 replace(settings, trees=trees),
                 provider if isinstance(provider, TracerProvider) else None,
             )
-            document = feed_all(handle, recorder)
+            document = _feed_proto(handle, recorder) if proto else feed_all(handle, recorder)
         say(root_note(recorder.root))
         emit_document(dump_model(document), output, EVIDENCE)
         say(render.evidence_summary(document))
         hint = wrong_format_hint(chosen, document.counters, lines)
         if hint is not None:
             say(f"coverage-gate: warning: {hint}")
+
+
+def _proto_file(prefix: bytes, source_format: str | None) -> bool:
+    """A Collector ``format: proto`` file, read as the ``otlp-json`` format."""
+    from coverage_gate.adapters.otlp_wire import looks_like_proto_file  # noqa: PLC0415 - start-up
+
+    return source_format in (None, "otlp-json") and looks_like_proto_file(prefix)
+
+
+def _feed_proto(handle: BinaryIO, recorder: Recorder) -> EvidenceDocument:
+    """Each message of a Collector proto file as one OTLP/JSON line; a message that cannot be
+    read is bad input, named by its byte offset."""
+    from coverage_gate.adapters.otlp_wire import BadBody, proto_file_lines  # noqa: PLC0415
+
+    for line in proto_file_lines(handle.read()):
+        if isinstance(line, BadBody):
+            raise BadInputError(f"OTLP protobuf file: {line.detail}")
+        recorder.feed(line + b"\n")
+    return recorder.finish()
