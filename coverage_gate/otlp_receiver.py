@@ -9,7 +9,7 @@
 - bounds every body (``max_body_bytes``, after decompression too): a larger one is answered 413
   and not read; a body that cannot be read (not JSON, not an OTLP message, a wrong content type)
   is answered 400 or 415 and counted, never raised;
-- hands each accepted request on as one OTLP/JSON line (``coverage_gate.adapters.otlp_wire``) to
+- hands each accepted request on as one OTLP/JSON line (``coverage_gate.otlp_wire``) to
   the sink, one at a time, in the order they were read, and answers the exporter at once: the
   reviewer's exporter never waits on more than one request's decoding, and a socket that stalls
   is dropped after ``read_timeout`` seconds.
@@ -34,7 +34,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Final
 
-from coverage_gate.adapters.otlp_wire import BadBody, Encoding, Signal, json_line
+from coverage_gate.otlp_wire import BadBody, Encoding, Signal, json_line
 
 LOOPBACK: Final = "127.0.0.1"
 DEFAULT_MAX_BODY_BYTES: Final = 32 * 1024 * 1024

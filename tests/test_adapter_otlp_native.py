@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.adapters.otlp_wire import proto_file_lines
 from coverage_gate.agreement import compare
 from coverage_gate.cli import app
 from coverage_gate.model import Capability, EvidenceDocument, IssueKind
+from coverage_gate.otlp_wire import proto_file_lines
 from coverage_gate.recording import Recorder, RecordSettings
 from tests.conftest import DATA, REPO_ROOT, record_bytes
 

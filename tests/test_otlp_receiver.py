@@ -16,14 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from coverage_gate.adapters.otlp_wire import (
+from coverage_gate.otlp_receiver import LOOPBACK, IntakeSummary, TelemetryIntake
+from coverage_gate.otlp_wire import (
     BadBody,
     Encoding,
     Signal,
     json_line,
     proto_file_lines,
 )
-from coverage_gate.otlp_receiver import LOOPBACK, IntakeSummary, TelemetryIntake
 from tests.conftest import DATA, record_bytes
 
 OTLP = DATA / "otlp-json"

@@ -116,7 +116,7 @@ def record(
 
 def _proto_file(prefix: bytes, source_format: str | None) -> bool:
     """A Collector ``format: proto`` file, read as the ``otlp-json`` format."""
-    from coverage_gate.adapters.otlp_wire import looks_like_proto_file  # noqa: PLC0415 - start-up
+    from coverage_gate.otlp_wire import looks_like_proto_file  # noqa: PLC0415 - start-up
 
     return source_format in (None, "otlp-json") and looks_like_proto_file(prefix)
 
@@ -124,7 +124,7 @@ def _proto_file(prefix: bytes, source_format: str | None) -> bool:
 def _feed_proto(handle: BinaryIO, recorder: Recorder) -> EvidenceDocument:
     """Each message of a Collector proto file as one OTLP/JSON line; a message that cannot be
     read is bad input, named by its byte offset."""
-    from coverage_gate.adapters.otlp_wire import BadBody, proto_file_lines  # noqa: PLC0415
+    from coverage_gate.otlp_wire import BadBody, proto_file_lines  # noqa: PLC0415
 
     for line in proto_file_lines(handle.read()):
         if isinstance(line, BadBody):
