@@ -26,9 +26,12 @@ upstream writes them.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NotRequired
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, with_config
+
+# pydantic reads typing.TypedDict only from Python 3.12 on
+from typing_extensions import TypedDict
 
 from coverage_gate.model import IssueKind
 from coverage_gate.tracecalls import ReadView, TraceCall, TraceStatus
@@ -83,27 +86,35 @@ def _integer(value: object) -> object:
     return value
 
 
-class RequestedRange(_Upstream):
+# Calls are read as typed dicts (validated as strictly, without a model object per call): a run
+# holds thousands of them.
+_CALL_CONFIG = ConfigDict(extra="ignore", strict=True)
+
+
+@with_config(_CALL_CONFIG)
+class RequestedRange(TypedDict):
     offset: Int64
     limit: Int64
 
 
-class Output(_Upstream):
+@with_config(_CALL_CONFIG)
+class Output(TypedDict):
     bytes: Int64
     truncated: bool
 
 
-class Call(_Upstream):
-    call_id: str | None = None
+@with_config(_CALL_CONFIG)
+class Call(TypedDict):
+    call_id: NotRequired[str | None]
     tool: str
-    path: str | None = None
-    read_view: ReadView | None = None
+    path: NotRequired[str | None]
+    read_view: NotRequired[ReadView | None]
     status: TraceStatus
     start_observed: bool
     end_observed: bool
-    provenance_issue: ProvenanceIssue | None = None
-    requested_range: RequestedRange | None = None
-    output: Output | None = None
+    provenance_issue: NotRequired[ProvenanceIssue | None]
+    requested_range: NotRequired[RequestedRange | None]
+    output: NotRequired[Output | None]
 
 
 def _no_calls(value: object) -> object:
@@ -175,19 +186,20 @@ def version_problem(document: object) -> str | None:
 
 def trace_call(call: Call) -> TraceCall:
     """One call of the trace, in the core's terms."""
-    label = call.provenance_issue
-    requested = call.requested_range
+    label = call.get("provenance_issue")
+    requested = call.get("requested_range")
+    output = call.get("output")
     return TraceCall(
-        tool=call.tool,
-        status=call.status,
-        start_observed=call.start_observed,
-        end_observed=call.end_observed,
-        call_id=call.call_id or None,
-        path=call.path,
-        view=call.read_view,
+        tool=call["tool"],
+        status=call["status"],
+        start_observed=call["start_observed"],
+        end_observed=call["end_observed"],
+        call_id=call.get("call_id") or None,
+        path=call.get("path"),
+        view=call.get("read_view"),
         label=LABELS[label] if label is not None else None,
         label_name=label.value if label is not None else None,
-        offset=requested.offset if requested is not None else 0,
-        limit=requested.limit if requested is not None else 0,
-        output_bytes=call.output.bytes if call.output is not None else None,
+        offset=requested["offset"] if requested is not None else 0,
+        limit=requested["limit"] if requested is not None else 0,
+        output_bytes=output["bytes"] if output is not None else None,
     )

@@ -13,18 +13,20 @@ that passed validation, or whose own status is not ``succeeded``: each is a fail
 
 from __future__ import annotations
 
+import codecs
 import re
 import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from opentelemetry.sdk.trace import TracerProvider
+from pydantic import ValidationError
 
 from coverage_gate.adapters import codereview_cli
 from coverage_gate.errors import BadInputError
 from coverage_gate.evidence import CallRecord, EvidenceFolder, StreamSummary, resolve_shown
-from coverage_gate.files import load_model, parse_json, read_document, validate_json
+from coverage_gate.files import describe_validation, load_model, parse_json, read_document
 from coverage_gate.model import Capability, EvidenceDocument, ReviewerOutput
 from coverage_gate.reconcile import ReviewerInput, same_revision
 from coverage_gate.recording import TRACER_NAME, RecordSettings, RootChoice
@@ -48,10 +50,13 @@ def read_metadata(data: bytes, where: Path | str) -> codereview_cli.Metadata:
             f"{_WHAT} {where}: {len(data):,} bytes, more than any task's metadata "
             f"({MAX_METADATA_BYTES:,} at most)"
         )
-    problem = codereview_cli.version_problem(parse_json(data, where, _WHAT))
-    if problem is not None:
-        raise BadInputError(f"{_WHAT} {where}: {problem}")
-    return validate_json(codereview_cli.Metadata, data, where, _WHAT)
+    try:
+        return codereview_cli.Metadata.model_validate_json(data)
+    except ValidationError as error:
+        # Parsed again only to say what is wrong: JSON syntax by line and column, then a
+        # version this reader refuses, then the fields at fault.
+        problem = codereview_cli.version_problem(parse_json(data, where, _WHAT))
+        raise BadInputError(f"{_WHAT} {where}: {problem or describe_validation(error)}") from None
 
 
 def evidence_from_metadata(
@@ -85,6 +90,58 @@ def evidence_from_metadata(
     if trace is not None and trace.truncated and not document.truncated:
         document = document.model_copy(update={"truncated": True})
     return document, root
+
+
+def looks_like_metadata(prefix: bytes) -> bool:
+    """Whether a stream's first bytes look like a task's ``metadata.json``: one JSON object
+    naming a ``schema_version`` and a ``task_id`` (stream formats hold one event per line)."""
+    head = prefix.removeprefix(codecs.BOM_UTF8).lstrip()
+    return head.startswith(b"{") and b'"schema_version"' in head and b'"task_id"' in head
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What ``record`` made of one task's metadata, and what an operator should be told."""
+
+    document: EvidenceDocument
+    root: RootChoice
+    notes: list[str]
+
+
+def record_metadata(
+    data: bytes,
+    where: str,
+    settings: RecordSettings,
+    tracer_provider: TracerProvider | None = None,
+) -> Recorded:
+    """``record --format codereview-cli``: a task's metadata → its evidence.
+
+    When the file lies in its task's folder (``<task id>-<12 hex>``), the folder must be that
+    task's, and the evidence is bound to the head the folder names when ``--revision`` is another
+    commit: the trace was made there, and so it is stale for the revision asked for.
+    """
+    metadata = read_metadata(data, where)
+    notes: list[str] = []
+    task = _task(Path(where).parent) if where != "-" else None
+    if task is not None:
+        _check_task_id(metadata, task, where)
+        if not same_revision(task.head, settings.revision):
+            notes.append(
+                f"{where} is in the folder of a task that ran at head {task.head}, not at "
+                f"--revision {settings.revision}: its evidence is bound to {task.head} (stale "
+                f"for {settings.revision[:12]})"
+            )
+            settings = replace(settings, revision=task.head)
+    document, root = evidence_from_metadata(metadata, settings, tracer_provider)
+    return Recorded(document, root, notes)
+
+
+def _check_task_id(metadata: codereview_cli.Metadata, task: RunTask, where: Path | str) -> None:
+    if metadata.task_id != task.task_id:
+        raise BadInputError(
+            f"{_WHAT} {where}: field 'task_id': {metadata.task_id!r}, but its folder is task "
+            f"{task.task_id!r}"
+        )
 
 
 def _fold(
@@ -207,11 +264,7 @@ def load_task(
         agent_id = claims.agent_id if claims is not None else task.agent_id
         return ReviewerInput(agent_id, claims, None, failed=True), notes
     metadata = read_metadata(read_document(metadata_path, _WHAT), metadata_path)
-    if metadata.task_id != task.task_id:
-        raise BadInputError(
-            f"{_WHAT} {metadata_path}: field 'task_id': {metadata.task_id!r}, but its folder is "
-            f"task {task.task_id!r}"
-        )
+    _check_task_id(metadata, task, metadata_path)
     evidence, _ = evidence_from_metadata(metadata, settings_for(task.head))
     if not same_revision(task.head, revision):
         notes.append(

@@ -39,7 +39,7 @@ The rules, per call (``line`` of a record is the call's 1-based position in the 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -143,13 +143,13 @@ def _place(path: str, root: str | None, tree: RepoTree | None) -> str | Rejected
 
 @dataclass(frozen=True, slots=True)
 class _Place:
-    """Where the trace puts a call, as ``trace_records`` passes it on."""
+    """Where the trace puts a call, as ``trace_records`` passes it on: its paths are placed
+    through ``placed`` (one answer per spelling: a trace reads the same files again and again)."""
 
     position: int
     call_id: str
     ambiguous: bool
-    root: str | None
-    tree: RepoTree | None
+    placed: Callable[[str], str | Rejected]
 
 
 def _record(call: TraceCall, at: _Place) -> CallRecord:
@@ -163,7 +163,7 @@ def _record(call: TraceCall, at: _Place) -> CallRecord:
     open_to_path = issue is None or issue is IssueKind.OUTCOME_UNREADABLE
     path: str | None = None
     if kind is CallKind.READ:
-        placed = _place(call.path, at.root, at.tree) if call.path is not None else None
+        placed = at.placed(call.path) if call.path is not None else None
         if placed is None and open_to_path:
             issue, detail = IssueKind.PATH_OMITTED, "a read without a path"
         elif isinstance(placed, Rejected) and open_to_path:
@@ -209,6 +209,14 @@ def trace_records(
     """The call records of a trace's calls, in trace order (module notes)."""
     kept = calls[:max_calls]
     ids = Counter(call.call_id for call in kept if call.call_id is not None)
+    places: dict[str, str | Rejected] = {}
+
+    def placed(path: str) -> str | Rejected:
+        found = places.get(path)
+        if found is None:
+            found = places[path] = _place(path, root, tree)
+        return found
+
     records: list[CallRecord] = []
     for position, call in enumerate(kept, start=1):
         raw_id = call.call_id
@@ -216,5 +224,5 @@ def trace_records(
             bounded(raw_id, MAX_ID_CHARS)[0] if raw_id is not None else f"(trace call {position})"
         )
         ambiguous = raw_id is not None and ids[raw_id] > 1
-        records.append(_record(call, _Place(position, call_id, ambiguous, root, tree)))
+        records.append(_record(call, _Place(position, call_id, ambiguous, placed)))
     return TraceRecords(records, max(len(calls) - max_calls, 0))
