@@ -110,20 +110,21 @@ class Recorded:
 
 def record_metadata(
     data: bytes,
-    where: str,
+    where: Path | None,
     settings: RecordSettings,
     tracer_provider: TracerProvider | None = None,
 ) -> Recorded:
-    """``record --format codereview-cli``: a task's metadata → its evidence.
+    """``record --format codereview-cli``: a task's metadata (read from the file ``where``, or
+    from stdin when ``None``) → its evidence.
 
     When the file lies in its task's folder (``<task id>-<12 hex>``), the folder must be that
     task's, and the evidence is bound to the head the folder names when ``--revision`` is another
     commit: the trace was made there, and so it is stale for the revision asked for.
     """
-    metadata = read_metadata(data, where)
+    metadata = read_metadata(data, where or "(stdin)")
     notes: list[str] = []
-    task = _task(Path(where).parent) if where != "-" else None
-    if task is not None:
+    task = _task(where.parent) if where is not None else None
+    if where is not None and task is not None:
         _check_task_id(metadata, task, where)
         if not same_revision(task.head, settings.revision):
             notes.append(

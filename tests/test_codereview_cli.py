@@ -599,3 +599,13 @@ def test_codereview_run_goes_alone_and_diff_only_with_it(tmp_path: Path, extra: 
     result = reconcile(tmp_path, *args)
     assert result.exit_code == ExitCode.USAGE, result.output
     assert result.stdout == ""
+
+
+def test_metadata_on_stdin_is_detected_and_read_whole() -> None:
+    data = (RUN / "llm-tasks" / CORRECTNESS / "metadata.json").read_bytes()
+    result = runner.invoke(app, ["record", "-", "--revision", REV], input=data)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["counters"]["calls"] == 7
+    old = data.replace(b'"schema_version": 4', b'"schema_version": 2')
+    result = runner.invoke(app, ["record", "-", "--revision", REV], input=old)
+    assert_bad_input(result, "codereview-cli metadata (stdin)", "'schema_version': 2")

@@ -148,7 +148,7 @@ def _record_document(
         data = handle.read(MAX_METADATA_BYTES + 1)
     except OSError as error:
         raise BadInputError(f"stream {where}: cannot be read ({error.strerror})") from None
-    recorded = record_metadata(data, "-" if stream == "-" else stream, settings, provider)
+    recorded = record_metadata(data, None if stream == "-" else Path(stream), settings, provider)
     for note in recorded.notes:
         say(f"coverage-gate: warning: {note}")
     if recorded.root.path is not None:
