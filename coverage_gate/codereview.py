@@ -50,6 +50,7 @@ def read_metadata(data: bytes, where: Path | str) -> codereview_cli.Metadata:
             f"{_WHAT} {where}: {len(data):,} bytes, more than any task's metadata "
             f"({MAX_METADATA_BYTES:,} at most)"
         )
+    data = data.removeprefix(codecs.BOM_UTF8)  # marks the encoding; not part of the JSON
     try:
         return codereview_cli.Metadata.model_validate_json(data)
     except ValidationError as error:
@@ -84,7 +85,10 @@ def evidence_from_metadata(
         stream_complete=trace is not None and trace.stream_complete,
         lines=len(records),
         agent=settings.agent,
-        dropped_calls=(trace.dropped_events if trace is not None else 0) + traced.dropped,
+        dropped_calls=min(
+            (trace.dropped_events if trace is not None else 0) + traced.dropped,
+            codereview_cli.INT64_MAX,  # what a span attribute holds
+        ),
     )
     document = _fold(records, summary, settings, tracer_provider)
     if trace is not None and trace.truncated and not document.truncated:

@@ -5,6 +5,7 @@ in tests/data/pi-rpc, and mutations of it).
 
 from __future__ import annotations
 
+import codecs
 import copy
 import json
 import shutil
@@ -603,9 +604,10 @@ def test_codereview_run_goes_alone_and_diff_only_with_it(tmp_path: Path, extra: 
 
 def test_metadata_on_stdin_is_detected_and_read_whole() -> None:
     data = (RUN / "llm-tasks" / CORRECTNESS / "metadata.json").read_bytes()
-    result = runner.invoke(app, ["record", "-", "--revision", REV], input=data)
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["counters"]["calls"] == 7
+    for given in (data, codecs.BOM_UTF8 + data):  # a byte-order mark only marks the encoding
+        result = runner.invoke(app, ["record", "-", "--revision", REV], input=given)
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["counters"]["calls"] == 7
     old = data.replace(b'"schema_version": 4', b'"schema_version": 2')
     result = runner.invoke(app, ["record", "-", "--revision", REV], input=old)
     assert_bad_input(result, "codereview-cli metadata (stdin)", "'schema_version': 2")
