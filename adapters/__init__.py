@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from coverage_gate.events import Adapter
 
-from . import claude_code, codex, otlp_json, pi_rpc, placeholder
+from . import claude_code, codereview_cli, codex, otlp_json, pi_rpc, placeholder
 
 ADAPTERS: dict[str, Adapter] = {
     pi_rpc.NAME: pi_rpc.ADAPTER,
@@ -16,4 +16,10 @@ ADAPTERS: dict[str, Adapter] = {
     codex.ROLLOUT: codex.ROLLOUT_ADAPTER,
     codex.EXEC: codex.EXEC_ADAPTER,
     otlp_json.NAME: otlp_json.ADAPTER,
+}
+
+# Formats read as one JSON document, not as a stream of lines: `record` reads them whole. Each
+# maps to its description; its evidence rules live in the core (coverage_gate.tracecalls).
+DOCUMENT_FORMATS: dict[str, str] = {
+    codereview_cli.NAME: codereview_cli.DESCRIPTION,
 }

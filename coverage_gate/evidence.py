@@ -789,13 +789,22 @@ class EvidenceFolder:
             # lines not told: an unknown range, or a range left unresolved for a file in the diff
             acc.reads_lines_unknown += 1
 
-    def _page_bounds(self, record: CallRecord) -> tuple[int, int, int | None] | None:
+    def _page_bounds(self, record: CallRecord) -> tuple[int, int, int | None, bool] | None:
+        """A page's bytes ``[start, end)``, the size of the diff it came from when told, and
+        whether those bytes are what it returned (not only what it asked for)."""
         span = record.result_range
         if span is not None:
-            return span.offset, span.end, span.total
+            return span.offset, span.end, span.total, True
+        shown = record.shown
+        if shown is not None:
+            # What the page returned, as its call reported it (a harness's trace): nothing, or
+            # bytes it cannot place, shows no file.
+            if shown.kind is ShownKind.BYTES and shown.end is not None:
+                return shown.start, shown.end, shown.total, True
+            return None
         if record.limit is not None:
             start = record.offset or 0
-            return start, start + record.limit, None
+            return start, start + record.limit, None, False
         return None
 
     def _add_diff_page(self, record: CallRecord) -> None:
@@ -806,7 +815,7 @@ class EvidenceFolder:
         page = self._page_bounds(record)
         if page is None:
             return
-        start, end, total = page
+        start, end, total, returned = page
         if total is not None:
             self._diff_total = total
         self._diff_seen = _merged([*self._diff_seen, (start, end)])
@@ -814,6 +823,13 @@ class EvidenceFolder:
             return
         if total is not None and total != self.diff.total:
             detail = f"page of a {total}-byte diff; the pinned diff has {self.diff.total}"
+            self.add_call_issue(record, IssueKind.DIFF_MISMATCH, detail)
+            return
+        if returned and end > self.diff.total:
+            detail = (
+                f"page returned bytes {start}-{end}, past the end of the pinned diff "
+                f"({self.diff.total} bytes): not a page of it"
+            )
             self.add_call_issue(record, IssueKind.DIFF_MISMATCH, detail)
             return
         if end <= start:

@@ -86,6 +86,16 @@ class IssueKind(StrEnum):
     VALUE_TRUNCATED = "value_truncated"
     # A successful read that returned nothing (zero bytes or lines): not evidence.
     EMPTY_RESULT = "empty_result"
+    # Calls of a harness's own trace (codereview-cli) whose provenance it could not establish,
+    # under the harness's labels where ours have no word for them; no evidence. The trace's other
+    # labels are ours already (missing_end, missing_start, ambiguous_call_id,
+    # arguments_unavailable; outcome_unavailable is our outcome_unreadable).
+    CALL_ID_UNAVAILABLE = "call_id_unavailable"
+    ARGUMENTS_AMBIGUOUS = "arguments_ambiguous"
+    RANGE_UNAVAILABLE = "range_unavailable"
+    READ_VIEW_UNAVAILABLE = "read_view_unavailable"
+    PATH_UNAVAILABLE = "path_unavailable"
+    PATH_OMITTED = "path_omitted"
 
 
 class Claim(StrEnum):

@@ -11,6 +11,7 @@ from coverage_gate.events import Adapter, Decoder
 
 PACKAGE = Path(coverage_gate.__file__).parent
 CORE = ["model.py", "events.py", "paths.py", "diffmap.py", "evidence.py", "reconcile.py"]
+CORE += ["tracecalls.py"]  # a harness's trace of paired calls → call records
 FORBIDDEN = (
     "typer",
     "click",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.main import get_command
 
-from coverage_gate.adapters import ADAPTERS
+from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
 from coverage_gate.metrics import INSTRUMENTS
@@ -34,7 +34,7 @@ def test_exit_codes_are_in_the_top_level_help() -> None:
 
 def test_every_format_is_documented() -> None:
     documented = {row[0].strip("`") for row in table_after("Source formats")}
-    assert documented == set(ADAPTERS)
+    assert documented == set(ADAPTERS) | set(DOCUMENT_FORMATS)
 
 
 def test_every_command_is_mentioned() -> None:

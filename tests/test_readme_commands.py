@@ -55,10 +55,21 @@ RECONCILE = (
     "--evidence reviewer.evidence.json --format json"
 )
 
+CODEREVIEW_RECORD = (
+    'coverage-gate record "run/llm-tasks/reviewer%3Acorrectness-${HEAD_SHA:0:12}/metadata.json" '
+    '--format codereview-cli --revision "$HEAD_SHA" --diff review.diff -o correctness.evidence.json'
+)
+CODEREVIEW_RECONCILE = (
+    'coverage-gate reconcile --repo acme/shop --revision "$HEAD_SHA" --verdict approve '
+    "--changed changed-files.txt --codereview-run run --diff review.diff --format json"
+)
+
 #: Run as written by a test of this file.
 RUN_HERE = {
     RECORD: "test_pipeline_commands_run_as_written",
     RECONCILE: "test_pipeline_commands_run_as_written",
+    CODEREVIEW_RECORD: "test_codereview_commands_run_as_written",
+    CODEREVIEW_RECONCILE: "test_codereview_commands_run_as_written",
     SIMULATE: "test_simulated_rollout_command_runs_as_written",
 }
 
@@ -152,6 +163,24 @@ def test_pipeline_commands_run_as_written(tmp_path: Path) -> None:
     done = _bash(RECONCILE, tmp_path, env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["repo"] == "acme/shop"
+
+
+def test_codereview_commands_run_as_written(tmp_path: Path) -> None:
+    """The codereview-cli example runs as written on the fixture run, copied to ``run/``."""
+    shutil.copytree(DATA / "codereview-cli", tmp_path / "run")
+    shutil.copyfile(DATA / "pi-rpc" / "review.diff", tmp_path / "review.diff")
+    (tmp_path / "changed-files.txt").write_text("\n".join(CHANGED_FILES) + "\n")
+    head = "1a2b3c4d5e6f" + "0" * 28  # the fixture's task folders name 1a2b3c4d5e6f
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "HEAD_SHA": head, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = _bash(CODEREVIEW_RECORD, tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    evidence = json.loads((tmp_path / "correctness.evidence.json").read_text())
+    assert (evidence["source"], evidence["revision"]) == ("codereview-cli", head)
+    done = _bash(CODEREVIEW_RECONCILE, tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    decision = json.loads(done.stdout)
+    assert [r["agent_id"] for r in decision["reviewers"]] == ["correctness", "security"]
 
 
 def test_simulated_rollout_command_runs_as_written() -> None:

@@ -12,7 +12,7 @@ from typing import BinaryIO
 import typer
 
 from coverage_gate import otel_setup
-from coverage_gate.adapters import ADAPTERS
+from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
 from coverage_gate.files import write_atomic
 from coverage_gate.metrics import ErrorKind, record_error
@@ -47,7 +47,7 @@ def errors_to_exit(telemetry: Telemetry | None = None, repo: str = "") -> Iterat
 
 
 def format_names() -> str:
-    return ", ".join(sorted(ADAPTERS))
+    return ", ".join(sorted([*ADAPTERS, *DOCUMENT_FORMATS]))
 
 
 @contextlib.contextmanager

@@ -19,6 +19,12 @@ from coverage_gate.commands._common import (
     errors_to_exit,
     say,
 )
+from coverage_gate.commands._options import (
+    DEFAULT_LINE_BYTES,
+    DEFAULT_MAX_FILES,
+    DEFAULT_MAX_ISSUES,
+    record_settings,
+)
 from coverage_gate.commands.flags import (
     FallbackChoice,
     FlagNameOption,
@@ -37,7 +43,7 @@ from coverage_gate.flags import (
     resolve_mode,
     settings_from_env,
 )
-from coverage_gate.gittree import GitTree
+from coverage_gate.gittree import GitTree, GitTrees
 from coverage_gate.metrics import record_decision, record_reconcile_span
 from coverage_gate.model import (
     DecisionDocument,
@@ -129,6 +135,28 @@ def _reviewers_from_bundle(bundle_path: Path) -> list[ReviewerInput]:
     return reviewers
 
 
+def _reviewers_from_run(
+    run: Path, revision: str, root: Path, diff: Path | None
+) -> list[ReviewerInput]:
+    """A codereview-cli run's reviewer tasks; what was made of them is said on stderr."""
+    from coverage_gate.codereview import load_run  # noqa: PLC0415 - start-up time
+
+    settings = record_settings(
+        revision=revision,
+        repo_root=root,
+        diff=diff,
+        agent=None,
+        max_files=DEFAULT_MAX_FILES,
+        max_issues=DEFAULT_MAX_ISSUES,
+        max_line_bytes=DEFAULT_LINE_BYTES,
+    )
+    with GitTrees(revision) as trees:
+        loaded = load_run(run, revision, lambda head: replace(settings, revision=head, trees=trees))
+    for note in loaded.notes:
+        say(f"coverage-gate: {note}")
+    return loaded.reviewers
+
+
 def _render(decision: DecisionDocument, fmt: OutputFormat) -> str:
     if fmt is OutputFormat.JSON:
         return dump_model(decision)
@@ -207,6 +235,21 @@ def reconcile_command(
     bundle: Annotated[
         Path | None,
         typer.Option(help="Review bundle JSON listing several reviewers (instead of --claims)."),
+    ] = None,
+    codereview_run: Annotated[
+        Path | None,
+        typer.Option(
+            help="A codereview-cli run folder (or its llm-tasks/): each reviewer task is one "
+            "reviewer, its claims validated-output.json, its evidence metadata.json (instead of "
+            "--claims)."
+        ),
+    ] = None,
+    diff: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --codereview-run: the pinned diff its cr_diff calls paged through "
+            "(per-file diff evidence and depth)."
+        ),
     ] = None,
     changed: Annotated[
         Path | None,
@@ -297,19 +340,26 @@ def reconcile_command(
         with errors_to_exit(telemetry, repo):
             began = time.perf_counter()
             root = repo_root or Path.cwd()
-            if (claims is None) == (bundle is None):
+            if [claims, bundle, codereview_run].count(None) != 2:
                 raise UsageError(
-                    "give exactly one of --claims (one reviewer) or --bundle (several)"
+                    "give exactly one of --claims (one reviewer), --bundle or --codereview-run "
+                    "(several)"
                 )
+            if codereview_run is None and diff is not None:
+                raise UsageError("--diff goes with --codereview-run")
+            if codereview_run is not None and evidence is not None:
+                raise UsageError("--evidence goes with --claims; a run's tasks hold their own")
             require_stdout(DECISION)
             scope, empty_scope = _scope(changed, base, head, root, exclude or [], default_excludes)
             if claims is not None:
                 output_model = load_model(claims, ReviewerOutput, "reviewer output")
                 evidence_doc = load_evidence(evidence) if evidence else None
                 reviewers = [ReviewerInput(output_model.agent_id, output_model, evidence_doc)]
-            else:
-                assert bundle is not None  # noqa: S101 - checked above
+            elif bundle is not None:
                 reviewers = _reviewers_from_bundle(bundle)
+            else:
+                assert codereview_run is not None  # noqa: S101 - checked above
+                reviewers = _reviewers_from_run(codereview_run, revision, root, diff)
             settings = settings_from_env(
                 os.environ,
                 snapshot=flags_file,

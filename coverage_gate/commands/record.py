@@ -10,7 +10,7 @@ import typer
 from opentelemetry.sdk.trace import TracerProvider
 
 from coverage_gate import render
-from coverage_gate.adapters import ADAPTERS
+from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.commands._common import (
     EVIDENCE,
     emit_document,
@@ -37,8 +37,8 @@ from coverage_gate.commands._options import (
 from coverage_gate.errors import BadInputError, UsageError
 from coverage_gate.files import dump_model
 from coverage_gate.gittree import GitTrees
-from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import Recorder, feed_all
+from coverage_gate.model import Capability, EvidenceDocument
+from coverage_gate.recording import Recorder, RecordSettings, feed_all
 from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
 from coverage_gate.stdio import require_stdout
 
@@ -70,7 +70,8 @@ def record(
 ) -> None:
     """Read an agent's event stream and write the evidence document (JSON)."""
     with errors_to_exit():
-        if source_format is not None and source_format not in ADAPTERS:
+        known = source_format is None or source_format in ADAPTERS
+        if not known and source_format not in DOCUMENT_FORMATS:
             raise UsageError(f"--format {source_format!r} is unknown; known: {format_names()}")
         settings = record_settings(
             revision=revision,
@@ -91,7 +92,9 @@ def record(
             prefix, handle = peek(raw)
             lines = head_lines(prefix)
             proto = _proto_file(prefix, source_format)
-            chosen = "otlp-json" if proto else source_format or sniff(lines)
+            chosen = (
+                "otlp-json" if proto else source_format or sniff(lines) or _document_format(prefix)
+            )
             if chosen is None:
                 raise BadInputError(
                     "cannot tell the stream's format from its first lines; "
@@ -100,6 +103,15 @@ def record(
             if source_format is None:
                 say(f"coverage-gate: format {chosen} (detected from the first lines)")
             provider = telemetry.tracer_provider
+            if chosen in DOCUMENT_FORMATS:
+                _record_document(
+                    handle,
+                    stream,
+                    replace(settings, trees=trees),
+                    provider if isinstance(provider, TracerProvider) else None,
+                    output,
+                )
+                return
             recorder = Recorder(
                 ADAPTERS[chosen],
                 replace(settings, trees=trees),
@@ -131,3 +143,47 @@ def _feed_proto(handle: BinaryIO, recorder: Recorder) -> EvidenceDocument:
             raise BadInputError(f"OTLP protobuf file: {line.detail}")
         recorder.feed(line + b"\n")
     return recorder.finish()
+
+
+def _document_format(prefix: bytes) -> str | None:
+    """A format read as one document, when the stream's first bytes look like one."""
+    from coverage_gate.codereview import looks_like_metadata  # noqa: PLC0415 - start-up time
+
+    return "codereview-cli" if looks_like_metadata(prefix) else None
+
+
+def _record_document(
+    handle: BinaryIO,
+    stream: str,
+    settings: RecordSettings,
+    provider: TracerProvider | None,
+    output: Path | None,
+) -> None:
+    """``--format codereview-cli``: one task's ``metadata.json``, read whole."""
+    from coverage_gate.codereview import (  # noqa: PLC0415 - start-up time
+        MAX_METADATA_BYTES,
+        record_metadata,
+    )
+
+    where = "(stdin)" if stream == "-" else stream
+    try:
+        data = handle.read(MAX_METADATA_BYTES + 1)
+    except OSError as error:
+        raise BadInputError(f"stream {where}: cannot be read ({error.strerror})") from None
+    recorded = record_metadata(data, None if stream == "-" else Path(stream), settings, provider)
+    for note in recorded.notes:
+        say(f"coverage-gate: warning: {note}")
+    if recorded.root.path is not None:
+        say(root_note(recorded.root))
+    else:
+        say(
+            "coverage-gate: no repository root (no --repo-root, current directory not in a Git "
+            "work tree): trace paths with '..' cannot be checked, and are rejected"
+        )
+    emit_document(dump_model(recorded.document), output, EVIDENCE)
+    say(render.evidence_summary(recorded.document))
+    if recorded.document.capability is Capability.NONE:
+        say(
+            "coverage-gate: the task's metadata holds no tool trace (its harness adapter keeps "
+            "no per-call record): its evidence is unavailable, not absent"
+        )
