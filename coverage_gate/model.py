@@ -14,15 +14,17 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     NonNegativeInt,
+    Tag,
     model_validator,
 )
 
 EVIDENCE_SCHEMA = "coverage-gate/evidence"
 EVIDENCE_VERSION = "1.1"
 DECISION_SCHEMA = "coverage-gate/decision"
-DECISION_VERSION = "1.1"
+DECISION_VERSION = "1.2"
 
 
 class Verdict(StrEnum):
@@ -123,6 +125,8 @@ class Coverage(StrEnum):
     INCOMPLETE_UNSUPPORTED = "incomplete_unsupported"
     INCOMPLETE_SHALLOW = "incomplete_shallow"
     INCOMPLETE_UNVERIFIABLE = "incomplete_unverifiable"
+    # A citation the reviewer gave does not match the file at the revision (DESIGN §7.10).
+    INCOMPLETE_CITATIONS = "incomplete_citations"
     # The scope held no reviewable file: there was no coverage to check, so none was verified.
     NOTHING_TO_REVIEW = "nothing_to_review"
 
@@ -134,6 +138,8 @@ class Reason(StrEnum):
     CLAIMS_UNSUPPORTED = "claims_unsupported"
     CLAIMS_SHALLOW = "claims_shallow"
     CLAIMS_UNVERIFIABLE = "claims_unverifiable"
+    # A cited line does not say what the reviewer said it does (DESIGN §7.10).
+    CITATIONS_FAILED = "citations_failed"
     # Said, never held against the reviewer by themselves: the scope was empty, or the evidence
     # was recorded at another revision (its claimed files are then unknown, DESIGN §7.1).
     NOTHING_TO_REVIEW = "nothing_to_review"
@@ -199,6 +205,41 @@ class DepthPolicy(StrEnum):
     ALL_HUNKS = "all-hunks"
 
 
+class CitationPolicy(StrEnum):
+    """What a failed citation does (DESIGN §7.10): ``downgrade`` (the default) holds it against
+    the reviewer under the mode in force (shadow measures, enforce applies); ``accept`` replays
+    and records citations but never holds one against a reviewer."""
+
+    ACCEPT = "accept"
+    DOWNGRADE = "downgrade"
+
+
+class CitationOutcome(StrEnum):
+    """What replaying one citation against the file at the revision found (DESIGN §7.9)."""
+
+    MATCHED = "matched"  # the cited line holds the cited content
+    MATCHED_NEARBY = "matched_nearby"  # a line within the window holds it (``offset`` says where)
+    FAILED = "failed"  # the file at the revision contradicts it (``reason`` says how)
+    UNAVAILABLE = "unavailable"  # the file's content could not be obtained: never held against
+    REJECTED = "rejected"  # the path names no file of the repository: never read
+
+
+class CitationReason(StrEnum):
+    """Why a citation failed, could not be checked, or was not read."""
+
+    # failed
+    MISSING_AT_REVISION = "missing_at_revision"
+    LINE_OUT_OF_RANGE = "line_out_of_range"
+    EMPTY_CONTENT = "empty_content"
+    CONTENT_MISMATCH = "content_mismatch"
+    # unavailable
+    NO_REPOSITORY = "no_repository"  # no repository was given to read the revision from
+    CONTENT_UNAVAILABLE = "content_unavailable"  # git or the file system could not give it
+    NOT_TEXT = "not_text"  # a binary file: it has no lines to cite
+    # rejected
+    PATH_REJECTED = "path_rejected"
+
+
 class PolicySource(StrEnum):
     """Where a policy came from: the CLI option, its environment variable, the payload of the
     flag variant that serves the repository, or the default."""
@@ -227,6 +268,64 @@ SchemaVersion1 = Annotated[Literal[1], BeforeValidator(_integer_only)]
 # --- reviewer output (claims) ------------------------------------------------------------------
 
 
+class Citation(_Contract):
+    """ "The file at ``path``, at ``line`` (1-based, new side of the revision), says ``content``."
+
+    A claim with a location that can be read back (DESIGN §5); never evidence of reading."""
+
+    path: str
+    line: Annotated[int, Field(ge=1)]
+    content: str
+
+
+#: Keys of a free finding read as a citation when it carries no ``citations`` of its own: the
+#: path, the line (the first key present wins) and the quoted snippet.
+FINDING_PATH_KEYS = ("path", "file")
+FINDING_LINE_KEYS = ("start_line", "line")
+FINDING_QUOTE_KEYS = ("snippet", "quote")
+
+
+class Finding(BaseModel):
+    """One finding: free-form, as review tools emit them, with optional ``citations``.
+
+    Any other field is kept as given. A finding without ``citations`` that has a path
+    (``path``/``file``), a line (``start_line``/``line``, a positive integer) and a quoted
+    snippet (``snippet``/``quote``, a string) is read as one citation of that snippet."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+
+    citations: list[Citation] = Field(default_factory=list)
+
+    def cited(self) -> list[Citation]:
+        """Its citations: the explicit ones, else the one its common-shape fields make."""
+        if self.citations:
+            return list(self.citations)
+        extra = self.model_extra or {}
+        path = next((extra[k] for k in FINDING_PATH_KEYS if k in extra), None)
+        line = next((extra[k] for k in FINDING_LINE_KEYS if k in extra), None)
+        quote = next((extra[k] for k in FINDING_QUOTE_KEYS if k in extra), None)
+        if (
+            isinstance(path, str)
+            and isinstance(line, int)
+            and not isinstance(line, bool)
+            and line >= 1
+            and isinstance(quote, str)
+        ):
+            return [Citation(path=path, line=line, content=quote)]
+        return []
+
+
+def _finding_kind(value: object) -> str:
+    return "text" if isinstance(value, str) else "finding"
+
+
+#: A finding is free text or an object (the error for a bad object names the object's field).
+FindingOrText = Annotated[
+    Annotated[Finding, Tag("finding")] | Annotated[str, Tag("text")],
+    Discriminator(_finding_kind),
+]
+
+
 class ReviewerOutput(_Contract):
     """What a reviewer says about itself. Claims, never evidence."""
 
@@ -235,7 +334,9 @@ class ReviewerOutput(_Contract):
     inspected_files: list[str] = Field(default_factory=list)
     skipped_files: list[str] = Field(default_factory=list)
     constraints: list[str | dict[str, object]] = Field(default_factory=list)
-    findings: list[dict[str, object] | str] = Field(default_factory=list)
+    findings: list[FindingOrText] = Field(default_factory=list)
+    # "Checked, nothing to report" claims: where the reviewer looked, not tied to a finding.
+    citations: list[Citation] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _inspected_and_skipped_are_disjoint(self) -> ReviewerOutput:
@@ -433,6 +534,47 @@ class RejectedClaim(_Contract):
     reason: PathRejection
 
 
+class CitationCheck(_Contract):
+    """One citation replayed against the file at the revision.
+
+    ``path`` and ``content`` are as the reviewer gave them, cut to a bounded excerpt (``…`` marks
+    a cut; ``content_chars`` is the full length). ``file`` is the path through the normaliser.
+    ``found`` is what stands on the cited line at the revision (a bounded excerpt), ``offset``
+    where a nearby match stands relative to the cited line. ``finding`` is the index of the
+    finding that carried it (none: a top-level citation). ``uncorroborated``: the reviewer has
+    no successful read or diff page of the file in evidence that could have shown one."""
+
+    path: str
+    file: str | None = None
+    line: Annotated[int, Field(ge=1)]
+    content: str
+    content_chars: NonNegativeInt = 0
+    finding: NonNegativeInt | None = None
+    outcome: CitationOutcome
+    reason: CitationReason | None = None
+    path_rejection: PathRejection | None = None
+    offset: int | None = None
+    found: str | None = None
+    file_lines: NonNegativeInt | None = None
+    uncorroborated: bool = False
+
+
+class ReviewerCitations(_Contract):
+    """A reviewer's citations and what replaying them found. At most ``limit`` are replayed; the
+    rest are counted in ``over_limit``, never dropped silently."""
+
+    checks: list[CitationCheck] = Field(default_factory=list)
+    over_limit: NonNegativeInt = 0
+    limit: NonNegativeInt = 0
+
+    def count(self, outcome: CitationOutcome) -> int:
+        return sum(1 for check in self.checks if check.outcome is outcome)
+
+    @property
+    def failed(self) -> list[CitationCheck]:
+        return [check for check in self.checks if check.outcome is CitationOutcome.FAILED]
+
+
 class ReviewerDecision(_Contract):
     agent_id: str
     coverage: Coverage
@@ -445,6 +587,8 @@ class ReviewerDecision(_Contract):
     claims_rejected: list[RejectedClaim] = Field(default_factory=list)
     files: list[FileDecision]
     depth_policies: list[ReviewerPolicyOutcome] = Field(default_factory=list)
+    # Present when the reviewer cited anything (DESIGN §7.9).
+    citations: ReviewerCitations | None = None
 
 
 class DecisionDocument(_Contract):
@@ -470,5 +614,10 @@ class DecisionDocument(_Contract):
     reviewers: list[ReviewerDecision]
     # Every depth policy, the one in force included, on this same review (DESIGN §7 rule 8).
     depth_policies: list[PolicyOutcome] = Field(default_factory=list)
+    citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
+    citation_policy_source: PolicySource = PolicySource.DEFAULT
+    # Whether failed citations alone would turn this Approve into a Comment under the citation
+    # policy ``downgrade``, whatever the policy in force: what shadow measures.
+    citations_would_downgrade: bool = False
 
     model_config = ConfigDict(populate_by_name=True)
