@@ -11,17 +11,50 @@ the root, a file over the size bound, a slow git) gives ``None``: content not ob
 read's lines, and its file's depth, are unknown, never unseen. Nothing here raises.
 
 ``RepositoryContents`` gives one per repository root (the root is chosen per stream);
-``MappingContent`` is the in-memory fake for tests.
+``MappingContent`` is the in-memory fake for tests. ``worktree_file`` is the one reader of a file
+in the working tree, for this module and for ``GitTree.file_at_revision`` (citations) alike.
 """
 
 from __future__ import annotations
 
+import stat
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from coverage_gate.citations import FileAtRevision, Presence
+
 GIT_TIMEOUT_SECONDS = 10.0
 MAX_CONTENT_BYTES = 64 * 1024 * 1024
+
+
+def worktree_file(root: Path, path: str, max_bytes: int = MAX_CONTENT_BYTES) -> FileAtRevision:
+    """The working-tree file at ``path`` under ``root``: missing when nothing but a directory or
+    nothing at all is there; unavailable when it leads out of the root (through a symbolic
+    link: never read), is not a regular file, is over ``max_bytes`` or cannot be read."""
+    try:
+        base = root.resolve()
+        target = (base / path).resolve()
+    except (OSError, RuntimeError) as error:
+        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: {error}")
+    if not target.is_relative_to(base):
+        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: leads out of the repository")
+    try:
+        info = target.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return FileAtRevision(Presence.MISSING)
+    except OSError as error:
+        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: {error.strerror}")
+    if stat.S_ISDIR(info.st_mode):
+        return FileAtRevision(Presence.MISSING, detail=f"{path}: a directory")
+    if not stat.S_ISREG(info.st_mode):
+        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: not a regular file")
+    if info.st_size > max_bytes:
+        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: over {max_bytes} bytes")
+    try:
+        return FileAtRevision(Presence.FOUND, target.read_bytes())
+    except OSError as error:
+        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: {error.strerror}")
 
 
 def _revision_name(revision: str) -> bool:
@@ -86,16 +119,8 @@ class RepositoryContent:
         return self._from_git(path)
 
     def _from_worktree(self, path: str) -> bytes | None:
-        try:
-            root = self.root.resolve()
-            target = (root / path).resolve()
-            if not target.is_relative_to(root) or not target.is_file():
-                return None
-            if target.stat().st_size > self.max_bytes:
-                return None
-            return target.read_bytes()
-        except OSError:
-            return None
+        found = worktree_file(self.root, path, self.max_bytes)
+        return found.data if found.presence is Presence.FOUND else None
 
     def _from_git(self, path: str) -> bytes | None:
         spec = f"{self.revision}:{path}"

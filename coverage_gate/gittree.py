@@ -7,6 +7,10 @@ is what the reviewer's tools opened. Otherwise it reads the revision's tree obje
 answer is cached. Any failure (no git, not a repository, an unknown revision, a git that stops
 answering) raises ``TreeUnavailableError``: the path asked about is then rejected, never guessed.
 Only paths with a ``..`` segment are ever asked about.
+
+It is also the ``RevisionFiles`` citations are replayed with: ``file_at_revision`` reads a blob of
+the revision through the same ``git cat-file --batch`` process (the working tree's file when the
+revision is the checked-out commit). That never raises: what cannot be read is unavailable.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from coverage_gate.citations import FileAtRevision, Presence
+from coverage_gate.content import MAX_CONTENT_BYTES, worktree_file
 from coverage_gate.paths import TreeUnavailableError
 
 DEFAULT_TIMEOUT = 30.0
 _TREE_MODE = b"40000"
 _LINK_MODE = b"120000"
+_FILE_MODES = (b"100644", b"100755")
 
 _Entries = dict[bytes, tuple[bytes, str]]
 
@@ -65,10 +72,17 @@ class _Closing:
 class GitTree(_Closing):
     """``RepoTree`` of the repository under ``root`` at ``revision``."""
 
-    def __init__(self, root: Path | str, revision: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        root: Path | str,
+        revision: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_bytes: int = MAX_CONTENT_BYTES,
+    ) -> None:
         self._root = Path(root)
         self._revision = revision
         self._timeout = timeout
+        self._max_bytes = max_bytes
         self._process: subprocess.Popen[bytes] | None = None
         self._buffer = bytearray()
         self._opened = False
@@ -87,6 +101,18 @@ class GitTree(_Closing):
         answer = self._worktree_link(path) if self._worktree else self._tree_link(path)
         self._answers[path] = answer
         return answer
+
+    # --- RevisionFiles -------------------------------------------------------------------------
+
+    def file_at_revision(self, path: str) -> FileAtRevision:
+        """The file at ``path`` (repository-relative, normalised) at the revision."""
+        try:
+            self._open()
+            if self._worktree:
+                return worktree_file(self._root, path, self._max_bytes)
+            return self._tree_file(path)
+        except TreeUnavailableError as error:
+            return FileAtRevision(Presence.UNAVAILABLE, detail=str(error))
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -241,6 +267,36 @@ class GitTree(_Closing):
                     raise self._fail(f"link {path} has no target object")
                 return found[1].decode("utf-8", "surrogateescape")
         return None
+
+    def _tree_file(self, path: str) -> FileAtRevision:
+        names = path.split("/")
+        tree = self._root_tree
+        for index, name in enumerate(names):
+            try:
+                entry = self._entries(tree).get(name.encode("utf-8", "surrogateescape"))
+            except UnicodeEncodeError:
+                return FileAtRevision(Presence.MISSING)  # no name in a git tree spells this
+            if entry is None:
+                return FileAtRevision(Presence.MISSING)
+            mode, object_id = entry
+            if mode == _LINK_MODE:
+                return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: a symbolic link")
+            if index < len(names) - 1:
+                if mode != _TREE_MODE:
+                    return FileAtRevision(Presence.MISSING)
+                tree = object_id
+            elif mode == _TREE_MODE:
+                return FileAtRevision(Presence.MISSING, detail=f"{path}: a directory")
+            elif mode not in _FILE_MODES:
+                return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: not a regular file")
+        found = self._object(object_id)
+        if found is None:
+            return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: blob missing")
+        if len(found[1]) > self._max_bytes:
+            return FileAtRevision(
+                Presence.UNAVAILABLE, detail=f"{path}: over {self._max_bytes} bytes"
+            )
+        return FileAtRevision(Presence.FOUND, found[1])
 
     def _worktree_link(self, path: str) -> str | None:
         full = self._root.joinpath(*path.split("/"))

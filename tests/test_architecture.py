@@ -12,6 +12,7 @@ from coverage_gate.events import Adapter, Decoder
 PACKAGE = Path(coverage_gate.__file__).parent
 CORE = ["model.py", "events.py", "paths.py", "diffmap.py", "evidence.py", "reconcile.py"]
 CORE += ["tracecalls.py"]  # a harness's trace of paired calls → call records
+CORE += ["citations.py"]  # replaying citations against the files at the revision
 FORBIDDEN = (
     "typer",
     "click",
@@ -23,6 +24,8 @@ FORBIDDEN = (
     "coverage_gate.commands",
     "coverage_gate.telemetry",
     "coverage_gate.files",
+    "coverage_gate.content",
+    "coverage_gate.gittree",
     "os",
     "time",
     "datetime",

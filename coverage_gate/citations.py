@@ -1,0 +1,275 @@
+"""Replaying a reviewer's citations against the files at the revision (DESIGN §7.9).
+
+A citation says "the file at this path, at this line, says this". Replay reads that file at the
+revision under review and checks. Pure and deterministic: the files come in through the
+``RevisionFiles`` port (``GitTree`` is the edge behind it), each path is read once, and nothing
+here looks at a clock, the environment or the file system.
+
+The rule, for one citation:
+
+1. The path goes through the one normaliser (``paths.normalise``, as claims do). A path it
+   rejects (outside the root, VCS metadata, ...) is ``rejected`` and never read.
+2. Both sides are compared trimmed at both ends, with every run of whitespace inside taken as
+   one space: CRLF line ends, trailing blanks, tabs against spaces at either end, re-spaced
+   tokens all compare equal. Content that is empty after that fails (``empty_content``).
+3. The file at the revision: absent there fails (``missing_at_revision``); not obtainable (no
+   repository, git failing, a symbolic link, over the size bound) or binary (a NUL byte in its
+   first 8000 bytes, git's own test) is ``unavailable``, never failed. A cited line past the
+   file's last line fails (``line_out_of_range``).
+4. ``matched`` when the cited line contains the cited content; else ``matched_nearby`` when a
+   line at most ``WINDOW`` (3) lines before or after does (the nearest wins, the earlier one on
+   a tie; ``offset`` says where); else ``failed`` (``content_mismatch``). Content of several
+   lines is matched line by line on consecutive lines from the one it starts at.
+5. Very short content is checked strictly: content with fewer than ``MIN_QUOTE_CHARS`` (3)
+   non-whitespace characters (``}``, ``)``, ``x``) must be the whole cited line, at exactly that
+   line. Contained anywhere within seven lines, a lone brace would check nothing.
+
+At most ``MAX_CITATIONS`` citations are replayed per reviewer; the rest are counted in
+``over_limit``. What a check stores of the reviewer's text and of the file is a bounded excerpt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from coverage_gate.model import (
+    Citation,
+    CitationCheck,
+    CitationOutcome,
+    CitationReason,
+    Finding,
+    ReviewerCitations,
+    ReviewerOutput,
+)
+from coverage_gate.paths import Rejected, RepoTree, normalise
+
+#: Lines looked at on either side of the cited one.
+WINDOW = 3
+#: Citations replayed per reviewer; the rest are counted, not replayed.
+MAX_CITATIONS = 500
+#: Content with fewer non-whitespace characters than this must be the whole cited line.
+MIN_QUOTE_CHARS = 3
+#: Characters kept of the reviewer's content and of a file's line in a check.
+EXCERPT_CHARS = 160
+#: Characters kept of a path as the reviewer spelled it.
+PATH_CHARS = 256
+#: A NUL byte among a file's first bytes makes it binary (git's own heuristic).
+BINARY_SNIFF_BYTES = 8000
+
+_OFFSETS = tuple(offset for distance in range(1, WINDOW + 1) for offset in (-distance, distance))
+
+
+class Presence(StrEnum):
+    FOUND = "found"
+    MISSING = "missing"  # the revision has no file at that path
+    UNAVAILABLE = "unavailable"  # whether it has, or what it holds, could not be told
+
+
+@dataclass(frozen=True, slots=True)
+class FileAtRevision:
+    """A file's content at the revision, or why there is none."""
+
+    presence: Presence
+    data: bytes = b""
+    detail: str = ""
+
+
+class RevisionFiles(Protocol):
+    """The files of the repository at the revision under review."""
+
+    def file_at_revision(self, path: str) -> FileAtRevision:
+        """The file at ``path`` (repository-relative, normalised). Never raises: what cannot be
+        read is ``UNAVAILABLE``, with a detail saying why."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Text:
+    """A file at the revision split into lines (``None``: why it has none)."""
+
+    lines: tuple[str, ...] | None
+    outcome: CitationOutcome | None = None
+    reason: CitationReason | None = None
+
+
+class FileCache:
+    """Reads each path once through a ``RevisionFiles`` and keeps its lines (one per review, so
+    that reviewers citing the same file share the read)."""
+
+    def __init__(self, files: RevisionFiles) -> None:
+        self._files = files
+        self._texts: dict[str, _Text] = {}
+
+    def text(self, path: str) -> _Text:
+        found = self._texts.get(path)
+        if found is None:
+            found = self._texts[path] = _split(self._files.file_at_revision(path))
+        return found
+
+
+def _split(file: FileAtRevision) -> _Text:
+    if file.presence is Presence.MISSING:
+        return _Text(None, CitationOutcome.FAILED, CitationReason.MISSING_AT_REVISION)
+    if file.presence is Presence.UNAVAILABLE:
+        return _Text(None, CitationOutcome.UNAVAILABLE, CitationReason.CONTENT_UNAVAILABLE)
+    data = file.data
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return _Text(None, CitationOutcome.UNAVAILABLE, CitationReason.NOT_TEXT)
+    text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline that ends the last line starts no line of its own
+    return _Text(tuple(lines))
+
+
+def flat(text: str) -> str:
+    """Trimmed at both ends, every run of whitespace inside taken as one space."""
+    return " ".join(text.split())
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """At most ``limit`` characters of ``text``; a cut is marked with ``…``."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Cited:
+    """A citation and where the reviewer gave it: the index of its finding, or ``None`` for
+    the top level."""
+
+    citation: Citation
+    finding: int | None = None
+
+
+def citations_of(output: ReviewerOutput) -> list[Cited]:
+    """Every citation a reviewer gave, in order: those of its findings (explicit, or read from a
+    finding's common shape), then its top-level ones."""
+    found = [
+        Cited(citation, index)
+        for index, finding in enumerate(output.findings)
+        if isinstance(finding, Finding)
+        for citation in finding.cited()
+    ]
+    return found + [Cited(citation) for citation in output.citations]
+
+
+def _quote(content: str) -> list[str]:
+    """The content's lines, flattened, without blank lines before the first or after the last."""
+    lines = [flat(line) for line in content.split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _holds(lines: Sequence[str], start: int, quote: Sequence[str], strict: bool) -> bool:
+    """Whether the file's lines from ``start`` (0-based) hold the quote's lines, one by one."""
+    if start < 0 or start + len(quote) > len(lines):
+        return False
+    for wanted, line in zip(quote, lines[start : start + len(quote)], strict=True):
+        have = flat(line)
+        if (have != wanted) if strict else (wanted not in have):
+            return False
+    return True
+
+
+def check(
+    cited: Cited,
+    *,
+    root: str | None,
+    tree: RepoTree | None,
+    files: FileCache | None,
+    uncorroborated: Callable[[str], bool],
+) -> CitationCheck:
+    """Replay one citation (the rule is in this module's docstring)."""
+    citation = cited.citation
+    base = CitationCheck(
+        path=excerpt(citation.path, PATH_CHARS),
+        line=citation.line,
+        content=excerpt(citation.content),
+        content_chars=len(citation.content),
+        finding=cited.finding,
+        outcome=CitationOutcome.UNAVAILABLE,
+    )
+    path = normalise(citation.path, root, tree=tree)
+    if isinstance(path, Rejected):
+        return base.model_copy(
+            update={
+                "outcome": CitationOutcome.REJECTED,
+                "reason": CitationReason.PATH_REJECTED,
+                "path_rejection": path.reason,
+            }
+        )
+    base = base.model_copy(update={"file": path, "uncorroborated": uncorroborated(path)})
+    quote = _quote(citation.content)
+    if not quote:
+        return _failed(base, CitationReason.EMPTY_CONTENT)
+    if files is None:
+        return base.model_copy(update={"reason": CitationReason.NO_REPOSITORY})
+    text = files.text(path)
+    if text.lines is None:
+        return base.model_copy(update={"outcome": text.outcome, "reason": text.reason})
+    lines = text.lines
+    at = citation.line - 1
+    if at >= len(lines):
+        return _failed(base, CitationReason.LINE_OUT_OF_RANGE, file_lines=len(lines))
+    strict = sum(len(line.replace(" ", "")) for line in quote) < MIN_QUOTE_CHARS
+    if _holds(lines, at, quote, strict):
+        return base.model_copy(update={"outcome": CitationOutcome.MATCHED})
+    if not strict:
+        for offset in _OFFSETS:
+            if _holds(lines, at + offset, quote, strict):
+                return base.model_copy(
+                    update={"outcome": CitationOutcome.MATCHED_NEARBY, "offset": offset}
+                )
+    return _failed(
+        base,
+        CitationReason.CONTENT_MISMATCH,
+        found=excerpt(lines[at].strip()),
+        file_lines=len(lines),
+    )
+
+
+def _failed(
+    base: CitationCheck,
+    reason: CitationReason,
+    *,
+    found: str | None = None,
+    file_lines: int | None = None,
+) -> CitationCheck:
+    return base.model_copy(
+        update={
+            "outcome": CitationOutcome.FAILED,
+            "reason": reason,
+            "found": found,
+            "file_lines": file_lines,
+        }
+    )
+
+
+def replay(
+    cited: Iterable[Cited],
+    *,
+    root: str | None,
+    tree: RepoTree | None,
+    files: FileCache | None,
+    uncorroborated: Callable[[str], bool],
+    limit: int = MAX_CITATIONS,
+) -> ReviewerCitations:
+    """Replay a reviewer's citations: the first ``limit`` are checked, the rest counted.
+
+    ``files`` is ``None`` when no repository can be read: every citation whose path and content
+    could be checked is then ``unavailable``. ``uncorroborated`` tells, for a normalised path,
+    whether the reviewer's evidence shows it never read or diffed that file."""
+    given = list(cited)
+    checks = [
+        check(one, root=root, tree=tree, files=files, uncorroborated=uncorroborated)
+        for one in given[: max(limit, 0)]
+    ]
+    return ReviewerCitations(
+        checks=checks, over_limit=max(len(given) - max(limit, 0), 0), limit=max(limit, 0)
+    )
