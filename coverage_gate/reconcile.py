@@ -10,8 +10,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from coverage_gate.citations import (
+    MAX_CITATIONS,
+    WINDOW,
+    FileCache,
+    RevisionFiles,
+    citations_of,
+    excerpt,
+    flat,
+    replay,
+)
 from coverage_gate.model import (
     Capability,
+    CitationCheck,
+    CitationPolicy,
+    CitationReason,
     Claim,
     Coverage,
     DecisionDocument,
@@ -29,6 +42,7 @@ from coverage_gate.model import (
     PolicySource,
     Reason,
     RejectedClaim,
+    ReviewerCitations,
     ReviewerDecision,
     ReviewerOutput,
     ReviewerPolicyOutcome,
@@ -41,6 +55,10 @@ from coverage_gate.paths import RepoTree, normalise_claims
 _REASON_ORDER = list(Reason)
 #: Unseen line ranges a note names per shallow file; the rest are counted.
 NOTE_RANGES = 5
+#: Failed citations a note names per reviewer; the rest are counted.
+NOTE_CITATIONS = 10
+#: Characters of cited content and of a file's line a note quotes.
+NOTE_EXCERPT = 80
 #: Why a claimed file has unknown depth when its evidence carries none (evidence 1.1: no depth
 #: is recorded without the pinned diff).
 NO_DEPTH_RECORDED = "no depth recorded (it needs the pinned diff)"
@@ -71,6 +89,12 @@ class ReviewInput:
     # Where each policy came from; recorded in the decision, never read by the rules.
     unknown_policy_source: PolicySource = PolicySource.DEFAULT
     depth_policy_source: PolicySource = PolicySource.DEFAULT
+    citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
+    citation_policy_source: PolicySource = PolicySource.DEFAULT
+    # The files at the revision that citations are replayed against (DESIGN §7.9); ``None``:
+    # no repository to read, every citation that needs a read is unavailable.
+    files: RevisionFiles | None = None
+    max_citations: int = MAX_CITATIONS
 
 
 def short(revision: str) -> str:
@@ -209,6 +233,7 @@ _COVERAGE = {
     Reason.CLAIMS_UNSUPPORTED: Coverage.INCOMPLETE_UNSUPPORTED,
     Reason.CLAIMS_SHALLOW: Coverage.INCOMPLETE_SHALLOW,
     Reason.CLAIMS_UNVERIFIABLE: Coverage.INCOMPLETE_UNVERIFIABLE,
+    Reason.CITATIONS_FAILED: Coverage.INCOMPLETE_CITATIONS,
 }
 
 
@@ -270,7 +295,10 @@ def _policy_outcomes(
 ) -> list[ReviewerPolicyOutcome]:
     """What each depth policy would make of this reviewer, on the same evidence: the claims
     it holds against the reviewer besides depth, plus the files it would find shallow."""
-    otherwise = bool({Reason.CLAIMS_UNSUPPORTED, Reason.CLAIMS_UNVERIFIABLE} & set(reasons))
+    otherwise = bool(
+        {Reason.CLAIMS_UNSUPPORTED, Reason.CLAIMS_UNVERIFIABLE, Reason.CITATIONS_FAILED}
+        & set(reasons)
+    )
     depths = [f.depth.depth for f in files if f.depth is not None]
     outcomes: list[ReviewerPolicyOutcome] = []
     for policy in DepthPolicy:
@@ -283,11 +311,41 @@ def _policy_outcomes(
     return outcomes
 
 
-def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
+def _citations(
+    review: ReviewInput,
+    reviewer: ReviewerInput,
+    unavailable: UnknownReason | None,
+    files: FileCache | None,
+) -> ReviewerCitations | None:
+    """The reviewer's citations replayed (``None``: it cited nothing). A cited file is
+    uncorroborated when the reviewer's evidence could show a read of it and shows none: what
+    would make a claim of it unsupported."""
+    cited = citations_of(reviewer.claims) if reviewer.claims is not None else []
+    if not cited:
+        return None
+
+    def uncorroborated(path: str) -> bool:
+        claimed = _file_decision(path, {path}, set(), reviewer.evidence, unavailable)
+        return claimed.status is FileStatus.UNSUPPORTED
+
+    return replay(
+        cited,
+        root=review.repo_root,
+        tree=review.tree,
+        files=files,
+        uncorroborated=uncorroborated,
+        limit=review.max_citations,
+    )
+
+
+def _reviewer(
+    review: ReviewInput, reviewer: ReviewerInput, cache: FileCache | None
+) -> ReviewerDecision:
     failed = reviewer.failed or reviewer.claims is None
     claims = _claims(reviewer.claims, review.repo_root, review.tree)
     inspected, skipped = claims.inspected, claims.skipped
     unavailable = _unavailable(reviewer.evidence, review.revision)
+    citations = _citations(review, reviewer, unavailable, cache)
     files = [
         _with_depth(
             _file_decision(path, inspected, skipped, reviewer.evidence, unavailable),
@@ -313,6 +371,8 @@ def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
         reasons.append(Reason.CLAIMS_SHALLOW)
     if FileStatus.UNKNOWN in statuses and review.unknown_policy is UnknownPolicy.DOWNGRADE:
         reasons.append(Reason.CLAIMS_UNVERIFIABLE)
+    if citations and citations.failed and review.citation_policy is CitationPolicy.DOWNGRADE:
+        reasons.append(Reason.CITATIONS_FAILED)
     if is_stale(reviewer.evidence, review.revision):
         reasons.append(Reason.EVIDENCE_STALE)
     coverage = next(
@@ -331,15 +391,23 @@ def _reviewer(review: ReviewInput, reviewer: ReviewerInput) -> ReviewerDecision:
         claims_rejected=claims.rejected,
         files=files,
         depth_policies=_policy_outcomes(files, reasons),
+        citations=citations,
     )
 
 
 _LEGACY = {Reason.REVIEWER_FAILED, Reason.FILES_SKIPPED, Reason.FILES_MISSING}
-_NEW = {Reason.CLAIMS_UNSUPPORTED, Reason.CLAIMS_SHALLOW, Reason.CLAIMS_UNVERIFIABLE}
+_NEW = {
+    Reason.CLAIMS_UNSUPPORTED,
+    Reason.CLAIMS_SHALLOW,
+    Reason.CLAIMS_UNVERIFIABLE,
+    Reason.CITATIONS_FAILED,
+}
 
 
 def reconcile(review: ReviewInput) -> DecisionDocument:
-    reviewers = [_reviewer(review, reviewer) for reviewer in review.reviewers]
+    # One cache for the review: each cited file is read once, whichever reviewers cite it.
+    cache = FileCache(review.files) if review.files is not None else None
+    reviewers = [_reviewer(review, reviewer, cache) for reviewer in review.reviewers]
     reasons = sorted(
         {reason for decision in reviewers for reason in decision.reasons},
         key=_REASON_ORDER.index,
@@ -366,6 +434,7 @@ def reconcile(review: ReviewInput) -> DecisionDocument:
         )
         for policy in DepthPolicy
     ]
+    cited_wrong = any(d.citations is not None and d.citations.failed for d in reviewers)
     return DecisionDocument(
         repo=review.repo,
         revision=review.revision,
@@ -384,6 +453,9 @@ def reconcile(review: ReviewInput) -> DecisionDocument:
         scope=sorted(set(review.scope)),
         reviewers=reviewers,
         depth_policies=depth_policies,
+        citation_policy=review.citation_policy,
+        citation_policy_source=review.citation_policy_source,
+        citations_would_downgrade=approve and not legacy_incomplete and cited_wrong,
     )
 
 
@@ -420,6 +492,60 @@ def _file_lines(reviewers: Sequence[ReviewerDecision], revision: str, legacy: bo
                     f"({file.unknown_reason.value if file.unknown_reason else 'unknown'}), "
                     "and this repository's policy treats that as unsupported"
                 )
+        if not legacy and Reason.CITATIONS_FAILED in decision.reasons:
+            lines += failed_citation_lines(decision, revision)
+    return lines
+
+
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span, whatever backticks it holds."""
+    longest = run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    if not longest:
+        return f"`{text}`"
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}"
+
+
+def quoted(text: str) -> str:
+    """Cited or found text for a person: on one line, at most ``NOTE_EXCERPT`` characters, as
+    a code span."""
+    return code_span(excerpt(flat(text), NOTE_EXCERPT))
+
+
+def citation_line(check: CitationCheck, who: str, revision: str) -> str:
+    """One failed citation for a person: where, what it claimed, what is there, and why."""
+    where = f"- {code_span(check.file or check.path)} line {check.line}, cited by {code_span(who)}"
+    rev = short(revision)
+    if check.reason is CitationReason.EMPTY_CONTENT:
+        return f"{where}: the cited content is empty, so it says nothing that can be checked"
+    said = f"{where} as {quoted(check.content)}"
+    if check.reason is CitationReason.MISSING_AT_REVISION:
+        return f"{said}: no such file at {rev}"
+    if check.reason is CitationReason.LINE_OUT_OF_RANGE:
+        return f"{said}: the file has {check.file_lines or 0} line(s) at {rev}"
+    found = check.found or ""
+    there = quoted(found) if flat(found) else "nothing (a blank line)"
+    return (
+        f"{said}: line {check.line} reads {there} at {rev}, and no line within {WINDOW} of it "
+        "holds the cited content"
+    )
+
+
+def failed_citation_lines(
+    decision: ReviewerDecision, revision: str, limit: int = NOTE_CITATIONS
+) -> list[str]:
+    """The note's lines for a reviewer's failed citations: at most ``limit``, then a count."""
+    failed = decision.citations.failed if decision.citations is not None else []
+    who = decision.agent_id
+    lines = [citation_line(check, who, revision) for check in failed[:limit]]
+    if len(failed) > limit:
+        lines.append(
+            f"- and {len(failed) - limit} more failed citation(s) by {code_span(who)} (listed in "
+            "the decision)"
+        )
     return lines
 
 
@@ -475,6 +601,7 @@ def _shallow_line(file: FileDecision, who: str, revision: str) -> str:
 
 
 _NO_EVIDENCE = "claimed coverage has no recorded evidence"
+_CITED_WRONG = "cited lines do not hold what the reviewer quoted"
 
 
 def _cause(reviewers: Sequence[ReviewerDecision], policy: DepthPolicy) -> str:
@@ -493,7 +620,38 @@ def _cause(reviewers: Sequence[ReviewerDecision], policy: DepthPolicy) -> str:
             f"claimed files were read, but {seen} of their changed lines were seen (depth policy "
             f"{policy.value})"
         )
+    if any(Reason.CITATIONS_FAILED in d.reasons for d in reviewers):
+        causes.append(_CITED_WRONG)
     return " and ".join(causes)
+
+
+def _citation_notes(review: ReviewInput, reviewers: Sequence[ReviewerDecision]) -> list[str]:
+    """Failed citations the policy does not hold against the reviewer, and citations past the
+    replay limit: said, never silent."""
+    if review.mode is Mode.OFF:
+        return []
+    parts: list[str] = []
+    if review.citation_policy is CitationPolicy.ACCEPT:
+        lines = [
+            line
+            for decision in reviewers
+            for line in failed_citation_lines(decision, review.revision)
+        ]
+        if lines:
+            head = (
+                f"Citations that do not match the code at {short(review.revision)} (citation "
+                "policy accept: not held against the reviewer):"
+            )
+            parts.append("\n".join([head, *lines]))
+    over = [
+        f"reviewer {code_span(d.agent_id)} gave {len(d.citations.checks) + d.citations.over_limit} "
+        f"citations; {d.citations.over_limit} past the first {d.citations.limit} were not replayed"
+        for d in reviewers
+        if d.citations is not None and d.citations.over_limit
+    ]
+    if over:
+        parts.append("Citations not replayed: " + "; ".join(over) + ".")
+    return parts
 
 
 def agent_mismatches(reviewers: Sequence[ReviewerInput]) -> list[str]:
@@ -545,6 +703,7 @@ def _note(
             head = f"{cause[0].upper()}{cause[1:]} (verdict not affected):"
         if head:
             parts.append("\n".join([head, *new_lines]))
+    parts += _citation_notes(review, reviewers)
     parts += _stale(review, reviewers)
     parts += agent_mismatches(review.reviewers)
     unknown = sum(1 for d in reviewers for f in d.files if f.status is FileStatus.UNKNOWN)

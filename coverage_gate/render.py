@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from coverage_gate.model import (
+    CitationCheck,
+    CitationOutcome,
     Coverage,
     DecisionDocument,
     Depth,
@@ -12,7 +14,10 @@ from coverage_gate.model import (
     FileStatus,
     ReviewerDecision,
 )
-from coverage_gate.reconcile import line_ranges
+from coverage_gate.reconcile import line_ranges, quoted
+
+#: Citations other than plain matches listed per reviewer in the text and Markdown outputs.
+SHOWN_CITATIONS = 20
 
 _MARK = {
     FileStatus.VERIFIED: "ok",
@@ -58,8 +63,104 @@ def _policies(decision: DecisionDocument) -> str:
     return (
         f"depth policy {decision.depth_policy.value} ({decision.depth_policy_source.value}), "
         f"unknown policy {decision.unknown_policy.value} "
-        f"({decision.unknown_policy_source.value})"
+        f"({decision.unknown_policy_source.value}), "
+        f"citation policy {decision.citation_policy.value} "
+        f"({decision.citation_policy_source.value})"
     )
+
+
+_CITATION_MARK = {
+    CitationOutcome.MATCHED: "matched",
+    CitationOutcome.MATCHED_NEARBY: "nearby",
+    CitationOutcome.FAILED: "FAILED",
+    CitationOutcome.UNAVAILABLE: "unavailable",
+    CitationOutcome.REJECTED: "rejected",
+}
+
+
+def citation_summary(reviewer: ReviewerDecision) -> str:
+    """``4 citation(s): 2 matched, 1 nearby, 1 FAILED; 1 uncorroborated``, or empty."""
+    cited = reviewer.citations
+    if cited is None:
+        return ""
+    counts = [
+        f"{cited.count(outcome)} {_CITATION_MARK[outcome]}"
+        for outcome in CitationOutcome
+        if cited.count(outcome)
+    ]
+    summary = f"{len(cited.checks)} citation(s) replayed: {', '.join(counts) or 'none'}"
+    uncorroborated = sum(1 for check in cited.checks if check.uncorroborated)
+    if uncorroborated:
+        summary += f"; {uncorroborated} of a file it has no read or diff of (uncorroborated)"
+    if cited.over_limit:
+        summary += f"; {cited.over_limit} more not replayed (limit {cited.limit})"
+    return summary
+
+
+def citation_detail(check: CitationCheck) -> str:
+    """What replay found for one citation, in a few words."""
+    if check.outcome is CitationOutcome.MATCHED_NEARBY:
+        offset = check.offset or 0
+        return f"found {abs(offset)} line(s) {'below' if offset > 0 else 'above'}"
+    if check.outcome is CitationOutcome.REJECTED:
+        rejection = check.path_rejection.value if check.path_rejection else "rejected"
+        return f"path names no file here: {rejection}; not read"
+    reason = check.reason.value if check.reason else check.outcome.value
+    if check.found is not None:
+        return f"{reason}; the line reads {quoted(check.found) if check.found else '(blank)'}"
+    if check.file_lines is not None:
+        return f"{reason}; the file has {check.file_lines} line(s)"
+    return reason
+
+
+def _shown(reviewer: ReviewerDecision) -> tuple[list[CitationCheck], int]:
+    """The citations worth a line (all but plain matches), at most ``SHOWN_CITATIONS``."""
+    if reviewer.citations is None:
+        return [], 0
+    notable = [c for c in reviewer.citations.checks if c.outcome is not CitationOutcome.MATCHED]
+    return notable[:SHOWN_CITATIONS], max(len(notable) - SHOWN_CITATIONS, 0)
+
+
+def _citation_text(reviewer: ReviewerDecision) -> list[str]:
+    summary = citation_summary(reviewer)
+    if not summary:
+        return []
+    lines = [f"    {summary}"]
+    shown, rest = _shown(reviewer)
+    for check in shown:
+        where = f"{check.file or check.path}:{check.line}"
+        flag = " (uncorroborated)" if check.uncorroborated else ""
+        lines.append(
+            f"    {_CITATION_MARK[check.outcome]:<11} {where}  cited {quoted(check.content)}: "
+            f"{citation_detail(check)}{flag}"
+        )
+    if rest:
+        lines.append(f"    and {rest} more citation(s) not matched as cited (in the decision)")
+    return lines
+
+
+def _cell(text: str) -> str:
+    """A Markdown table cell: a pipe, even inside a code span, must be escaped."""
+    return text.replace("|", "\\|")
+
+
+def _citation_markdown(reviewer: ReviewerDecision) -> list[str]:
+    summary = citation_summary(reviewer)
+    if not summary:
+        return []
+    lines = ["", f"Citations: {summary}."]
+    shown, rest = _shown(reviewer)
+    if shown:
+        lines += ["", "| cited | outcome | content | found |", "| --- | --- | --- | --- |"]
+        lines += [
+            f"| {_cell(quoted(f'{c.file or c.path}:{c.line}'))} | {c.outcome.value}"
+            f"{' (uncorroborated)' if c.uncorroborated else ''} | "
+            f"{_cell(quoted(c.content))} | {_cell(citation_detail(c))} |"
+            for c in shown
+        ]
+    if rest:
+        lines += ["", f"And {rest} more citation(s) not matched as cited (in the decision)."]
+    return lines
 
 
 def _file_line(file: FileDecision) -> str:
@@ -77,6 +178,7 @@ GLOSS = {
     "for the depth policy",
     Coverage.INCOMPLETE_UNVERIFIABLE: "claimed files whose evidence is unavailable, held "
     "against the reviewer by the unknown policy",
+    Coverage.INCOMPLETE_CITATIONS: "cited lines that do not hold what the reviewer quoted",
     Coverage.NOTHING_TO_REVIEW: "no reviewable changed file",
 }
 
@@ -111,6 +213,7 @@ def text(decision: DecisionDocument, *, mode_from: str | None = None) -> str:
                 f"    {'rejected':<11} {claim.path}  "
                 f"[claimed {claim.claim.value}; names no file here: {claim.reason.value}]"
             )
+        lines.extend(_citation_text(reviewer))
     lines.append("")
     lines.append(decision.note)
     return "\n".join(lines) + "\n"
@@ -123,6 +226,8 @@ def markdown(decision: DecisionDocument) -> str:
         "",
         f"{verdict} · mode `{decision.mode.value}` ({decision.mode_source.value}) · "
         f"depth policy `{decision.depth_policy.value}` ({decision.depth_policy_source.value}) · "
+        f"citation policy `{decision.citation_policy.value}` "
+        f"({decision.citation_policy_source.value}) · "
         f"revision `{decision.revision[:12]}`",
         "",
         decision.note,
@@ -147,6 +252,7 @@ def markdown(decision: DecisionDocument) -> str:
                 f"- `{c.path}` ({c.claim.value}): {c.reason.value}"
                 for c in reviewer.claims_rejected
             ]
+        lines += _citation_markdown(reviewer)
         lines += ["", "</details>", ""]
     return "\n".join(lines)
 

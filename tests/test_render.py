@@ -42,7 +42,10 @@ def test_text_shows_policies_with_sources_and_each_files_depth() -> None:
         update={"depth_policy_source": PolicySource.PAYLOAD}
     )
     lines = render.text(decision).splitlines()
-    assert lines[1] == "  depth policy all-hunks (payload), unknown policy accept (default)"
+    assert lines[1] == (
+        "  depth policy all-hunks (payload), unknown policy accept (default), "
+        "citation policy downgrade (default)"
+    )
     assert lines[3] == (
         "    SHALLOW     src/tax.py  [1 successful read(s)]  "
         "▰▰▰▰▰▰▰▱▱▱ partial: 27/40 changed lines, 1/2 hunks; not seen 480-492"
