@@ -21,7 +21,8 @@ they return to a mode and nothing more.
 * enabled with any other variant, or none → ``shadow`` (an unknown variant never escalates)
 
 The variant that answers may carry a JSON payload setting policies for the repositories it serves
-(``{"depth_policy": "any-hunk", "unknown_policy": "accept"}``); ``effective_policies`` weighs them
+(``{"depth_policy": "any-hunk", "unknown_policy": "accept", "citation_policy": "accept"}``);
+``effective_policies`` weighs them
 against the CLI and the environment. A payload that cannot be read is a configuration error, like
 a corrupt snapshot, never a silent default.
 """
@@ -43,7 +44,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from coverage_gate.errors import BadConfigError
 from coverage_gate.files import beyond_limits, write_atomic
-from coverage_gate.model import DepthPolicy, Mode, ModeSource, PolicySource, UnknownPolicy
+from coverage_gate.model import (
+    CitationPolicy,
+    DepthPolicy,
+    Mode,
+    ModeSource,
+    PolicySource,
+    UnknownPolicy,
+)
 
 if TYPE_CHECKING:
     from UnleashClient.clients.unleash_client import UnleashClient
@@ -121,6 +129,7 @@ class VariantPolicies:
 
     depth_policy: DepthPolicy | None = None
     unknown_policy: UnknownPolicy | None = None
+    citation_policy: CitationPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -748,13 +757,18 @@ def _fallback(settings: FlagSettings, notes: list[str]) -> ModeResolution:
 
 DEPTH_POLICY_ENV = "COVERAGE_GATE_DEPTH_POLICY"
 UNKNOWN_POLICY_ENV = "COVERAGE_GATE_UNKNOWN_POLICY"
+CITATION_POLICY_ENV = "COVERAGE_GATE_CITATION_POLICY"
 PAYLOAD_TYPE = "json"
 #: The keys a variant payload may set, and the policy each one names.
 PAYLOAD_KEYS: Mapping[str, type[StrEnum]] = MappingProxyType(
-    {"depth_policy": DepthPolicy, "unknown_policy": UnknownPolicy}
+    {
+        "depth_policy": DepthPolicy,
+        "unknown_policy": UnknownPolicy,
+        "citation_policy": CitationPolicy,
+    }
 )
 
-_Policy = TypeVar("_Policy", DepthPolicy, UnknownPolicy)
+_Policy = TypeVar("_Policy", DepthPolicy, UnknownPolicy, CitationPolicy)
 
 
 def _choices(kind: type[StrEnum]) -> str:
@@ -788,6 +802,7 @@ def policies_from_payload(payload: Mapping[str, Any]) -> VariantPolicies:
     return VariantPolicies(
         depth_policy=_payload_policy(body, "depth_policy", DepthPolicy),
         unknown_policy=_payload_policy(body, "unknown_policy", UnknownPolicy),
+        citation_policy=_payload_policy(body, "citation_policy", CitationPolicy),
     )
 
 
@@ -808,6 +823,8 @@ class Policies:
     depth_policy_source: PolicySource
     unknown_policy: UnknownPolicy
     unknown_policy_source: PolicySource
+    citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
+    citation_policy_source: PolicySource = PolicySource.DEFAULT
 
 
 def effective_policies(
@@ -816,11 +833,14 @@ def effective_policies(
     *,
     depth_policy: DepthPolicy | None = None,
     unknown_policy: UnknownPolicy | None = None,
+    citation_policy: CitationPolicy | None = None,
 ) -> Policies:
     """Each policy from, in order: the CLI option, its environment variable
-    (``COVERAGE_GATE_DEPTH_POLICY``, ``COVERAGE_GATE_UNKNOWN_POLICY``; empty is unset), the
-    payload of the variant that served the repository, the default (``accept``). A variable
-    naming no policy is a configuration error."""
+    (``COVERAGE_GATE_DEPTH_POLICY``, ``COVERAGE_GATE_UNKNOWN_POLICY``,
+    ``COVERAGE_GATE_CITATION_POLICY``; empty is unset), the payload of the variant that served
+    the repository, the default (``accept``; ``downgrade`` for citations, which the mode then
+    decides: shadow measures, enforce applies). A variable naming no policy is a configuration
+    error."""
     depth, depth_source = _choose(
         depth_policy,
         environ.get(DEPTH_POLICY_ENV),
@@ -835,7 +855,14 @@ def effective_policies(
         UnknownPolicy.ACCEPT,
         UNKNOWN_POLICY_ENV,
     )
-    return Policies(depth, depth_source, unknown, unknown_source)
+    citation, citation_source = _choose(
+        citation_policy,
+        environ.get(CITATION_POLICY_ENV),
+        resolution.policies.citation_policy,
+        CitationPolicy.DOWNGRADE,
+        CITATION_POLICY_ENV,
+    )
+    return Policies(depth, depth_source, unknown, unknown_source, citation, citation_source)
 
 
 def _choose(

@@ -97,6 +97,7 @@ def _isolated_state(
             "COVERAGE_GATE_FLAG_NAME",
             "COVERAGE_GATE_DEPTH_POLICY",
             "COVERAGE_GATE_UNKNOWN_POLICY",
+            "COVERAGE_GATE_CITATION_POLICY",
         }:
             monkeypatch.delenv(name)
 

@@ -556,6 +556,8 @@ def test_cli_prints_mode_variant_and_source_as_json(tmp_path: Path) -> None:
         "depth_policy_source": "default",
         "unknown_policy": "accept",
         "unknown_policy_source": "default",
+        "citation_policy": "downgrade",
+        "citation_policy_source": "default",
     }
 
 

@@ -98,7 +98,8 @@ def test_a_json_payload_sets_the_policies_it_names(body: object, expected: Varia
         (payload("{depth_policy: any-hunk"), "is not valid JSON"),
         (payload('["any-hunk"]'), "is not a JSON object of policies"),
         (payload({"depth": "any-hunk"}), "has unknown key(s) 'depth'"),
-        (payload({"citation_policy": "x"}), "has unknown key(s) 'citation_policy'"),
+        (payload({"quote_policy": "x"}), "has unknown key(s) 'quote_policy'"),
+        (payload({"citation_policy": "x"}), "citation_policy 'x' is not one of accept, downgrade"),
         (payload({"depth_policy": "some-hunks"}), "depth_policy 'some-hunks' is not one of"),
         (payload({"unknown_policy": "ignore"}), "unknown_policy 'ignore' is not one of"),
         (payload({"depth_policy": 2}), "depth_policy 2 is not one of"),
@@ -270,6 +271,7 @@ _CLEAN_ENV = {
     "COVERAGE_GATE_FLAGS": "",
     "COVERAGE_GATE_DEPTH_POLICY": "",
     "COVERAGE_GATE_UNKNOWN_POLICY": "",
+    "COVERAGE_GATE_CITATION_POLICY": "",
 }
 
 
@@ -286,10 +288,13 @@ def test_flags_shows_the_effective_policies_and_their_sources(tmp_path: Path) ->
         "depth_policy_source": "payload",
         "unknown_policy": "downgrade",
         "unknown_policy_source": "env",
+        "citation_policy": "downgrade",
+        "citation_policy_source": "default",
     }
     text = runner.invoke(flags_app, ["--repo", "acme/tax", "--flags", str(path)], env=env)
     assert text.stdout.splitlines()[2] == (
-        "  depth policy any-hunk (payload), unknown policy downgrade (env)"
+        "  depth policy any-hunk (payload), unknown policy downgrade (env), "
+        "citation policy downgrade (default)"
     )
 
 

@@ -5,8 +5,9 @@ Mounted into the main CLI with ``app.add_typer(flags_app, name="flags")``; also 
 
     coverage-gate flags --repo acme/api [--flags FILE] [--format json]
 
-It also shows the policies a reconcile of that repository would run under (depth and unknown
-policy) and where each came from: CLI option, environment, the variant's payload, or default.
+It also shows the policies a reconcile of that repository would run under (depth, unknown and
+citation policy) and where each came from: CLI option, environment, the variant's payload, or
+default.
     coverage-gate flags pull -o flags.snapshot.json
 
 Exit codes: 0 answered (whatever the mode), 2 usage, 3 a closed or unwritable stdout, 4 bad
@@ -41,7 +42,7 @@ from coverage_gate.flags import (
     resolve_mode,
     settings_from_env,
 )
-from coverage_gate.model import DepthPolicy, UnknownPolicy
+from coverage_gate.model import CitationPolicy, DepthPolicy, UnknownPolicy
 from coverage_gate.stdio import require_stdout, write_stdout
 
 EXIT_OK = int(ExitCode.OK)
@@ -131,6 +132,8 @@ def resolution_document(
             "depth_policy_source": policies.depth_policy_source.value,
             "unknown_policy": policies.unknown_policy.value,
             "unknown_policy_source": policies.unknown_policy_source.value,
+            "citation_policy": policies.citation_policy.value,
+            "citation_policy_source": policies.citation_policy_source.value,
         }
     return document
 
@@ -175,6 +178,15 @@ def flags(
             "--unknown-policy",
             **choice(UnknownPolicy),
             help="As reconcile's: shows it winning (env COVERAGE_GATE_UNKNOWN_POLICY).",
+            show_default=False,
+        ),
+    ] = None,
+    citation_policy: Annotated[
+        CitationPolicy | None,
+        typer.Option(
+            "--citation-policy",
+            **choice(CitationPolicy),
+            help="As reconcile's: shows it winning (env COVERAGE_GATE_CITATION_POLICY).",
             show_default=False,
         ),
     ] = None,
@@ -237,7 +249,11 @@ def flags(
         )
         resolution = resolve_mode(repo, settings, override=override, properties=properties)
         policies = effective_policies(
-            resolution, os.environ, depth_policy=depth_policy, unknown_policy=unknown_policy
+            resolution,
+            os.environ,
+            depth_policy=depth_policy,
+            unknown_policy=unknown_policy,
+            citation_policy=citation_policy,
         )
     except FlagConfigError as error:
         raise _fail(str(error)) from None
@@ -261,7 +277,9 @@ def _print_resolution(
             f"variant {variant})\n  {resolution.detail}\n"
             f"  depth policy {policies.depth_policy.value} ({policies.depth_policy_source.value}), "
             f"unknown policy {policies.unknown_policy.value} "
-            f"({policies.unknown_policy_source.value})\n"
+            f"({policies.unknown_policy_source.value}), "
+            f"citation policy {policies.citation_policy.value} "
+            f"({policies.citation_policy_source.value})\n"
         )
     try:
         write_stdout(text, "mode")

@@ -46,6 +46,7 @@ from coverage_gate.flags import (
 from coverage_gate.gittree import GitTree, GitTrees
 from coverage_gate.metrics import record_decision, record_reconcile_span
 from coverage_gate.model import (
+    CitationPolicy,
     DecisionDocument,
     DepthPolicy,
     Mode,
@@ -194,7 +195,14 @@ def _reconcile_guarded(review: ReviewInput) -> DecisionDocument:
     except Exception as error:  # noqa: BLE001
         legacy = [replace(reviewer, evidence=None) for reviewer in review.reviewers]
         fallback = reconcile(
-            replace(review, mode=Mode.OFF, reviewers=legacy, unknown_policy=UnknownPolicy.ACCEPT)
+            replace(
+                review,
+                mode=Mode.OFF,
+                reviewers=legacy,
+                unknown_policy=UnknownPolicy.ACCEPT,
+                citation_policy=CitationPolicy.ACCEPT,
+                files=None,
+            )
         )
         note = f"The shadow evidence check failed ({type(error).__name__}); legacy gate only."
         return fallback.model_copy(
@@ -306,6 +314,17 @@ def reconcile_command(
             show_default=False,
         ),
     ] = None,
+    citation_policy: Annotated[
+        CitationPolicy | None,
+        typer.Option(
+            **choice(CitationPolicy),
+            help="Whether a citation that does not match the file at the revision downgrades an "
+            "Approve: downgrade (the mode decides: shadow measures, enforce applies) or accept "
+            "(env COVERAGE_GATE_CITATION_POLICY, else the flag variant's payload; default "
+            "downgrade).",
+            show_default=False,
+        ),
+    ] = None,
     exclude: Annotated[
         list[str] | None,
         typer.Option(help="Glob of changed paths that are not reviewable (repeatable)."),
@@ -378,7 +397,11 @@ def reconcile_command(
                 why = resolution.detail.removeprefix(f"fallback {mode_name}: ")
                 say(f"coverage-gate: mode {mode_name} (fallback): {why}")
             policies = effective_policies(
-                resolution, os.environ, depth_policy=depth_policy, unknown_policy=unknown_policy
+                resolution,
+                os.environ,
+                depth_policy=depth_policy,
+                unknown_policy=unknown_policy,
+                citation_policy=citation_policy,
             )
             with GitTree(root.absolute(), revision) as tree:
                 decision = _reconcile_guarded(
@@ -394,8 +417,11 @@ def reconcile_command(
                         unknown_policy_source=policies.unknown_policy_source,
                         depth_policy=policies.depth_policy,
                         depth_policy_source=policies.depth_policy_source,
+                        citation_policy=policies.citation_policy,
+                        citation_policy_source=policies.citation_policy_source,
                         repo_root=str(root.absolute()),
                         tree=tree,
+                        files=tree,
                     )
                 )
             duration_s = time.perf_counter() - began
