@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from opentelemetry.metrics import Counter, Histogram, Meter
@@ -24,6 +24,7 @@ from opentelemetry.util.types import AttributeValue
 
 from coverage_gate.model import (
     Capability,
+    CitationOutcome,
     Claim,
     Coverage,
     DecisionDocument,
@@ -195,6 +196,22 @@ DEPTH_POLICY_APPROVALS = InstrumentSpec(
     ("owner", "repository", "mode", "depth_policy", "would_downgrade"),
 )
 
+CITATIONS = InstrumentSpec(
+    "coverage_gate.citations",
+    Kind.COUNTER,
+    "{citation}",
+    "Citations reviewers gave, by what replaying them against the file at the revision found "
+    "(citation_outcome, citation_reason) and whether the reviewer has evidence of reading the "
+    "file; those past the per-reviewer limit as not_replayed.",
+    (*_FILES, "citation_outcome", "citation_reason", "uncorroborated"),
+)
+
+#: ``citation_outcome`` of citations past the per-reviewer limit, and their ``citation_reason``.
+CITATION_NOT_REPLAYED = "not_replayed"
+CITATION_OVER_LIMIT = "over_limit"
+#: ``citation_reason`` of a citation that matched (it has no reason).
+CITATION_NO_REASON = "none"
+
 INSTRUMENTS: tuple[InstrumentSpec, ...] = (
     REVIEWS,
     CLAIMED_FILES,
@@ -206,6 +223,7 @@ INSTRUMENTS: tuple[InstrumentSpec, ...] = (
     ERRORS,
     DEPTH_FILES,
     DEPTH_POLICY_APPROVALS,
+    CITATIONS,
 )
 
 #: Evidence capability label when a reviewer had no evidence document at all.
@@ -260,6 +278,16 @@ class ReviewerFacts:
     # shallow) under the policy in force; the shallow ones' paths.
     depths: Mapping[tuple[Depth, FileStatus], int]
     shallow: tuple[str, ...]
+    # Citations by (citation_outcome, citation_reason, uncorroborated) label values; the failed
+    # ones as ``path:line``.
+    citations: Mapping[tuple[str, str, bool], int] = field(default_factory=dict)
+    failed_citations: tuple[str, ...] = ()
+
+    @property
+    def citations_replayed(self) -> int:
+        return sum(
+            n for (outcome, _, _), n in self.citations.items() if outcome != CITATION_NOT_REPLAYED
+        )
 
     @property
     def unknown_total(self) -> int:
@@ -279,6 +307,18 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
         if entry.depth is not None:
             key = (entry.depth.depth, entry.status)
             depths[key] = depths.get(key, 0) + 1
+    citations: dict[tuple[str, str, bool], int] = {}
+    failed: list[str] = []
+    if reviewer.citations is not None:
+        for check in reviewer.citations.checks:
+            cause = check.reason.value if check.reason else CITATION_NO_REASON
+            label = (check.outcome.value, cause, check.uncorroborated)
+            citations[label] = citations.get(label, 0) + 1
+            if check.outcome is CitationOutcome.FAILED:
+                failed.append(f"{check.file or check.path}:{check.line}")
+        if reviewer.citations.over_limit:
+            label = (CITATION_NOT_REPLAYED, CITATION_OVER_LIMIT, False)
+            citations[label] = reviewer.citations.over_limit
     capability = reviewer.evidence_capability
     return ReviewerFacts(
         agent=reviewer.agent_id,
@@ -293,6 +333,8 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
         unknown=unknown,
         depths=depths,
         shallow=tuple(f.path for f in reviewer.files if f.status is FileStatus.SHALLOW),
+        citations=citations,
+        failed_citations=tuple(failed),
     )
 
 
@@ -335,6 +377,7 @@ class Instruments:
     errors: Counter
     depth_files: Counter
     depth_policy_approvals: Counter
+    citations: Counter
 
 
 def instruments(meter: Meter) -> Instruments:
@@ -361,6 +404,7 @@ def instruments(meter: Meter) -> Instruments:
         errors=counter(ERRORS),
         depth_files=counter(DEPTH_FILES),
         depth_policy_approvals=counter(DEPTH_POLICY_APPROVALS),
+        citations=counter(CITATIONS),
     )
 
 
@@ -427,6 +471,16 @@ def record_decision(
                     "status": status.value,
                 },
             )
+        for (cited, cited_why, unread), count in sorted(facts.citations.items()):
+            inst.citations.add(
+                count,
+                {
+                    **files,
+                    "citation_outcome": cited,
+                    "citation_reason": cited_why,
+                    "uncorroborated": _bool(unread),
+                },
+            )
         inst.evidence_records.add(
             1,
             {
@@ -487,6 +541,16 @@ A_TRUNCATED = "coverage_gate.evidence.truncated"
 A_STALE = "coverage_gate.evidence.stale"
 A_COVERAGE = "coverage_gate.coverage"
 A_FAILED = "coverage_gate.reviewer.failed"
+A_CITATION_POLICY = "coverage_gate.citation_policy"
+A_CITATION_POLICY_SOURCE = "coverage_gate.citation_policy_source"
+A_CITATIONS = "coverage_gate.citations.replayed"
+A_CITATIONS_FAILED = "coverage_gate.citations.failed"
+#: Whether failed citations alone would turn this review's Approve into a Comment.
+A_CITATIONS_WOULD_DOWNGRADE = "coverage_gate.citations.would_downgrade"
+#: Failed citations of one reviewer as ``path:line`` (at most ``MAX_SPAN_CITATIONS``).
+A_FAILED_CITATIONS = "coverage_gate.failed_citations"
+#: Failed citations named on one reviewer event; the rest are in the count.
+MAX_SPAN_CITATIONS = 10
 
 SPAN_PREFIX = "reconcile "
 REVIEWER_EVENT = "coverage_gate.reviewer"
@@ -545,6 +609,11 @@ def record_reconcile_span(
             row.depth_policy.value for row in decision.depth_policies if row.would_downgrade
         ],
         A_SHALLOW: sum(len(f.shallow) for f in facts),
+        A_CITATION_POLICY: decision.citation_policy.value,
+        A_CITATION_POLICY_SOURCE: decision.citation_policy_source.value,
+        A_CITATIONS: sum(f.citations_replayed for f in facts),
+        A_CITATIONS_FAILED: sum(len(f.failed_citations) for f in facts),
+        A_CITATIONS_WOULD_DOWNGRADE: decision.citations_would_downgrade,
         **{f"{A_DEPTH_PREFIX}{depth.value}": count for depth, count in depth_counts(facts).items()},
     }
     end = end_time_ns if end_time_ns is not None else time.time_ns()
@@ -580,6 +649,9 @@ def record_reconcile_span(
                 A_UNSUPPORTED_DROPPED: rest,
                 A_SHALLOW: len(fact.shallow),
                 A_SHALLOW_PATHS: shallow,
+                A_CITATIONS: fact.citations_replayed,
+                A_CITATIONS_FAILED: len(fact.failed_citations),
+                A_FAILED_CITATIONS: list(fact.failed_citations[:MAX_SPAN_CITATIONS]),
             },
             timestamp=end,
         )

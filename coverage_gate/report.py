@@ -35,7 +35,7 @@ from coverage_gate.model import Depth, DepthPolicy
 from coverage_gate.reconcile import is_shallow
 
 REPORT_SCHEMA = "coverage-gate/report"
-REPORT_VERSION = "1.1"
+REPORT_VERSION = "1.2"
 MALFORMED_SAMPLE = 10
 TOP_REASONS = 5
 Z_95 = 1.959963984540054
@@ -61,6 +61,7 @@ class ReviewerRecord:
     unsupported_files: tuple[str, ...]
     unsupported_dropped: int
     shallow_files: tuple[str, ...] = ()
+    failed_citations: tuple[str, ...] = ()
 
     @property
     def evidence_available(self) -> bool:
@@ -93,6 +94,11 @@ class ReviewRecord:
     # The depth policies that would have downgraded this review; None when the span predates
     # the comparison (such a review is left out of it).
     would_downgrade_under: tuple[str, ...] | None = None
+    citations_replayed: int = 0
+    citations_failed: int = 0
+    # Whether failed citations alone would downgrade this approval; None when the span predates
+    # citations (such a review is left out of that rate).
+    citations_would_downgrade: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +230,7 @@ def _reviewer(event: Mapping[str, object]) -> ReviewerRecord:
         unsupported_files=_strings(a, m.A_UNSUPPORTED_PATHS),
         unsupported_dropped=_count(a, m.A_UNSUPPORTED_DROPPED),
         shallow_files=_strings(a, m.A_SHALLOW_PATHS),
+        failed_citations=_strings(a, m.A_FAILED_CITATIONS),
     )
 
 
@@ -258,6 +265,11 @@ def _review(span: Mapping[str, object]) -> ReviewRecord | None:
         depths={d.value: _count(a, f"{m.A_DEPTH_PREFIX}{d.value}") for d in Depth},
         would_downgrade_under=_strings(a, m.A_WOULD_DOWNGRADE_UNDER)
         if m.A_WOULD_DOWNGRADE_UNDER in a
+        else None,
+        citations_replayed=_count(a, m.A_CITATIONS),
+        citations_failed=_count(a, m.A_CITATIONS_FAILED),
+        citations_would_downgrade=_flag(a, m.A_CITATIONS_WOULD_DOWNGRADE)
+        if m.A_CITATIONS_WOULD_DOWNGRADE in a
         else None,
     )
 
@@ -464,6 +476,29 @@ class DepthReport:
 
 
 @dataclass(frozen=True, slots=True)
+class CitationReport:
+    """What replaying reviewers' citations found on a repository's reviews.
+
+    ``failed_per_100_reviews`` is a count rate (a review may fail several citations), so it has
+    no interval; the two shares do: reviews with at least one failed citation, of the reviews
+    whose span records citations, and approvals that failed citations alone would turn into a
+    Comment (citation policy ``downgrade``, whatever the policy in force), of those approvals."""
+
+    reviews: int  # reviews whose span records citations (replayed or not)
+    reviews_citing: int  # of them, reviews in which some reviewer cited anything
+    replayed: int
+    failed: int
+    failed_per_100_reviews: float | None
+    reviews_failed: int
+    reviews_failed_rate: float | None
+    reviews_failed_interval: tuple[float, float] | None
+    approvals: int
+    would_downgrade: int
+    would_downgrade_rate: float | None
+    would_downgrade_interval: tuple[float, float] | None
+
+
+@dataclass(frozen=True, slots=True)
 class RepoReport:
     repository: str
     reviews: int
@@ -491,6 +526,7 @@ class RepoReport:
     ready: bool
     checks: list[Check]
     depth: DepthReport
+    citations: CitationReport
 
 
 def _iso(ns: int) -> str:
@@ -535,6 +571,28 @@ def _depth(reviews: Sequence[ReviewRecord]) -> DepthReport:
         in_force=dict(sorted(Counter(r.depth_policy for r in reviews).items())),
         approvals_compared=len(compared),
         policies=rows,
+    )
+
+
+def _citations(reviews: Sequence[ReviewRecord]) -> CitationReport:
+    recorded = [r for r in reviews if r.citations_would_downgrade is not None]
+    failed = sum(r.citations_failed for r in recorded)
+    reviews_failed = sum(1 for r in recorded if r.citations_failed)
+    approvals = [r for r in recorded if r.verdict_in == "approve"]
+    flagged = sum(1 for r in approvals if r.citations_would_downgrade)
+    return CitationReport(
+        reviews=len(recorded),
+        reviews_citing=sum(1 for r in recorded if r.citations_replayed),
+        replayed=sum(r.citations_replayed for r in recorded),
+        failed=failed,
+        failed_per_100_reviews=None if not recorded else 100 * failed / len(recorded),
+        reviews_failed=reviews_failed,
+        reviews_failed_rate=_share(reviews_failed, len(recorded)),
+        reviews_failed_interval=wilson(reviews_failed, len(recorded)),
+        approvals=len(approvals),
+        would_downgrade=flagged,
+        would_downgrade_rate=_share(flagged, len(approvals)),
+        would_downgrade_interval=wilson(flagged, len(approvals)),
     )
 
 
@@ -669,6 +727,7 @@ def repo_report(
         ready=all(c.ok for c in checks),
         checks=checks,
         depth=depth,
+        citations=_citations(reviews),
     )
 
 
@@ -685,6 +744,7 @@ class Flagged:
     files: tuple[str, ...]
     files_dropped: int
     shallow_files: tuple[str, ...] = ()
+    failed_citations: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -701,7 +761,7 @@ def flagged_decisions(reviews: Iterable[ReviewRecord]) -> list[Flagged]:
         if review.outcome not in {Outcome.WOULD_DOWNGRADE, Outcome.DOWNGRADED}:
             continue
         for reviewer in review.reviewers:
-            if reviewer.would_downgrade or reviewer.unsupported_files:
+            if reviewer.would_downgrade or reviewer.unsupported_files or reviewer.failed_citations:
                 listed.append(
                     Flagged(
                         repository=review.repository,
@@ -713,6 +773,7 @@ def flagged_decisions(reviews: Iterable[ReviewRecord]) -> list[Flagged]:
                         files=reviewer.unsupported_files,
                         files_dropped=reviewer.unsupported_dropped,
                         shallow_files=reviewer.shallow_files,
+                        failed_citations=reviewer.failed_citations,
                     )
                 )
     return listed
@@ -769,6 +830,9 @@ def _repo_json(repo: RepoReport) -> dict[str, Any]:
         for key in ("shallow_interval", "would_downgrade_interval"):
             pair = row[key]
             row[key] = None if pair is None else {"low": pair[0], "high": pair[1]}
+    for key in ("reviews_failed_interval", "would_downgrade_interval"):
+        pair = body["citations"][key]
+        body["citations"][key] = None if pair is None else {"low": pair[0], "high": pair[1]}
     body["readiness"] = "ready" if repo.ready else "not_ready"
     return body
 
@@ -793,6 +857,24 @@ def _depth_lines(depth: DepthReport) -> list[str]:
         )
         lines.append(f"  {row.depth_policy:<13} {shallow:<34} {flagged}")
     return lines
+
+
+def _citation_lines(cited: CitationReport) -> list[str]:
+    if not cited.reviews:
+        return ["  citations: not recorded"]
+    if not cited.reviews_citing:
+        return [f"  citations: none given in {cited.reviews} reviews"]
+    per_100 = (
+        "n/a" if cited.failed_per_100_reviews is None else f"{cited.failed_per_100_reviews:.1f}"
+    )
+    return [
+        f"  citations: {cited.replayed} replayed in {cited.reviews_citing} of {cited.reviews} "
+        f"reviews; {cited.failed} failed = {per_100} per 100 reviews",
+        f"  reviews with a failed citation {cited.reviews_failed} = "
+        f"{_pct(cited.reviews_failed_rate)}{_ci(cited.reviews_failed_interval)}; approvals "
+        f"failed citations would downgrade {cited.would_downgrade} of {cited.approvals} = "
+        f"{_pct(cited.would_downgrade_rate)}{_ci(cited.would_downgrade_interval)}",
+    ]
 
 
 def _seconds(value: float | None) -> str:
@@ -830,6 +912,7 @@ def render_text(report: Report) -> str:
             f"  duration p50 {_seconds(repo.duration_p50_s)}, p95 {_seconds(repo.duration_p95_s)}",
             "  top reasons " + (", ".join(f"{r} {n}" for r, n in repo.top_reasons) or "-"),
             *_depth_lines(repo.depth),
+            *_citation_lines(repo.citations),
         ]
         out.extend(f"  [{'ok' if c.ok else 'FAIL'}] {c.detail}" for c in repo.checks)
     if report.would_downgrade is not None:
@@ -837,8 +920,13 @@ def render_text(report: Report) -> str:
         for item in report.would_downgrade:
             more = f" (+{item.files_dropped} more)" if item.files_dropped else ""
             shallow = f"; shallow: {', '.join(item.shallow_files)}" if item.shallow_files else ""
+            cited = (
+                f"; failed citations: {', '.join(item.failed_citations)}"
+                if item.failed_citations
+                else ""
+            )
             out.append(
                 f"  {item.repository} {item.revision} {item.reviewer} [{item.mode}] "
-                f"{item.time}: {', '.join(item.files) or '-'}{more}{shallow}"
+                f"{item.time}: {', '.join(item.files) or '-'}{more}{shallow}{cited}"
             )
     return "\n".join(out) + "\n"

@@ -6,6 +6,7 @@ Each repository has its own kind of reviewers:
 - ``acme/payments``: honest reviewers (claims match reads), one rare liar: ready. Its style
   reviewer often reads a file without seeing all of its change, and now and then without seeing
   any of it: ready under the depth policies ``accept`` and ``any-hunk``, not under ``all-hunks``.
+  Its security reviewer cites the lines it speaks of, and now and then a line that is not there.
 - ``acme/frontend``: a reviewer that claims every file and reads about half, in a third of the
   reviews: not ready (would-downgrade rate far above the ceiling; audit before enforcing).
 - ``acme/ml``: a reviewer whose stream format cannot see reads (capability none): not ready
@@ -29,12 +30,14 @@ import argparse
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from coverage_gate import metrics, otel_setup
+from coverage_gate.citations import FileAtRevision, Presence
 from coverage_gate.model import (
     Capability,
+    Citation,
     DecisionDocument,
     Depth,
     DepthPolicy,
@@ -77,6 +80,27 @@ class ReviewerSpec:
     # How much of each read file's change the reads showed; None: no pinned diff (unknown).
     depth: Depth | None = None
     depths: Mapping[str, Depth] = field(default_factory=dict)  # per path, over ``depth``
+    # Lines it cites (path, line, content), replayed against ``SimulatedFiles``.
+    citations: Sequence[tuple[str, int, str]] = ()
+
+
+#: What every file of a simulated repository holds at the revision.
+SIMULATED_FILE = b"def handler(request):\n    return respond(request, status=200)\n"
+
+
+class SimulatedFiles:
+    """Every path of a simulated repository is a file holding ``SIMULATED_FILE``, except the
+    ones named ``missing``."""
+
+    def file_at_revision(self, path: str) -> FileAtRevision:
+        if "missing" in path:
+            return FileAtRevision(Presence.MISSING)
+        return FileAtRevision(Presence.FOUND, SIMULATED_FILE)
+
+
+#: A citation that replays as matched, and one that fails, against ``SimulatedFiles``.
+REAL_CITATION = ("src/api.py", 2, "return respond(request, status=200)")
+FABRICATED_CITATION = ("src/api.py", 2, "return respond(request, status=500)")
 
 
 def file_depth(depth: Depth | None) -> FileDepth | None:
@@ -140,6 +164,7 @@ def decide(
             scope=list(scope),
             unknown_policy=unknown_policy,
             depth_policy=depth_policy,
+            files=SimulatedFiles(),
             reviewers=[
                 ReviewerInput(
                     agent_id=spec.agent,
@@ -150,6 +175,10 @@ def decide(
                         agent_id=spec.agent,
                         inspected_files=list(spec.claimed),
                         skipped_files=list(spec.skipped),
+                        citations=[
+                            Citation(path=path, line=line, content=content)
+                            for path, line, content in spec.citations
+                        ],
                     ),
                     evidence=_evidence(spec, revision),
                     failed=spec.failed,
@@ -170,6 +199,7 @@ class RepoPlan:
     lie_every: int = 0  # every n-th review has a lying reviewer (0: never)
     skim_every: int = 0  # every n-th review, the style reviewer sees part of a file's change
     blank_every: int = 0  # every n-th review, it sees none of that file's change
+    fabricate_every: int = 0  # every n-th review, the citing security reviewer invents a line
     pinned_diff: bool = True  # without it, every depth is unknown
     blind: bool = False  # the second reviewer's format cannot see reads
     fallback_every: int = 0  # every n-th review's mode came from the fallback
@@ -178,7 +208,9 @@ class RepoPlan:
 
 
 PLANS: tuple[RepoPlan, ...] = (
-    RepoPlan("acme/payments", days=10, lie_every=50, skim_every=4, blank_every=30),
+    RepoPlan(
+        "acme/payments", days=10, lie_every=50, skim_every=4, blank_every=30, fabricate_every=40
+    ),
     RepoPlan(
         "acme/frontend", days=10, lie_every=3, expected_failures=frozenset({"would_downgrade_rate"})
     ),
@@ -214,6 +246,10 @@ def plan_decisions(plan: RepoPlan, reviews: int) -> list[tuple[DecisionDocument,
         security = ReviewerSpec("security", claimed=scope, read=scope, depth=depth)
         if plan.lie_every and i % plan.lie_every == 0:
             security = ReviewerSpec("security", claimed=scope, read=scope[:1], depth=depth)
+        elif plan.fabricate_every:
+            invented = i % plan.fabricate_every == plan.fabricate_every // 2
+            cited = [REAL_CITATION, FABRICATED_CITATION] if invented else [REAL_CITATION]
+            security = replace(security, citations=cited)
         skimmed: dict[str, Depth] = {}
         if plan.blank_every and i % plan.blank_every == 5:
             skimmed = {scope[0]: Depth.NONE}

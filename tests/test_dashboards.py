@@ -22,6 +22,9 @@ import pytest
 
 from coverage_gate.metrics import (
     CAPABILITY_ABSENT,
+    CITATION_NO_REASON,
+    CITATION_NOT_REPLAYED,
+    CITATION_OVER_LIMIT,
     INSTRUMENTS,
     ErrorKind,
     InstrumentSpec,
@@ -30,6 +33,8 @@ from coverage_gate.metrics import (
 )
 from coverage_gate.model import (
     Capability,
+    CitationOutcome,
+    CitationReason,
     Depth,
     DepthPolicy,
     FileStatus,
@@ -67,6 +72,10 @@ CLOSED_VALUES: dict[str, set[str]] = {
     # A claimed file with depth is verified or shallow under the policy in force.
     "status": {FileStatus.VERIFIED.value, FileStatus.SHALLOW.value},
     "would_downgrade": {"true", "false"},
+    "citation_outcome": {x.value for x in CitationOutcome} | {CITATION_NOT_REPLAYED},
+    "citation_reason": {x.value for x in CitationReason}
+    | {CITATION_NO_REASON, CITATION_OVER_LIMIT},
+    "uncorroborated": {"true", "false"},
 }
 
 _MATCHER = re.compile(r'([a-z_][a-z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"')
@@ -203,6 +212,10 @@ def problems(expr: str, rules: list[Rule]) -> list[str]:
         ),
         ("sum by (agent) (coverage_gate_reviews_total)", "grouping by labels no input carries"),
         ('coverage_gate_reconcile_duration_seconds_sum{le="1"}', "has no label le"),
+        (
+            'coverage_gate_citations_total{citation_outcome="passed"}',
+            "citation_outcome has no value ['passed']",
+        ),
         ("repository:unknown:ratio_1h", "unknown series repository:unknown:ratio_1h"),
     ],
 )
@@ -256,6 +269,11 @@ def test_dashboard_covers_the_rollout_questions() -> None:
         'sum by (repository, depth_policy) (increase(coverage_gate_depth_policy_approvals_total{would_downgrade="true"'
         in exprs
     )
+    assert (
+        "sum by (repository, citation_outcome, citation_reason) "
+        "(increase(coverage_gate_citations_total" in exprs
+    )
+    assert 'coverage_gate_citations_total{citation_outcome="failed"' in exprs
 
 
 def test_panel_ids_are_unique() -> None:

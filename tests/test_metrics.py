@@ -26,7 +26,7 @@ from coverage_gate.model import (
     UnknownPolicy,
     Verdict,
 )
-from tests.simulate_rollout import ReviewerSpec, decide
+from tests.simulate_rollout import FABRICATED_CITATION, REAL_CITATION, ReviewerSpec, decide
 
 SCOPE = ["src/api.py", "src/db.py", "README.md"]
 HONEST = ReviewerSpec("security", claimed=SCOPE, read=SCOPE)
@@ -125,6 +125,7 @@ def test_metric_attributes_are_low_cardinality_keys_only() -> None:
             "coverage_gate.depth_policy.approvals",
             ("coverage_gate_depth_policy_approvals_total",),
         ),
+        ("coverage_gate.citations", ("coverage_gate_citations_total",)),
     ],
 )
 def test_prometheus_names_follow_the_otlp_translation(
@@ -150,6 +151,7 @@ def test_every_instrument_is_created_with_its_listed_kind_and_unit() -> None:
         inst.errors,
         inst.depth_files,
         inst.depth_policy_approvals,
+        inst.citations,
     ):
         counter.add(1, {})
     inst.reconcile_duration.record(0.1, {})
@@ -418,3 +420,105 @@ def test_reconcile_span_carries_policies_depths_and_the_comparison() -> None:
     assert attributes[m.A_SHALLOW] == 2
     (event,) = [dict(e.attributes) for e in _span(decision).events if e.attributes]
     assert _paths(event[m.A_SHALLOW_PATHS]) == ["src/api.py", "src/db.py"]
+
+
+# --- citations --------------------------------------------------------------------------------
+
+CITING = ReviewerSpec(
+    "security",
+    claimed=SCOPE,
+    read=SCOPE,
+    citations=[
+        REAL_CITATION,
+        FABRICATED_CITATION,
+        FABRICATED_CITATION,
+        ("src/missing.py", 1, "x = 1"),  # a file it never read: uncorroborated too
+        ("../etc/passwd", 1, "root"),
+    ],
+)
+
+
+def test_citations_are_counted_by_outcome_reason_and_corroboration() -> None:
+    reader = _record(decide("acme/api", scope=SCOPE, reviewers=[CITING]))
+    name = "coverage_gate.citations"
+    assert _sum(reader, name) == 5
+    assert _sum(reader, name, citation_outcome="matched", citation_reason="none") == 1
+    assert (
+        _sum(
+            reader,
+            name,
+            citation_outcome="failed",
+            citation_reason="content_mismatch",
+            uncorroborated="false",
+        )
+        == 2
+    )
+    assert (
+        _sum(
+            reader,
+            name,
+            citation_outcome="failed",
+            citation_reason="missing_at_revision",
+            uncorroborated="true",
+        )
+        == 1
+    )
+    assert _sum(reader, name, citation_outcome="rejected", citation_reason="path_rejected") == 1
+    assert _sum(reader, name, agent="security", repository="acme/api", mode="shadow") == 5
+
+
+def test_citations_past_the_limit_are_counted_as_not_replayed() -> None:
+    spec = ReviewerSpec("security", claimed=SCOPE, read=SCOPE, citations=[REAL_CITATION] * 3)
+    decision = decide("acme/api", scope=SCOPE, reviewers=[spec])
+    cited = decision.reviewers[0].citations
+    assert cited is not None
+    over = decision.model_copy(
+        update={
+            "reviewers": [
+                decision.reviewers[0].model_copy(
+                    update={"citations": cited.model_copy(update={"over_limit": 4})}
+                )
+            ]
+        }
+    )
+    reader = _record(over)
+    name = "coverage_gate.citations"
+    assert _sum(reader, name, citation_outcome="not_replayed", citation_reason="over_limit") == 4
+    assert _sum(reader, name, citation_outcome="matched") == 3
+
+
+def test_citation_metrics_carry_no_path_line_or_content() -> None:
+    reader = _record(decide("acme/api", scope=SCOPE, reviewers=[CITING]))
+    values = {
+        str(v)
+        for n, a, _ in _points(reader)
+        if n == "coverage_gate.citations"
+        for k, v in a.items()
+        if k != "repository"  # owner/name, the one label with a slash by design
+    }
+    assert values
+    assert not {v for v in values if "/" in v or "src" in v or "respond" in v or ":" in v}
+
+
+def test_a_review_without_citations_records_no_citation_points() -> None:
+    reader = _record(decide("acme/api", scope=SCOPE, reviewers=[HONEST]))
+    assert not [n for n, _, _ in _points(reader) if n == "coverage_gate.citations"]
+
+
+def test_reconcile_span_carries_citation_counts_policy_and_the_failed_locations() -> None:
+    decision = decide("acme/api", scope=SCOPE, reviewers=[CITING, HONEST])
+    span = _span(decision)
+    attributes = dict(span.attributes or {})
+    assert attributes[m.A_CITATION_POLICY] == "downgrade"
+    assert attributes[m.A_CITATION_POLICY_SOURCE] == "default"
+    assert attributes[m.A_CITATIONS] == 5
+    assert attributes[m.A_CITATIONS_FAILED] == 3
+    assert attributes[m.A_CITATIONS_WOULD_DOWNGRADE] is True
+    citing, honest = [dict(e.attributes or {}) for e in span.events]
+    assert (citing[m.A_CITATIONS], citing[m.A_CITATIONS_FAILED]) == (5, 3)
+    assert _paths(citing[m.A_FAILED_CITATIONS]) == [
+        "src/api.py:2",
+        "src/api.py:2",
+        "src/missing.py:1",
+    ]
+    assert (honest[m.A_CITATIONS], _paths(honest[m.A_FAILED_CITATIONS])) == (0, [])

@@ -14,6 +14,7 @@ from coverage_gate import otel_setup
 from coverage_gate.commands.report import report_app
 from coverage_gate.model import (
     Capability,
+    CitationPolicy,
     DecisionDocument,
     Depth,
     DepthPolicy,
@@ -30,7 +31,7 @@ from coverage_gate.report import (
     to_json,
     wilson,
 )
-from tests.simulate_rollout import ReviewerSpec, decide
+from tests.simulate_rollout import FABRICATED_CITATION, REAL_CITATION, ReviewerSpec, decide
 
 SCOPE = ["src/api.py", "src/db.py", "README.md"]
 HONEST = ReviewerSpec("security", claimed=SCOPE, read=SCOPE)
@@ -469,3 +470,86 @@ def test_reviews_recorded_before_the_comparison_are_left_out_of_it(tmp_path: Pat
     (repo,) = build_report(loaded, Criteria()).repositories
     assert repo.depth.approvals_compared == 0
     assert all(row.would_downgrade_rate is None for row in repo.depth.policies)
+
+
+# --- citations --------------------------------------------------------------------------------
+
+CITES_REAL = ReviewerSpec("security", claimed=SCOPE, read=SCOPE, citations=[REAL_CITATION])
+CITES_FALSE = ReviewerSpec(
+    "security",
+    claimed=SCOPE,
+    read=SCOPE,
+    citations=[REAL_CITATION, FABRICATED_CITATION, FABRICATED_CITATION],
+)
+
+
+def _citation_decisions() -> list[DecisionDocument]:
+    """10 approvals: 7 citing real lines, 2 with two fabricated lines each, 1 without
+    citations; 2 comments, one of them with fabricated lines."""
+    return (
+        [decide("acme/api", scope=SCOPE, reviewers=[CITES_REAL])] * 7
+        + [decide("acme/api", scope=SCOPE, reviewers=[CITES_FALSE])] * 2
+        + [decide("acme/api", scope=SCOPE, reviewers=[HONEST])]
+        + [decide("acme/api", scope=SCOPE, reviewers=[CITES_FALSE], verdict=Verdict.COMMENT)]
+        + [decide("acme/api", scope=SCOPE, reviewers=[HONEST], verdict=Verdict.COMMENT)]
+    )
+
+
+def test_report_shows_failed_citations_per_100_reviews_and_their_rates_with_intervals(
+    tmp_path: Path,
+) -> None:
+    write(tmp_path, spread(_citation_decisions(), days=1))
+    (repo,) = build_report(load_folder(tmp_path), Criteria()).repositories
+    cited = repo.citations
+    assert (cited.reviews, cited.reviews_citing, cited.replayed) == (12, 10, 7 + 3 * 3)
+    assert cited.failed == 6
+    assert cited.failed_per_100_reviews == pytest.approx(50.0)
+    assert cited.reviews_failed == 3
+    assert cited.reviews_failed_interval == pytest.approx(wilson(3, 12))
+    assert (cited.would_downgrade, cited.approvals) == (2, 10)
+    assert cited.would_downgrade_rate == pytest.approx(0.2)
+    assert cited.would_downgrade_interval == pytest.approx(wilson(2, 10))
+
+    text = render_text(build_report(load_folder(tmp_path), Criteria()))
+    assert "  citations: 16 replayed in 10 of 12 reviews; 6 failed = 50.0 per 100 reviews" in text
+    assert (
+        "  reviews with a failed citation 3 = 25.0% (95% CI 8.9%-53.2%); approvals failed "
+        "citations would downgrade 2 of 10 = 20.0% (95% CI 5.7%-51.0%)"
+    ) in text
+    document = to_json(build_report(load_folder(tmp_path), Criteria()))
+    assert document["version"] == "1.2"
+    body = document["repositories"][0]["citations"]
+    assert body["failed"] == 6
+    assert set(body["would_downgrade_interval"]) == {"low", "high"}
+
+
+def test_the_citation_rates_do_not_depend_on_the_policy_in_force(tmp_path: Path) -> None:
+    """Under citation policy accept nothing is downgraded, and the report still says what
+    downgrade would have done."""
+    accepted = [
+        d.model_copy(update={"citation_policy": CitationPolicy.ACCEPT})
+        for d in _citation_decisions()
+    ]
+    write(tmp_path, spread(accepted, days=1))
+    (repo,) = build_report(load_folder(tmp_path), Criteria()).repositories
+    assert (repo.citations.would_downgrade, repo.citations.approvals) == (2, 10)
+
+
+def test_reviews_recorded_before_citations_are_left_out_of_their_rates(tmp_path: Path) -> None:
+    write(tmp_path, [(decide("acme/api", scope=SCOPE, reviewers=[CITES_FALSE]), T0)])
+    loaded = load_folder(tmp_path)
+    loaded.reviews[:] = [replace(r, citations_would_downgrade=None) for r in loaded.reviews]
+    (repo,) = build_report(loaded, Criteria()).repositories
+    assert repo.citations.reviews == 0
+    assert repo.citations.failed_per_100_reviews is None
+    assert "  citations: not recorded" in render_text(build_report(loaded, Criteria()))
+
+
+def test_list_would_downgrade_names_failed_citations(tmp_path: Path) -> None:
+    decision = decide("acme/api", scope=SCOPE, reviewers=[CITES_FALSE], revision="r7")
+    write(tmp_path, [(decision, T0)])
+    report = build_report(load_folder(tmp_path), Criteria(), list_flagged=True)
+    assert report.would_downgrade is not None
+    (flagged,) = report.would_downgrade
+    assert flagged.failed_citations == ("src/api.py:2", "src/api.py:2")
+    assert ": -; failed citations: src/api.py:2, src/api.py:2" in render_text(report)

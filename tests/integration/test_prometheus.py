@@ -47,7 +47,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from coverage_gate import metrics as m
 from coverage_gate.metrics import INSTRUMENTS
 from coverage_gate.model import Capability, Depth, DepthPolicy, Mode, ModeSource, Verdict
-from tests.simulate_rollout import ReviewerSpec, decide
+from tests.simulate_rollout import FABRICATED_CITATION, REAL_CITATION, ReviewerSpec, decide
 from tests.test_dashboards import (
     RULES,
     dashboard,
@@ -148,6 +148,12 @@ def feed(provider: MeterProvider, batch: int) -> None:
         "style", claimed=scope, read=(), source="codex-exec", capability=Capability.NONE
     )
     claude = ReviewerSpec("tests", claimed=scope, read=scope, source="claude-code")
+    citing = ReviewerSpec(
+        "security",
+        claimed=scope,
+        read=scope,
+        citations=[REAL_CITATION, FABRICATED_CITATION, ("src/api.py", 1, "   ")],
+    )
     cases = [
         ("acme/api", [honest, claude], Mode.SHADOW, ModeSource.SNAPSHOT, Verdict.APPROVE),
         ("acme/api", [liar], Mode.SHADOW, ModeSource.SNAPSHOT, Verdict.APPROVE),
@@ -157,6 +163,7 @@ def feed(provider: MeterProvider, batch: int) -> None:
         ("acme/api", [honest], Mode.SHADOW, ModeSource.FALLBACK, Verdict.REQUEST_CHANGES),
         ("acme/web", [liar], Mode.ENFORCE, ModeSource.LIVE, Verdict.APPROVE),
         ("acme/web", [honest], Mode.ENFORCE, ModeSource.DISK_COPY, Verdict.APPROVE),
+        ("acme/web", [citing], Mode.ENFORCE, ModeSource.LIVE, Verdict.APPROVE),
     ]
     for i in range(batch):
         for repo, reviewers, mode, source, verdict in cases:
