@@ -256,3 +256,44 @@ def test_a_root_that_is_no_repository_leaves_citations_unavailable(
     assert decision["verdict_out"] == "approve"
     checks = decision["reviewers"][0]["citations"]["checks"]
     assert {(c["outcome"], c["reason"]) for c in checks} == {("unavailable", "content_unavailable")}
+
+
+README = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
+README_TAX = (
+    'import math\n\nRATE = 0.2\n\n\ndef tax(amount):\n    """Tax due on amount."""\n'
+    "    return round(amount * RATE, 2)\n"
+)
+
+
+def test_the_readme_citation_example_gives_the_note_it_shows(tmp_path: Path) -> None:
+    """The README's reviewer output, replayed against the file it describes, gives its note."""
+    section = README.split("### Citations", 1)[1]
+    output = section.split("```json\n", 1)[1].split("```", 1)[0]
+    shown = section.split("```text\n", 1)[1].split("```", 1)[0]
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@example.invalid")
+    git(root, "config", "user.name", "t")
+    (root / "src" / "tax.py").write_text(README_TAX, "utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "x")
+    revision = git(root, "rev-parse", "HEAD")
+    (tmp_path / "claims.json").write_text(output, "utf-8")
+    (tmp_path / "changed.txt").write_text("src/tax.py\n", "utf-8")
+    (tmp_path / "e.json").write_text(
+        EvidenceDocument(
+            source="pi-rpc",
+            revision=revision,
+            stream_complete=True,
+            capability=Capability.PER_FILE,
+            files=[FileEvidence(path="src/tax.py", reads_succeeded=1)],
+        ).model_dump_json(by_alias=True),
+        "utf-8",
+    )
+    result = runner.invoke(
+        app, reconcile_in(tmp_path, "acme/shop", revision, str(root), "--mode", "enforce"), env=ENV
+    )
+    assert result.exit_code == 0, result.output
+    note = json.loads(result.stdout)["note"]
+    assert note + "\n" == shown.replace("de55d4803475", revision[:12])
