@@ -545,6 +545,44 @@ def test_pi_overclaiming_reviewer_through_run_is_downgraded(
     assert shadow["would_downgrade"]
 
 
+# --- citations, replayed (pi, through `coverage-gate run`) -------------------------------------
+
+
+def test_pi_reviewer_citing_a_line_that_is_not_there_is_downgraded(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """pi reads every changed file, and its final answer cites two lines: `MAX_BODY = 10_000`
+    at src/api/models.py:6 (there) and a `return 400` at src/api/handlers.py:14 (invented: the
+    code returns 413 on the next line). Every claim is verified by evidence; the fabricated
+    citation alone turns the Approve into a Comment in enforce, and the note names it, its line,
+    what stands there and why. Shadow keeps the Approve and says it would downgrade."""
+    evidence, claims = run_pi(procs, clients, workspace, "pi_citations")
+    assert evidence["stream_complete"]
+    path = workspace.root / "pi.run.evidence.json"
+    decision = reconcile(procs, workspace, claims, path, "enforce")
+    assert statuses(decision) == dict.fromkeys(CHANGED, "verified")
+    assert decision["verdict_out"] == "comment"
+    assert decision["reasons"] == ["citations_failed"]
+    (reviewer,) = decision["reviewers"]
+    assert reviewer["coverage"] == "incomplete_citations"
+    checks = reviewer["citations"]["checks"]
+    assert [(c["file"], c["line"], c["outcome"]) for c in checks] == [
+        ("src/api/models.py", 6, "matched"),
+        ("src/api/handlers.py", 14, "failed"),
+    ]
+    assert not any(c["uncorroborated"] for c in checks)
+    assert (
+        '- `src/api/handlers.py` line 14, cited by `reviewer` as `return 400, {"error": "body too '
+        'long"}`: line 14 reads `except ValueError:` at '
+        f"{workspace.revision[:12]}, and no line within 3 of it holds the cited content"
+    ) in decision["note"]
+    assert "MAX_BODY" not in decision["note"]
+    shadow = reconcile(procs, workspace, claims, path, "shadow")
+    assert shadow["verdict_out"] == "approve"
+    assert shadow["would_downgrade"]
+    assert shadow["citations_would_downgrade"]
+
+
 # --- Claude Code -------------------------------------------------------------------------------
 
 
