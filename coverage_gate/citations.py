@@ -177,6 +177,98 @@ def _holds(lines: Sequence[str], start: int, quote: Sequence[str], strict: bool)
     return True
 
 
+class _Replayer:
+    """Replays one reviewer's citations; each spelling is normalised, and each file asked about
+    its corroboration, once."""
+
+    def __init__(
+        self,
+        *,
+        root: str | None,
+        tree: RepoTree | None,
+        files: FileCache | None,
+        uncorroborated: Callable[[str], bool],
+    ) -> None:
+        self._root = root
+        self._tree = tree
+        self._files = files
+        self._uncorroborated = uncorroborated
+        self._placed: dict[str, str | Rejected] = {}
+        self._unread: dict[str, bool] = {}
+
+    def _place(self, raw: str) -> str | Rejected:
+        found = self._placed.get(raw)
+        if found is None:
+            found = self._placed[raw] = normalise(raw, self._root, tree=self._tree)
+        return found
+
+    def _is_unread(self, path: str) -> bool:
+        found = self._unread.get(path)
+        if found is None:
+            found = self._unread[path] = self._uncorroborated(path)
+        return found
+
+    def check(self, cited: Cited) -> CitationCheck:
+        citation = cited.citation
+        fields: dict[str, object] = {
+            "path": excerpt(citation.path, PATH_CHARS),
+            "line": citation.line,
+            "content": excerpt(citation.content),
+            "content_chars": len(citation.content),
+            "finding": cited.finding,
+        }
+        path = self._place(citation.path)
+        if isinstance(path, Rejected):
+            return CitationCheck.model_validate(
+                fields
+                | {
+                    "outcome": CitationOutcome.REJECTED,
+                    "reason": CitationReason.PATH_REJECTED,
+                    "path_rejection": path.reason,
+                }
+            )
+        fields |= {"file": path, "uncorroborated": self._is_unread(path)}
+        return CitationCheck.model_validate(fields | self._replay(path, citation))
+
+    def _replay(self, path: str, citation: Citation) -> dict[str, object]:
+        """The outcome of one citation of a normalised path, and what goes with it."""
+        quote = _quote(citation.content)
+        if not quote:
+            return _failed(CitationReason.EMPTY_CONTENT)
+        if self._files is None:
+            return {"outcome": CitationOutcome.UNAVAILABLE, "reason": CitationReason.NO_REPOSITORY}
+        text = self._files.text(path)
+        if text.lines is None:
+            return {"outcome": text.outcome, "reason": text.reason}
+        lines = text.lines
+        at = citation.line - 1
+        if at >= len(lines):
+            return _failed(CitationReason.LINE_OUT_OF_RANGE, file_lines=len(lines))
+        strict = sum(len(line.replace(" ", "")) for line in quote) < MIN_QUOTE_CHARS
+        if _holds(lines, at, quote, strict):
+            return {"outcome": CitationOutcome.MATCHED}
+        if not strict:
+            for offset in _OFFSETS:
+                if _holds(lines, at + offset, quote, strict):
+                    return {"outcome": CitationOutcome.MATCHED_NEARBY, "offset": offset}
+        return _failed(
+            CitationReason.CONTENT_MISMATCH,
+            found=excerpt(lines[at].strip()),
+            file_lines=len(lines),
+        )
+
+
+def _failed(
+    reason: CitationReason, *, found: str | None = None, file_lines: int | None = None
+) -> dict[str, object]:
+    return {
+        "outcome": CitationOutcome.FAILED,
+        "reason": reason,
+        "found": found,
+        "file_lines": file_lines,
+    }
+
+
 def check(
     cited: Cited,
     *,
@@ -186,69 +278,8 @@ def check(
     uncorroborated: Callable[[str], bool],
 ) -> CitationCheck:
     """Replay one citation (the rule is in this module's docstring)."""
-    citation = cited.citation
-    base = CitationCheck(
-        path=excerpt(citation.path, PATH_CHARS),
-        line=citation.line,
-        content=excerpt(citation.content),
-        content_chars=len(citation.content),
-        finding=cited.finding,
-        outcome=CitationOutcome.UNAVAILABLE,
-    )
-    path = normalise(citation.path, root, tree=tree)
-    if isinstance(path, Rejected):
-        return base.model_copy(
-            update={
-                "outcome": CitationOutcome.REJECTED,
-                "reason": CitationReason.PATH_REJECTED,
-                "path_rejection": path.reason,
-            }
-        )
-    base = base.model_copy(update={"file": path, "uncorroborated": uncorroborated(path)})
-    quote = _quote(citation.content)
-    if not quote:
-        return _failed(base, CitationReason.EMPTY_CONTENT)
-    if files is None:
-        return base.model_copy(update={"reason": CitationReason.NO_REPOSITORY})
-    text = files.text(path)
-    if text.lines is None:
-        return base.model_copy(update={"outcome": text.outcome, "reason": text.reason})
-    lines = text.lines
-    at = citation.line - 1
-    if at >= len(lines):
-        return _failed(base, CitationReason.LINE_OUT_OF_RANGE, file_lines=len(lines))
-    strict = sum(len(line.replace(" ", "")) for line in quote) < MIN_QUOTE_CHARS
-    if _holds(lines, at, quote, strict):
-        return base.model_copy(update={"outcome": CitationOutcome.MATCHED})
-    if not strict:
-        for offset in _OFFSETS:
-            if _holds(lines, at + offset, quote, strict):
-                return base.model_copy(
-                    update={"outcome": CitationOutcome.MATCHED_NEARBY, "offset": offset}
-                )
-    return _failed(
-        base,
-        CitationReason.CONTENT_MISMATCH,
-        found=excerpt(lines[at].strip()),
-        file_lines=len(lines),
-    )
-
-
-def _failed(
-    base: CitationCheck,
-    reason: CitationReason,
-    *,
-    found: str | None = None,
-    file_lines: int | None = None,
-) -> CitationCheck:
-    return base.model_copy(
-        update={
-            "outcome": CitationOutcome.FAILED,
-            "reason": reason,
-            "found": found,
-            "file_lines": file_lines,
-        }
-    )
+    replayer = _Replayer(root=root, tree=tree, files=files, uncorroborated=uncorroborated)
+    return replayer.check(cited)
 
 
 def replay(
@@ -266,10 +297,8 @@ def replay(
     could be checked is then ``unavailable``. ``uncorroborated`` tells, for a normalised path,
     whether the reviewer's evidence shows it never read or diffed that file."""
     given = list(cited)
-    checks = [
-        check(one, root=root, tree=tree, files=files, uncorroborated=uncorroborated)
-        for one in given[: max(limit, 0)]
-    ]
+    replayer = _Replayer(root=root, tree=tree, files=files, uncorroborated=uncorroborated)
+    checks = [replayer.check(one) for one in given[: max(limit, 0)]]
     return ReviewerCitations(
         checks=checks, over_limit=max(len(given) - max(limit, 0), 0), limit=max(limit, 0)
     )
