@@ -95,6 +95,8 @@ class ReviewInput:
     # no repository to read, every citation that needs a read is unavailable.
     files: RevisionFiles | None = None
     max_citations: int = MAX_CITATIONS
+    # False: citations are not replayed at all (the legacy-only decision of a failed shadow check).
+    replay_citations: bool = True
 
 
 def short(revision: str) -> str:
@@ -320,7 +322,9 @@ def _citations(
     """The reviewer's citations replayed (``None``: it cited nothing). A cited file is
     uncorroborated when the reviewer's evidence could show a read of it and shows none: what
     would make a claim of it unsupported."""
-    cited = citations_of(reviewer.claims) if reviewer.claims is not None else []
+    if not review.replay_citations or reviewer.claims is None:
+        return None
+    cited = citations_of(reviewer.claims)
     if not cited:
         return None
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from coverage_gate import reconcile as reconcile_module
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
 from coverage_gate.flags import (
@@ -297,3 +298,19 @@ def test_the_readme_citation_example_gives_the_note_it_shows(tmp_path: Path) -> 
     assert result.exit_code == 0, result.output
     note = json.loads(result.stdout)["note"]
     assert note + "\n" == shown.replace("de55d4803475", revision[:12])
+
+
+def test_a_crash_in_citation_replay_under_shadow_keeps_the_legacy_verdict(
+    work: tuple[Path, Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shadow returns the control value: the legacy-only decision replays no citation, so a
+    replay that fails cannot fail it too."""
+
+    def broken(*_: object, **__: object) -> object:
+        raise RuntimeError("replay broke")
+
+    monkeypatch.setattr(reconcile_module, "replay", broken)
+    decision = decide(work, "--mode", "shadow")
+    assert (decision["mode"], decision["verdict_out"]) == ("shadow", "approve")
+    assert "shadow evidence check failed (RuntimeError)" in decision["note"]
+    assert decision["reviewers"][0]["citations"] is None

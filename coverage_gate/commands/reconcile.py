@@ -202,6 +202,7 @@ def _reconcile_guarded(review: ReviewInput) -> DecisionDocument:
                 unknown_policy=UnknownPolicy.ACCEPT,
                 citation_policy=CitationPolicy.ACCEPT,
                 files=None,
+                replay_citations=False,
             )
         )
         note = f"The shadow evidence check failed ({type(error).__name__}); legacy gate only."
