@@ -513,10 +513,16 @@ def code_span(text: str) -> str:
     return f"{fence} {text} {fence}"
 
 
+def printable(text: str) -> str:
+    """``text`` with every character a terminal or a Markdown renderer would act on (control
+    characters, escapes, line and paragraph separators) spelled as ``\\uXXXX``."""
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
+
+
 def quoted(text: str) -> str:
-    """Cited or found text for a person: on one line, at most ``NOTE_EXCERPT`` characters, as
-    a code span."""
-    return code_span(excerpt(flat(text), NOTE_EXCERPT))
+    """Cited or found text for a person: on one line, at most ``NOTE_EXCERPT`` characters, no
+    control characters, as a code span."""
+    return code_span(printable(excerpt(flat(text), NOTE_EXCERPT)))
 
 
 def citation_line(check: CitationCheck, who: str, revision: str) -> str:

@@ -14,7 +14,7 @@ from coverage_gate.model import (
     FileStatus,
     ReviewerDecision,
 )
-from coverage_gate.reconcile import line_ranges, quoted
+from coverage_gate.reconcile import line_ranges, printable, quoted
 
 #: Citations other than plain matches listed per reviewer in the text and Markdown outputs.
 SHOWN_CITATIONS = 20
@@ -128,7 +128,7 @@ def _citation_text(reviewer: ReviewerDecision) -> list[str]:
     lines = [f"    {summary}"]
     shown, rest = _shown(reviewer)
     for check in shown:
-        where = f"{check.file or check.path}:{check.line}"
+        where = printable(f"{check.file or check.path}:{check.line}")
         flag = " (uncorroborated)" if check.uncorroborated else ""
         lines.append(
             f"    {_CITATION_MARK[check.outcome]:<11} {where}  cited {quoted(check.content)}: "

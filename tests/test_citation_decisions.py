@@ -433,3 +433,16 @@ def test_a_pipe_in_a_quote_cannot_split_a_markdown_table_row() -> None:
     (row,) = [line for line in markdown.splitlines() if line.startswith("| `src/tax.py:3`")]
     assert "`a \\| b`" in row
     assert row.count(" | ") == 3
+
+
+def test_control_characters_in_a_citation_never_reach_a_terminal_or_a_pr_raw() -> None:
+    """A reviewer's text is shown escaped: no terminal escape, no line break, in any output."""
+    decision = decide(
+        claims(("src/tax.py", 3, "RATE \x1b[2J= 0.9\u2028x"), ("src/\x1b]0;x\x07.py", 1, "abc"))
+    )
+    for shown in (decision.note, render.text(decision), render.markdown(decision)):
+        assert "\x1b" not in shown
+        assert "\x07" not in shown
+        assert "\u2028" not in shown
+    assert "as `RATE \\u001b[2J= 0.9 x`" in decision.note
+    assert "src/\\u001b]0;x\\u0007.py:1" in render.text(decision)
