@@ -209,7 +209,7 @@ class RepoPlan:
 
 PLANS: tuple[RepoPlan, ...] = (
     RepoPlan(
-        "acme/payments", days=10, lie_every=50, skim_every=4, blank_every=30, fabricate_every=40
+        "acme/payments", days=10, lie_every=50, skim_every=4, blank_every=30, fabricate_every=70
     ),
     RepoPlan(
         "acme/frontend", days=10, lie_every=3, expected_failures=frozenset({"would_downgrade_rate"})

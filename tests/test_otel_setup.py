@@ -32,14 +32,15 @@ from coverage_gate.metrics import INSTRUMENTS
 from coverage_gate.model import Capability
 from coverage_gate.otel_setup import JsonLinesFile, Telemetry
 from tests.conftest import lying_reconcile_args
-from tests.simulate_rollout import ReviewerSpec, decide
+from tests.simulate_rollout import REAL_CITATION, ReviewerSpec, decide
 
 SCOPE = ["src/api.py", "src/db.py"]
 DECISION = decide(
     "acme/api",
     scope=SCOPE,
     reviewers=[
-        ReviewerSpec("security", claimed=SCOPE, read=SCOPE[:1]),
+        # it cites a line that is there, so that every instrument records a point
+        ReviewerSpec("security", claimed=SCOPE, read=SCOPE[:1], citations=[REAL_CITATION]),
         ReviewerSpec("style", claimed=SCOPE, read=(), capability=Capability.NONE),
     ],
 )
