@@ -467,9 +467,14 @@ class RepoCounts:
     evidence_available: int = 0
     errors: int = 0
     fallbacks: int = 0
-    #: When the first and the last review were observed (seconds since the epoch).
+    #: When the first and the last review were observed (seconds since the epoch). Where they
+    #: are only known to bracket the reviews, ``resolution_s`` says by how much at most (both
+    #: ends together): days observed count that much less, so as never to overstate the span.
     first_seen_s: float | None = None
     last_seen_s: float | None = None
+    resolution_s: float = 0.0
+    #: Counter series whose counts are estimates (Prometheus: reset within the window).
+    reset_series: int = 0
     outcomes: Mapping[str, int] = field(default_factory=dict)
     modes: Mapping[str, int] = field(default_factory=dict)
     mode_sources: Mapping[str, int] = field(default_factory=dict)
@@ -493,7 +498,8 @@ class RepoCounts:
     def days(self) -> float:
         if self.first_seen_s is None or self.last_seen_s is None:
             return 0.0
-        return max(self.last_seen_s - self.first_seen_s, 0.0) / 86_400
+        span = self.last_seen_s - self.first_seen_s - self.resolution_s
+        return max(span, 0.0) / 86_400
 
 
 def _evidence_detail(reviews: Sequence[ReviewRecord]) -> tuple[int, EvidenceDetail]:
@@ -761,6 +767,8 @@ class RepoReport:
     checks: list[Check]
     depth: DepthReport
     rates: list[Rate] = field(default_factory=list)
+    #: Counter series whose counts are estimates (reset within a Prometheus window).
+    reset_series: int = 0
 
 
 def _iso(ns: int) -> str:
@@ -846,6 +854,7 @@ def repo_report(counts: RepoCounts, criteria: Criteria) -> RepoReport:
         checks=checks,
         depth=_depth(counts),
         rates=[rate(spec, counts, criteria) for spec in RATES],
+        reset_series=counts.reset_series,
     )
 
 
@@ -1085,6 +1094,11 @@ def render_text(report: Report) -> str:
             f"  top reasons {reasons}",
             *_depth_lines(repo.depth),
         ]
+        if repo.reset_series:
+            out.append(
+                f"  estimated: {repo.reset_series} counter series were reset within the window "
+                "(the Collector restarted) and are counted with Prometheus' increase()"
+            )
         out.extend(f"  [{'ok' if c.ok else 'FAIL'}] {c.detail}" for c in repo.checks)
     if report.repositories:
         out += ["", READINESS_RULE]

@@ -67,6 +67,7 @@ CLOSED_VALUES: dict[str, set[str]] = {
     # A claimed file with depth is verified or shallow under the policy in force.
     "status": {FileStatus.VERIFIED.value, FileStatus.SHALLOW.value},
     "would_downgrade": {"true", "false"},
+    "evidence_available": {"true", "false"},
 }
 
 _MATCHER = re.compile(r'([a-z_][a-z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"')
