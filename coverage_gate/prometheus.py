@@ -319,6 +319,29 @@ def _name(spec: m.InstrumentSpec) -> str:
     return spec.prometheus_name
 
 
+@dataclass(frozen=True, slots=True)
+class Counted:
+    """A counter summed over the window by repository and ``labels``; ``_fold_counts`` says
+    which ``RepoCounts`` figures its answer feeds."""
+
+    name: str
+    spec: m.InstrumentSpec
+    labels: tuple[str, ...] = ()
+
+
+#: The counters one report reads.
+COUNTED: tuple[Counted, ...] = (
+    Counted("reviews", m.REVIEWS, ("mode", "mode_source", "outcome", "evidence_available")),
+    Counted("errors", m.ERRORS),
+    Counted("fallbacks", m.MODE_FALLBACKS),
+    Counted("claimed", m.CLAIMED_FILES),
+    Counted("unsupported", m.UNSUPPORTED_FILES),
+    Counted("unknown", m.UNKNOWN_FILES),
+    Counted("depth", m.DEPTH_FILES, ("depth",)),
+    Counted("policies", m.DEPTH_POLICY_APPROVALS, ("depth_policy", "would_downgrade")),
+)
+
+
 def queries(since_s: int, step_s: int) -> list[Query]:
     """Every query one report runs, built from the instrument list. The stepped ones (when
     reviews were seen) reach one step further back, so that their steps cover the window."""
@@ -348,16 +371,7 @@ def queries(since_s: int, step_s: int) -> list[Query]:
     )
     resets = f"count by (repository) ({reset})"
     return [
-        Query(
-            "reviews", total(m.REVIEWS, ["mode", "mode_source", "outcome", "evidence_available"])
-        ),
-        Query("errors", total(m.ERRORS)),
-        Query("fallbacks", total(m.MODE_FALLBACKS)),
-        Query("claimed", total(m.CLAIMED_FILES)),
-        Query("unsupported", total(m.UNSUPPORTED_FILES)),
-        Query("unknown", total(m.UNKNOWN_FILES)),
-        Query("depth", total(m.DEPTH_FILES, ["depth"])),
-        Query("policies", total(m.DEPTH_POLICY_APPROVALS, ["depth_policy", "would_downgrade"])),
+        *(Query(c.name, total(c.spec, c.labels)) for c in COUNTED),
         Query("resets", resets),
         Query("p50", f"histogram_quantile(0.5, {buckets})"),
         Query("p95", f"histogram_quantile(0.95, {buckets})"),
