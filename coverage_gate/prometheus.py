@@ -16,9 +16,9 @@ of the decisions themselves rather than an estimate:
   ``increase()``, Prometheus' own reset-aware estimate, rounded.
 - **Days observed in steps.** When reviews happened is read in steps of an hour (or the window,
   when shorter): the first and the last step in which the repository's review counter rose (or
-  a series of it was born). A review is known only to within its step, so days observed are
-  the span between those steps less one step: never more than the true span, at most two steps
-  less.
+  a series of it was born). ``first_seen .. last_seen`` (the start of the first step, the end of
+  the last) bracket the reviews, each end to within a step, so days observed count that span
+  less two steps: never more than the true span, at most two steps less.
 - **One deadline.** Every query of one report shares a deadline (``timeout_s``); the queries run
   in daemon threads, so a server that accepts connections and trickles its answers is cut off
   there, and an answer not complete by then is an error, never a partial count.

@@ -15,6 +15,11 @@ counter is the only record of it. Both are written by the same run, so they agre
 Malformed lines (not JSON, not an OTLP request, fields of the wrong type) are counted, with a
 short sample of file and line numbers, and never stop the report.
 
+Readiness is judged on ``RepoCounts`` alone, a small per-repository aggregate that the spans of
+a folder fill here and that ``coverage_gate.prometheus`` fills from the counters Prometheus holds:
+one definition, whichever source counted. A rate check passes only when the upper bound of the
+rate's 95% Wilson interval is at most its limit; the rates are entries of ``RATES``.
+
 Pure apart from ``load_folder``, which reads files.
 """
 

@@ -5,9 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coverage_gate.model import DepthPolicy, Verdict
-from coverage_gate.report import READINESS_RULE, Criteria, build_report, load_folder, render_text
-from tests.simulate_rollout import decide
+import pytest
+
+from coverage_gate import report
+from coverage_gate.model import Capability, DepthPolicy, Verdict
+from coverage_gate.report import (
+    READINESS_RULE,
+    Criteria,
+    build_report,
+    load_folder,
+    render_text,
+    to_json,
+)
+from tests.simulate_rollout import ReviewerSpec, decide
 from tests.test_report import HONEST, LIAR, SCOPE, _depth_decisions, spread, write
 
 
@@ -68,3 +78,28 @@ def test_without_approvals_nothing_bounds_the_rate_and_the_check_fails(tmp_path:
     )
     line = check_line(render_text(build_report(load_folder(tmp_path), Criteria(min_approvals=0))))
     assert "[FAIL] would downgrade n/a of approvals (no approvals: nothing bounds the rate" in line
+
+
+def test_a_new_rate_is_one_more_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rate added to RATES, with its counts and its limit, is shown with its interval in the
+    text and the JSON, and judged by the same upper-bound rule."""
+    spec = report.RateSpec(
+        name="unknown_file_rate",
+        counts=lambda counts, _criteria: (counts.unknown_files, counts.claimed_files),
+        sentence=lambda _criteria: "unknown {rate} of claimed files",
+        unit="claimed files",
+        limit=lambda _criteria: 0.05,
+    )
+    monkeypatch.setattr(report, "RATES", (*report.RATES, spec))
+    blind = ReviewerSpec(
+        "style", claimed=SCOPE, read=(), source="codex-exec", capability=Capability.NONE
+    )
+    write(tmp_path, spread([decide("acme/api", scope=SCOPE, reviewers=[HONEST, blind])] * 4, 1))
+    built = build_report(load_folder(tmp_path), Criteria())
+    (check,) = [c for c in built.repositories[0].checks if c.name == "unknown_file_rate"]
+    assert not check.ok
+    assert check.detail.startswith("unknown 50.0% of claimed files (12 of 24; 95% CI")
+    assert "unknown file rate 12 of 24 = 50.0% (95% CI" in render_text(built)
+    rates = to_json(built)["repositories"][0]["rates"]
+    assert rates["unknown_file_rate"]["limit"] == 0.05
+    assert set(rates) == {"would_downgrade_rate", "unknown_file_rate"}
