@@ -539,8 +539,9 @@ def _run_all(
                 return
             try:
                 done.put((query.name, transport.query(query.expr, at), None))
-            # A worker reports whatever its query raised; the caller decides what it means
-            # (known errors stay themselves, anything else is said as an unusable answer).
+            # Not handled here: whatever the query raised is handed to the caller's thread,
+            # which raises it there (a known error with the query's name, anything else, a bug,
+            # as it is), instead of dying with this thread and leaving the caller to time out.
             except Exception as error:  # noqa: BLE001
                 done.put((query.name, None, error))
 
@@ -558,14 +559,10 @@ def _run_all(
                 f"Prometheus {url}: no complete answer within {timeout_s:g} s "
                 f"({len(answers)} of {len(plan)} queries answered; --prometheus-timeout)"
             ) from None
+        if isinstance(error, PrometheusError):
+            raise PrometheusError(f"{error} (query {name!r})") from None
         if error is not None:
-            if isinstance(error, PrometheusAuthError):
-                raise error
-            if isinstance(error, PrometheusError):
-                raise PrometheusError(f"{error} (query {name!r})") from None
-            raise PrometheusError(
-                f"Prometheus {url}: query {name!r} failed ({type(error).__name__}: {error})"
-            ) from None
+            raise error
         assert found is not None  # noqa: S101 - a worker puts an answer or an error
         answers[name] = found
     return answers

@@ -1041,8 +1041,8 @@ def _header(report: Report) -> list[str]:
     if window is not None:
         return [
             f"Prometheus {window.prometheus}: {window.start} .. {window.end} "
-            f"({window.since_s / 86_400:g} days; {window.queries} queries; days observed in "
-            f"steps of {window.step_s / 3600:g} h)"
+            f"(--since {_span(window.since_s)}; {window.queries} queries; reviews placed in "
+            f"steps of {_span(window.step_s)})"
         ]
     loaded = report.loaded or Loaded()
     out = [
@@ -1052,6 +1052,15 @@ def _header(report: Report) -> list[str]:
     out.extend(f"  malformed: {x.file}:{x.line}: {x.detail}" for x in loaded.malformed_sample)
     out.extend(f"  unreadable: {name}" for name in loaded.unreadable_files)
     return out
+
+
+def _span(seconds: float) -> str:
+    """``1209600`` → ``14d``: the largest unit that divides it."""
+    whole = int(seconds)
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if whole and whole % size == 0:
+            return f"{whole // size}{unit}"
+    return f"{whole}s"
 
 
 def _evidence_line(ev: Evidence) -> str:

@@ -444,3 +444,31 @@ def test_a_slow_prometheus_is_an_error_within_its_timeout(fake: Fake, reply: Rep
     assert "within 1 s" in result.stderr
     assert result.stdout == ""
     assert took < 10
+
+
+class _Broken:
+    """A transport with a bug in it."""
+
+    def query(self, expr: str, at: float) -> list[p.Series]:
+        raise RuntimeError("a bug")
+
+
+def test_a_bug_in_a_query_surfaces_as_itself_not_as_a_slow_prometheus() -> None:
+    """What a query raised is raised in the caller's thread: a bug stays a bug (exit 5 from the
+    CLI's handler), never a timeout or a Prometheus error that hides it."""
+    with pytest.raises(RuntimeError, match="a bug"):
+        p.read_counts(
+            _Broken(),
+            url="http://x",
+            since_s=86_400,
+            timeout_s=5,
+            now_s=NOW,
+            clock_iso=str,
+        )
+
+
+def test_the_text_report_names_its_source_and_window(fake: Fake) -> None:
+    fake.answer = _healthy
+    text = runner.invoke(report_app, ["--prometheus", fake.url], env={}).stdout
+    assert text.startswith(f"Prometheus {fake.url}: ")
+    assert "(--since 14d; 13 queries; reviews placed in steps of 1h)" in text.splitlines()[0]

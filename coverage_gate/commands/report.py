@@ -23,6 +23,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -263,9 +265,6 @@ def _from_prometheus(
 ) -> Report:
     """The counts over the window ending now, from Prometheus; any failure is an error, never a
     report (so never a verdict of ready)."""
-    import time  # noqa: PLC0415 - the clock is read here, at the edge
-    from datetime import UTC, datetime  # noqa: PLC0415
-
     from coverage_gate import prometheus as p  # noqa: PLC0415 - urllib3 only when asked
 
     base = p.check_url(url)
