@@ -7,7 +7,9 @@ Sources are asked in a fixed order and the first one that knows the flag answers
 2. a flags snapshot file (the Unleash ``/api/client/features`` JSON): offline, no network;
 3. a live Unleash server; a good answer is kept as a plain-JSON disk copy, and that copy answers
    when the server does not (refused, timed out, 5xx, malformed body, or no complete answer
-   within the deadline of the whole exchange);
+   within the deadline of the whole exchange). The copy is kept per deployment (server URL,
+   environment, app name): its file name carries a digest of the three and the document
+   records them, so two deployments on one runner never answer for each other;
 4. the configured fallback, ``shadow`` by default and never ``enforce``.
 
 A source that answers but does not define the flag passes the question on to the next source, and
@@ -29,6 +31,7 @@ a corrupt snapshot, never a silent default.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -41,6 +44,7 @@ from enum import StrEnum
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
+from urllib.parse import urlsplit, urlunsplit
 
 from coverage_gate.errors import BadConfigError
 from coverage_gate.files import beyond_limits, write_atomic
@@ -241,6 +245,32 @@ def settings_from_env(
         on_error="fallback" if chosen_on_error == "fallback" else "fail",
         timeout_s=timeout_s if timeout_s is not None else DEFAULT_TIMEOUT_S,
     )
+
+
+#: The member of a disk copy that names the deployment it was kept for (the Unleash engine
+#: ignores members it does not know, so the copy stays a features document).
+DEPLOYMENT_KEY = "coverageGateDeployment"
+
+
+def deployment(settings: FlagSettings) -> dict[str, str]:
+    """The deployment a live answer belongs to: server URL (without credentials or a trailing
+    slash), environment and app name."""
+    parts = urlsplit((settings.unleash_url or "").strip())
+    netloc = parts.netloc.rpartition("@")[2].lower()  # user:password@ is never written down
+    url = urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), "", ""))
+    return {"url": url, "environment": settings.environment, "appName": settings.app_name}
+
+
+def disk_copy_path(settings: FlagSettings) -> Path | None:
+    """Where this deployment's disk copy lives: beside the configured path, its name carrying a
+    digest of the deployment (``flags.json`` → ``flags.3f2a9c0d1e4b5a67.json``); ``None`` when
+    the disk copy is off."""
+    base = settings.disk_copy
+    if base is None:
+        return None
+    key = json.dumps(deployment(settings), sort_keys=True).encode()
+    digest = hashlib.sha256(key).hexdigest()[:16]
+    return base.with_name(f"{base.stem}.{digest}{base.suffix or '.json'}")
 
 
 def _disk_copy_from_env(environ: Mapping[str, str]) -> Path | None:
@@ -609,7 +639,7 @@ def resolve_mode(
         origin = {
             ModeSource.SNAPSHOT: f"flags snapshot {settings.snapshot}",
             ModeSource.LIVE: f"Unleash server {settings.unleash_url}",
-            ModeSource.DISK_COPY: f"disk copy {settings.disk_copy}",
+            ModeSource.DISK_COPY: f"disk copy {disk_copy_path(settings)}",
         }.get(resolution.source, resolution.source.value)
         message = (
             f"{origin}: flag {settings.flag_name!r} variant {resolution.variant!r}: "
@@ -683,7 +713,7 @@ def _from_live(
     assert url is not None  # noqa: S101 - only called with a server configured
     outcome = _talk_to_server(url, settings, settings.flag_name, context)
     if outcome.text is not None:
-        saved = _save_disk_copy(settings.disk_copy, outcome.text)
+        saved = save_disk_copy(settings, outcome.text)
         answer = outcome.answer
         if answer is None or not answer.found or answer.mode is None:
             notes.append(f"flag {settings.flag_name!r} not defined on Unleash server {url}{saved}")
@@ -701,21 +731,37 @@ def _from_live(
     return _from_disk_copy(settings, context, failure, notes)
 
 
-def _save_disk_copy(path: Path | None, text: str) -> str:
-    """Keep the last good document; a copy that cannot be written never fails the run."""
+def save_disk_copy(settings: FlagSettings, text: str) -> str:
+    """Keep the last good document of this deployment, naming the deployment inside; a copy that
+    cannot be written never fails the run (the note says why)."""
+    path = disk_copy_path(settings)
     if path is None:
         return ""
     try:
-        write_atomic(path, text, make_parents=True)  # the disk copy's folder may be new
+        document = json.loads(text)
+        document[DEPLOYMENT_KEY] = deployment(settings)
+        write_atomic(path, json.dumps(document), make_parents=True)  # its folder may be new
     except OSError as error:
         return f"; disk copy not saved to {path} ({error})"
     return ""
 
 
+def _check_deployment(text: str, settings: FlagSettings, path: Path) -> None:
+    """A copy is trusted only by the deployment it names."""
+    named = json.loads(text).get(DEPLOYMENT_KEY)
+    if named is None:
+        raise FlagConfigError(
+            f"disk copy {path} names no deployment (kept before copies were kept per "
+            "deployment): not trusted"
+        )
+    if named != deployment(settings):
+        raise FlagConfigError(f"disk copy {path} was kept for another deployment ({named})")
+
+
 def _from_disk_copy(
     settings: FlagSettings, context: dict[str, Any], failure: str, notes: list[str]
 ) -> ModeResolution | None:
-    path = settings.disk_copy
+    path = disk_copy_path(settings)
     if path is None:
         notes.append(f"{failure}; no disk copy configured")
         return None
@@ -725,6 +771,7 @@ def _from_disk_copy(
     try:
         text = _read_document(path, "disk copy")
         answer = _evaluate_document(text, settings, context, origin=f"disk copy {path}")
+        _check_deployment(text, settings, path)
         saved_at = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
     except (FlagConfigError, OSError) as error:
         notes.append(f"{failure}; disk copy unusable: {error}")

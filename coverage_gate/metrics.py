@@ -121,7 +121,10 @@ class InstrumentSpec:
 
 _PROMETHEUS_UNITS = {"s": "seconds", "ms": "milliseconds", "By": "bytes", "1": ""}
 
-_REVIEW = ("owner", "repository", "mode", "mode_source", "outcome")
+# evidence_available: whether every reviewer that ran had evidence able to speak for its claims
+# (``review_evidence_available``), so that evidence availability per review, a readiness check,
+# can be counted from the metrics as the report counts it from the spans.
+_REVIEW = ("owner", "repository", "mode", "mode_source", "outcome", "evidence_available")
 _FILES = ("owner", "repository", "mode", "agent")
 
 REVIEWS = InstrumentSpec(
@@ -357,6 +360,12 @@ def evidence_available(facts: ReviewerFacts) -> bool:
     )
 
 
+def review_evidence_available(facts: Sequence[ReviewerFacts]) -> bool:
+    """A review's evidence is available when every reviewer that ran (failed reviewers claim
+    nothing) had evidence able to speak for its claims."""
+    return all(evidence_available(f) for f in facts if not f.failed)
+
+
 def _bool(value: bool) -> str:
     # Label values are strings in Prometheus; spelling them here keeps every exporter alike.
     return "true" if value else "false"
@@ -425,6 +434,7 @@ def record_decision(
     owner, repository = split_repo(decision.repo)
     outcome = review_outcome(decision)
     mode = decision.mode.value
+    facts = [reviewer_facts(r, (formats or {}).get(r.agent_id)) for r in decision.reviewers]
     inst.reviews.add(
         1,
         {
@@ -433,6 +443,7 @@ def record_decision(
             "mode": mode,
             "mode_source": decision.mode_source.value,
             "outcome": outcome.value,
+            "evidence_available": _bool(review_evidence_available(facts)),
         },
     )
     inst.reconcile_duration.record(
@@ -452,16 +463,15 @@ def record_decision(
                     "would_downgrade": _bool(row.would_downgrade),
                 },
             )
-    for reviewer in decision.reviewers:
-        facts = reviewer_facts(reviewer, (formats or {}).get(reviewer.agent_id))
-        if facts.failed:
+    for fact in facts:
+        if fact.failed:
             continue
-        files = {"owner": owner, "repository": repository, "mode": mode, "agent": facts.agent}
-        inst.claimed_files.add(facts.claimed, files)
-        inst.unsupported_files.add(len(facts.unsupported), files)
-        for why, count in sorted(facts.unknown.items()):
+        files = {"owner": owner, "repository": repository, "mode": mode, "agent": fact.agent}
+        inst.claimed_files.add(fact.claimed, files)
+        inst.unsupported_files.add(len(fact.unsupported), files)
+        for why, count in sorted(fact.unknown.items()):
             inst.unknown_files.add(count, {**files, "unknown_reason": why.value})
-        for (depth, status), count in sorted(facts.depths.items()):
+        for (depth, status), count in sorted(fact.depths.items()):
             inst.depth_files.add(
                 count,
                 {
@@ -471,7 +481,7 @@ def record_decision(
                     "status": status.value,
                 },
             )
-        for (cited, cited_why, unread), count in sorted(facts.citations.items()):
+        for (cited, cited_why, unread), count in sorted(fact.citations.items()):
             inst.citations.add(
                 count,
                 {
@@ -486,11 +496,11 @@ def record_decision(
             {
                 "owner": owner,
                 "repository": repository,
-                "agent": facts.agent,
-                "format": facts.format,
-                "capability": facts.capability,
-                "complete": _bool(facts.complete),
-                "truncated": _bool(facts.truncated),
+                "agent": fact.agent,
+                "format": fact.format,
+                "capability": fact.capability,
+                "complete": _bool(fact.complete),
+                "truncated": _bool(fact.truncated),
             },
         )
     return outcome

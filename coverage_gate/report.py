@@ -15,6 +15,11 @@ counter is the only record of it. Both are written by the same run, so they agre
 Malformed lines (not JSON, not an OTLP request, fields of the wrong type) are counted, with a
 short sample of file and line numbers, and never stop the report.
 
+Readiness is judged on ``RepoCounts`` alone, a small per-repository aggregate that the spans of
+a folder fill here and that ``coverage_gate.prometheus`` fills from the counters Prometheus holds:
+one definition, whichever source counted. A rate check passes only when the upper bound of the
+rate's 95% Wilson interval is at most its limit; the rates are entries of ``RATES``.
+
 Pure apart from ``load_folder``, which reads files.
 """
 
@@ -23,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +44,11 @@ REPORT_VERSION = "1.2"
 MALFORMED_SAMPLE = 10
 TOP_REASONS = 5
 Z_95 = 1.959963984540054
+#: What the report says of its rate checks, in the text and in the JSON.
+READINESS_RULE = (
+    "A rate check passes only when the upper bound of the rate's 95% Wilson interval is at "
+    "most its limit: the point rate alone is not judged."
+)
 
 _NS_PER_DAY = 86_400 * 10**9
 _DELTA = 1
@@ -403,7 +413,7 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-# --- criteria and the per-repository report ---------------------------------------------------
+# --- criteria -----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +425,7 @@ class Criteria:
     min_evidence_availability: float = 0.99
     max_errors: int = 0
     max_fallbacks: int = 0
+    # The upper bound of the would-downgrade rate's 95% Wilson interval must be at most this.
     max_would_downgrade_rate: float = 0.10
     # Judge the would-downgrade rate under this depth policy instead of the one in force: is
     # the repository ready to enforce it?
@@ -436,6 +447,209 @@ class Criteria:
         return found
 
 
+# --- per-repository counts: what readiness is judged on ---------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceDetail:
+    """Reviews whose evidence could not speak for every claim, by why (a review may count under
+    several). Only the spans say this per review; Prometheus counts evidence records instead."""
+
+    capability_none: int
+    incomplete: int
+    truncated: int
+    stale: int
+
+
+@dataclass(frozen=True, slots=True)
+class RepoCounts:
+    """One repository's figures over the report's input: everything its readiness is judged on.
+
+    Two sources fill it, and readiness is computed from it alone, so a verdict means the same
+    whichever source counted: ``count_reviews`` from the ``reconcile`` spans and error points of
+    a telemetry folder, ``coverage_gate.prometheus`` from the counters Prometheus holds (the
+    metrics the README lists). Figures only the spans carry are ``None`` from Prometheus and are
+    never judged.
+    """
+
+    repository: str
+    reviews: int = 0
+    #: Reviews whose incoming verdict was an approve.
+    approvals: int = 0
+    #: Approvals the check downgraded (enforce) or would have (shadow, off), under the depth
+    #: policy in force.
+    flagged: int = 0
+    #: Reviews in which every reviewer that ran had evidence able to speak for its claims
+    #: (per-file capability, complete stream, not truncated, not stale).
+    evidence_available: int = 0
+    errors: int = 0
+    fallbacks: int = 0
+    #: When the first and the last review were observed (seconds since the epoch). Where they
+    #: are only known to bracket the reviews, ``resolution_s`` says by how much at most (both
+    #: ends together): days observed count that much less, so as never to overstate the span.
+    first_seen_s: float | None = None
+    last_seen_s: float | None = None
+    resolution_s: float = 0.0
+    #: Counter series whose counts are estimates (Prometheus: reset within the window).
+    reset_series: int = 0
+    outcomes: Mapping[str, int] = field(default_factory=dict)
+    modes: Mapping[str, int] = field(default_factory=dict)
+    mode_sources: Mapping[str, int] = field(default_factory=dict)
+    claimed_files: int = 0
+    unsupported_files: int = 0
+    unknown_files: int = 0
+    #: Claimed files with successful evidence, by depth.
+    depth_files: Mapping[str, int] = field(default_factory=dict)
+    #: Approvals whose decision recorded what each depth policy would do, and per depth policy
+    #: how many of them it would downgrade.
+    approvals_compared: int = 0
+    flagged_under: Mapping[str, int] = field(default_factory=dict)
+    # --- shown, never judged; None where the source cannot say
+    evidence_detail: EvidenceDetail | None = None
+    depth_in_force: Mapping[str, int] | None = None
+    duration_p50_s: float | None = None
+    duration_p95_s: float | None = None
+    top_reasons: tuple[tuple[str, int], ...] | None = None
+    #: What replaying the reviewers' citations found (from the spans only).
+    citations: CitationReport | None = None
+
+    @property
+    def days(self) -> float:
+        if self.first_seen_s is None or self.last_seen_s is None:
+            return 0.0
+        span = self.last_seen_s - self.first_seen_s - self.resolution_s
+        return max(span, 0.0) / 86_400
+
+
+def _evidence_detail(reviews: Sequence[ReviewRecord]) -> tuple[int, EvidenceDetail]:
+    available = none = incomplete = truncated = stale = 0
+    for review in reviews:
+        working = [r for r in review.reviewers if not r.failed]
+        available += all(r.evidence_available for r in working)
+        none += any(r.capability != "per_file" for r in working)
+        incomplete += any(not r.complete for r in working)
+        truncated += any(r.truncated for r in working)
+        stale += any(r.stale for r in working)
+    return available, EvidenceDetail(none, incomplete, truncated, stale)
+
+
+def count_reviews(repository: str, reviews: Sequence[ReviewRecord], errors: int) -> RepoCounts:
+    """A repository's counts from its ``reconcile`` spans (one per review) and its errors."""
+    outcomes = Counter(r.outcome for r in reviews)
+    available, detail = _evidence_detail(reviews)
+    compared = [
+        r for r in reviews if r.verdict_in == "approve" and r.would_downgrade_under is not None
+    ]
+    sources = Counter(r.mode_source for r in reviews)
+    durations = [r.duration_s for r in reviews]
+    ends = [r.end_ns for r in reviews]
+    return RepoCounts(
+        repository=repository,
+        reviews=len(reviews),
+        approvals=sum(1 for r in reviews if r.verdict_in == "approve"),
+        flagged=outcomes[Outcome.WOULD_DOWNGRADE] + outcomes[Outcome.DOWNGRADED],
+        evidence_available=available,
+        errors=errors,
+        fallbacks=sources.get("fallback", 0),
+        first_seen_s=min(ends) / 1e9 if ends else None,
+        last_seen_s=max(ends) / 1e9 if ends else None,
+        outcomes=dict(sorted(outcomes.items())),
+        modes=dict(sorted(Counter(r.mode for r in reviews).items())),
+        mode_sources=dict(sorted(sources.items())),
+        claimed_files=sum(r.claimed for r in reviews),
+        unsupported_files=sum(r.unsupported for r in reviews),
+        unknown_files=sum(r.unknown for r in reviews),
+        depth_files={d.value: sum(r.depths.get(d.value, 0) for r in reviews) for d in Depth},
+        approvals_compared=len(compared),
+        flagged_under={
+            p.value: sum(1 for r in compared if p.value in (r.would_downgrade_under or ()))
+            for p in DepthPolicy
+        },
+        evidence_detail=detail,
+        depth_in_force=dict(sorted(Counter(r.depth_policy for r in reviews).items())),
+        duration_p50_s=percentile(durations, 0.50),
+        duration_p95_s=percentile(durations, 0.95),
+        top_reasons=tuple(Counter(x for r in reviews for x in r.reasons).most_common(TOP_REASONS)),
+        citations=_citations(reviews),
+    )
+
+
+def count_folder(loaded: Loaded) -> list[RepoCounts]:
+    """Every repository with a review or an error in ``loaded``, by name."""
+    by_repo: dict[str, list[ReviewRecord]] = {}
+    for review in loaded.reviews:
+        by_repo.setdefault(review.repository, []).append(review)
+    names = sorted(set(by_repo) | {repo for repo, n in loaded.errors.items() if n})
+    return [
+        count_reviews(name, by_repo.get(name, []), loaded.errors.get(name, 0)) for name in names
+    ]
+
+
+# --- rates and readiness ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RateSpec:
+    """A share of one repository's counts, shown with its 95% Wilson interval.
+
+    With a ``limit``, the rate is a readiness check: it passes only when the interval's upper
+    bound is at most the limit, so a handful of clean reviews cannot pass for a low rate. A new
+    rate is one more entry in ``RATES``: its counts (from ``RepoCounts``) and its limit (from
+    ``Criteria``).
+    """
+
+    #: The check's name and the rate's key in the JSON output.
+    name: str
+    #: ``(count, of)`` for a repository under the given criteria.
+    counts: Callable[[RepoCounts, Criteria], tuple[int, int]]
+    #: What the text says of the rate: ``"{rate}"`` is replaced by the percentage.
+    sentence: Callable[[Criteria], str]
+    #: What ``of`` counts, in the plural ("approvals").
+    unit: str
+    #: The most the upper bound may be, or ``None`` for a rate shown and not judged.
+    limit: Callable[[Criteria], float | None] = lambda _criteria: None
+    #: Does a repository with nothing to count pass the check? (Nothing bounds its rate.)
+    passes_when_empty: bool = False
+    #: A hint appended to the check's line.
+    hint: str = ""
+
+
+def _would_downgrade_counts(counts: RepoCounts, criteria: Criteria) -> tuple[int, int]:
+    if criteria.depth_policy is None:
+        return counts.flagged, counts.approvals
+    return counts.flagged_under.get(criteria.depth_policy.value, 0), counts.approvals_compared
+
+
+def _would_downgrade_sentence(criteria: Criteria) -> str:
+    policy = criteria.depth_policy
+    return "would downgrade {rate} of approvals" + (
+        f" under depth policy {policy.value}" if policy is not None else ""
+    )
+
+
+WOULD_DOWNGRADE_RATE = RateSpec(
+    name="would_downgrade_rate",
+    counts=_would_downgrade_counts,
+    sentence=_would_downgrade_sentence,
+    unit="approvals",
+    limit=lambda criteria: criteria.max_would_downgrade_rate,
+    hint="audit with --list would_downgrade",
+)
+
+#: Every rate the report shows per repository; those with a limit are readiness checks.
+RATES: tuple[RateSpec, ...] = (WOULD_DOWNGRADE_RATE,)
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    name: str
+    count: int
+    of: int
+    rate: float | None
+    interval: tuple[float, float] | None
+    limit: float | None
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
     name: str
@@ -443,14 +657,83 @@ class Check:
     detail: str
 
 
+def rate(spec: RateSpec, counts: RepoCounts, criteria: Criteria) -> Rate:
+    count, of = spec.counts(counts, criteria)
+    return Rate(spec.name, count, of, _share(count, of), wilson(count, of), spec.limit(criteria))
+
+
+def rate_check(spec: RateSpec, figure: Rate, criteria: Criteria) -> Check:
+    """The Wilson-bound rule: ready only when the upper bound of the 95% interval is at most
+    the limit (the point rate alone would pass 1 flagged in 12 against 10%, on little data)."""
+    limit = figure.limit
+    assert limit is not None  # noqa: S101 - only rates with a limit are checked
+    said = spec.sentence(criteria).format(rate=_pct(figure.rate))
+    hint = f"; {spec.hint}" if spec.hint else ""
+    if figure.interval is None:
+        return Check(
+            spec.name,
+            spec.passes_when_empty,
+            f"{said} (no {spec.unit}: nothing bounds the rate; ready needs its 95% upper bound "
+            f"at most {_pct(limit)}{hint})",
+        )
+    high = figure.interval[1]
+    return Check(
+        spec.name,
+        high <= limit,
+        f"{said} ({figure.count} of {figure.of}; 95% CI {_ci_range(figure.interval)}: ready "
+        f"needs its upper bound {high:.1%} at most {_pct(limit)}{hint})",
+    )
+
+
+def readiness(counts: RepoCounts, criteria: Criteria) -> list[Check]:
+    """Every readiness check on one repository's counts; it is ready when all pass."""
+    availability = _share(counts.evidence_available, counts.reviews)
+    checks = [
+        Check(
+            "approvals",
+            counts.approvals >= criteria.min_approvals,
+            f"{counts.approvals} approvals (need at least {criteria.min_approvals})",
+        ),
+        Check(
+            "days",
+            counts.days >= criteria.min_days,
+            f"{counts.days:.1f} days observed (need at least {criteria.min_days:g})",
+        ),
+        Check(
+            "evidence",
+            availability is not None and availability >= criteria.min_evidence_availability,
+            f"evidence available in {_pct(availability)} of reviews "
+            f"(need at least {_pct(criteria.min_evidence_availability)})",
+        ),
+        Check(
+            "errors",
+            counts.errors <= criteria.max_errors,
+            f"{counts.errors} errors (at most {criteria.max_errors})",
+        ),
+        Check(
+            "fallbacks",
+            counts.fallbacks <= criteria.max_fallbacks,
+            f"{counts.fallbacks} mode fallbacks (at most {criteria.max_fallbacks})",
+        ),
+    ]
+    for spec in RATES:
+        figure = rate(spec, counts, criteria)
+        if figure.limit is not None:
+            checks.append(rate_check(spec, figure, criteria))
+    return checks
+
+
+# --- the per-repository report ----------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True)
 class Evidence:
     reviews_available: int
     availability: float | None
-    capability_none: int
-    incomplete: int
-    truncated: int
-    stale: int
+    capability_none: int | None
+    incomplete: int | None
+    truncated: int | None
+    stale: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,7 +753,7 @@ class PolicyRow:
 @dataclass(frozen=True, slots=True)
 class DepthReport:
     files: dict[str, int]  # claimed files with successful evidence, by depth
-    in_force: dict[str, int]  # reviews by the depth policy they ran under
+    in_force: dict[str, int] | None  # reviews by the depth policy they ran under
     approvals_compared: int  # approvals whose span carries the policy comparison
     policies: list[PolicyRow]
 
@@ -519,42 +802,35 @@ class RepoReport:
     errors: int
     duration_p50_s: float | None
     duration_p95_s: float | None
-    top_reasons: list[tuple[str, int]]
+    top_reasons: list[tuple[str, int]] | None
     first_seen: str | None
     last_seen: str | None
     days: float
     ready: bool
     checks: list[Check]
     depth: DepthReport
-    citations: CitationReport
+    citations: CitationReport | None
+    rates: list[Rate] = field(default_factory=list)
+    #: Counter series whose counts are estimates (reset within a Prometheus window).
+    reset_series: int = 0
 
 
 def _iso(ns: int) -> str:
     return datetime.fromtimestamp(ns / 1e9, tz=UTC).isoformat(timespec="seconds")
 
 
-def _evidence(reviews: Sequence[ReviewRecord]) -> Evidence:
-    available = none = incomplete = truncated = stale = 0
-    for review in reviews:
-        working = [r for r in review.reviewers if not r.failed]
-        available += all(r.evidence_available for r in working)
-        none += any(r.capability != "per_file" for r in working)
-        incomplete += any(not r.complete for r in working)
-        truncated += any(r.truncated for r in working)
-        stale += any(r.stale for r in working)
-    return Evidence(available, _share(available, len(reviews)), none, incomplete, truncated, stale)
+def _iso_s(seconds: float | None) -> str | None:
+    return None if seconds is None else _iso(int(seconds * 1e9))
 
 
-def _depth(reviews: Sequence[ReviewRecord]) -> DepthReport:
-    files = {d.value: sum(r.depths.get(d.value, 0) for r in reviews) for d in Depth}
+def _depth(counts: RepoCounts) -> DepthReport:
+    files = {d.value: counts.depth_files.get(d.value, 0) for d in Depth}
     with_evidence = sum(files.values())
-    compared = [
-        r for r in reviews if r.verdict_in == "approve" and r.would_downgrade_under is not None
-    ]
+    compared = counts.approvals_compared
     rows: list[PolicyRow] = []
     for policy in DepthPolicy:
         shallow = sum(n for d, n in files.items() if is_shallow(Depth(d), policy))
-        flagged = sum(1 for r in compared if policy.value in (r.would_downgrade_under or ()))
+        flagged = counts.flagged_under.get(policy.value, 0)
         rows.append(
             PolicyRow(
                 depth_policy=policy.value,
@@ -562,14 +838,15 @@ def _depth(reviews: Sequence[ReviewRecord]) -> DepthReport:
                 shallow_rate=_share(shallow, with_evidence),
                 shallow_interval=wilson(shallow, with_evidence),
                 would_downgrade=flagged,
-                would_downgrade_rate=_share(flagged, len(compared)),
-                would_downgrade_interval=wilson(flagged, len(compared)),
+                would_downgrade_rate=_share(flagged, compared),
+                would_downgrade_interval=wilson(flagged, compared),
             )
         )
+    in_force = counts.depth_in_force
     return DepthReport(
         files=files,
-        in_force=dict(sorted(Counter(r.depth_policy for r in reviews).items())),
-        approvals_compared=len(compared),
+        in_force=None if in_force is None else dict(in_force),
+        approvals_compared=compared,
         policies=rows,
     )
 
@@ -596,71 +873,6 @@ def _citations(reviews: Sequence[ReviewRecord]) -> CitationReport:
     )
 
 
-def _checks(
-    criteria: Criteria,
-    *,
-    approvals: int,
-    days: float,
-    evidence: Evidence,
-    errors: int,
-    fallbacks: int,
-    flagged: tuple[int, int],
-) -> list[Check]:
-    availability = evidence.availability
-    count, of = flagged
-    rate = _share(count, of)
-    return [
-        Check(
-            "approvals",
-            approvals >= criteria.min_approvals,
-            f"{approvals} approvals (need at least {criteria.min_approvals})",
-        ),
-        Check(
-            "days",
-            days >= criteria.min_days,
-            f"{days:.1f} days observed (need at least {criteria.min_days:g})",
-        ),
-        Check(
-            "evidence",
-            availability is not None and availability >= criteria.min_evidence_availability,
-            f"evidence available in {_pct(availability)} of reviews "
-            f"(need at least {_pct(criteria.min_evidence_availability)})",
-        ),
-        Check(
-            "errors",
-            errors <= criteria.max_errors,
-            f"{errors} errors (at most {criteria.max_errors})",
-        ),
-        Check(
-            "fallbacks",
-            fallbacks <= criteria.max_fallbacks,
-            f"{fallbacks} mode fallbacks (at most {criteria.max_fallbacks})",
-        ),
-        Check(
-            "would_downgrade_rate",
-            (rate or 0.0) <= criteria.max_would_downgrade_rate,
-            f"would downgrade {_pct(rate)} of approvals"
-            + (
-                f" under depth policy {criteria.depth_policy.value}"
-                if criteria.depth_policy
-                else ""
-            )
-            + f" ({_rate_compared(count, of, criteria.max_would_downgrade_rate)}; "
-            "audit with --list would_downgrade)",
-        ),
-    ]
-
-
-def _rate_compared(count: int, of: int, limit: float) -> str:
-    """What the would-downgrade check compares: the point rate, count over approvals, with the
-    limit; the 95% interval is shown beside it and not judged."""
-    if not of:
-        return f"no approvals: the rate counts as 0 against at most {_pct(limit)}"
-    interval = wilson(count, of)
-    shown = "" if interval is None else f", not its 95% interval {_ci_range(interval)}"
-    return f"{count} of {of}: this point rate is compared with at most {_pct(limit)}{shown}"
-
-
 def _ci_range(interval: tuple[float, float]) -> str:
     return f"{interval[0]:.1%}-{interval[1]:.1%}"
 
@@ -669,65 +881,47 @@ def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def repo_report(
-    repository: str, reviews: Sequence[ReviewRecord], errors: int, criteria: Criteria
-) -> RepoReport:
-    outcomes = Counter(r.outcome for r in reviews)
-    approvals = sum(1 for r in reviews if r.verdict_in == "approve")
-    flagged = outcomes[Outcome.WOULD_DOWNGRADE] + outcomes[Outcome.DOWNGRADED]
-    claimed = sum(r.claimed for r in reviews)
-    unsupported = sum(r.unsupported for r in reviews)
-    unknown = sum(r.unknown for r in reviews)
-    evidence = _evidence(reviews)
-    sources = Counter(r.mode_source for r in reviews)
-    fallbacks = sources.get("fallback", 0)
-    durations = [r.duration_s for r in reviews]
-    ends = sorted(r.end_ns for r in reviews)
-    days = (ends[-1] - ends[0]) / _NS_PER_DAY if ends else 0.0
-    rate = _share(flagged, approvals)
-    judged = (flagged, approvals)
-    depth = _depth(reviews)
-    if criteria.depth_policy is not None:
-        (row,) = [p for p in depth.policies if p.depth_policy == criteria.depth_policy.value]
-        rate = row.would_downgrade_rate
-        judged = (row.would_downgrade, depth.approvals_compared)
-    checks = _checks(
-        criteria,
-        approvals=approvals,
-        days=days,
-        evidence=evidence,
-        errors=errors,
-        fallbacks=fallbacks,
-        flagged=judged,
-    )
+def repo_report(counts: RepoCounts, criteria: Criteria) -> RepoReport:
+    checks = readiness(counts, criteria)
+    judged = rate(WOULD_DOWNGRADE_RATE, counts, criteria)
+    detail = counts.evidence_detail
     return RepoReport(
-        repository=repository,
-        reviews=len(reviews),
-        approvals=approvals,
-        outcomes=dict(sorted(outcomes.items())),
-        would_downgrade=flagged,
-        would_downgrade_rate=rate,
-        would_downgrade_interval=wilson(flagged, approvals),
-        claimed_files=claimed,
-        unsupported_files=unsupported,
-        unknown_files=unknown,
-        unsupported_share=_share(unsupported, claimed),
-        unknown_share=_share(unknown, claimed),
-        evidence=evidence,
-        modes=dict(sorted(Counter(r.mode for r in reviews).items())),
-        mode_sources=dict(sorted(sources.items())),
-        fallbacks=fallbacks,
-        errors=errors,
-        duration_p50_s=percentile(durations, 0.50),
-        duration_p95_s=percentile(durations, 0.95),
-        top_reasons=Counter(x for r in reviews for x in r.reasons).most_common(TOP_REASONS),
-        first_seen=_iso(ends[0]) if ends else None,
-        last_seen=_iso(ends[-1]) if ends else None,
-        days=days,
+        repository=counts.repository,
+        reviews=counts.reviews,
+        approvals=counts.approvals,
+        outcomes=dict(counts.outcomes),
+        would_downgrade=counts.flagged,
+        would_downgrade_rate=judged.rate,
+        would_downgrade_interval=wilson(counts.flagged, counts.approvals),
+        claimed_files=counts.claimed_files,
+        unsupported_files=counts.unsupported_files,
+        unknown_files=counts.unknown_files,
+        unsupported_share=_share(counts.unsupported_files, counts.claimed_files),
+        unknown_share=_share(counts.unknown_files, counts.claimed_files),
+        evidence=Evidence(
+            counts.evidence_available,
+            _share(counts.evidence_available, counts.reviews),
+            None if detail is None else detail.capability_none,
+            None if detail is None else detail.incomplete,
+            None if detail is None else detail.truncated,
+            None if detail is None else detail.stale,
+        ),
+        modes=dict(counts.modes),
+        mode_sources=dict(counts.mode_sources),
+        fallbacks=counts.fallbacks,
+        errors=counts.errors,
+        duration_p50_s=counts.duration_p50_s,
+        duration_p95_s=counts.duration_p95_s,
+        top_reasons=None if counts.top_reasons is None else list(counts.top_reasons),
+        first_seen=_iso_s(counts.first_seen_s),
+        last_seen=_iso_s(counts.last_seen_s),
+        days=counts.days,
         ready=all(c.ok for c in checks),
         checks=checks,
-        depth=depth,
-        citations=_citations(reviews),
+        depth=_depth(counts),
+        citations=counts.citations,
+        rates=[rate(spec, counts, criteria) for spec in RATES],
+        reset_series=counts.reset_series,
     )
 
 
@@ -748,11 +942,27 @@ class Flagged:
 
 
 @dataclass(frozen=True, slots=True)
+class Window:
+    """Where a Prometheus-backed report read its counts, and over what time."""
+
+    prometheus: str
+    since_s: float
+    start: str
+    end: str
+    #: The resolution of "days observed" (the counts themselves are not stepped).
+    step_s: float
+    queries: int
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     criteria: Criteria
     repositories: list[RepoReport]
-    loaded: Loaded
+    #: What a telemetry folder held, for a report read from one.
+    loaded: Loaded | None = None
     would_downgrade: list[Flagged] | None = None
+    #: The Prometheus window, for a report read from Prometheus.
+    window: Window | None = None
 
 
 def flagged_decisions(reviews: Iterable[ReviewRecord]) -> list[Flagged]:
@@ -780,38 +990,49 @@ def flagged_decisions(reviews: Iterable[ReviewRecord]) -> list[Flagged]:
 
 
 def build_report(loaded: Loaded, criteria: Criteria, *, list_flagged: bool = False) -> Report:
-    by_repo: dict[str, list[ReviewRecord]] = {}
-    for review in loaded.reviews:
-        by_repo.setdefault(review.repository, []).append(review)
-    names = sorted(set(by_repo) | {repo for repo, n in loaded.errors.items() if n})
+    """The report on a telemetry folder's contents."""
     return Report(
         criteria=criteria,
-        repositories=[
-            repo_report(name, by_repo.get(name, []), loaded.errors.get(name, 0), criteria)
-            for name in names
-        ],
+        repositories=[repo_report(counts, criteria) for counts in count_folder(loaded)],
         loaded=loaded,
         would_downgrade=flagged_decisions(loaded.reviews) if list_flagged else None,
+    )
+
+
+def build_window_report(counts: Iterable[RepoCounts], criteria: Criteria, window: Window) -> Report:
+    """The report on counts read over a Prometheus window."""
+    return Report(
+        criteria=criteria,
+        repositories=[repo_report(c, criteria) for c in sorted(counts, key=lambda c: c.repository)],
+        window=window,
     )
 
 
 # --- output -----------------------------------------------------------------------------------
 
 
+def _input_json(report: Report) -> dict[str, Any]:
+    if report.window is not None:
+        return {"source": "prometheus", **asdict(report.window)}
+    loaded = report.loaded or Loaded()
+    return {
+        "source": "telemetry_dir",
+        "files": loaded.files,
+        "lines": loaded.lines,
+        "reviews": len(loaded.reviews),
+        "malformed_lines": loaded.malformed_lines,
+        "malformed_sample": [asdict(x) for x in loaded.malformed_sample],
+        "unreadable_files": list(loaded.unreadable_files),
+    }
+
+
 def to_json(report: Report) -> dict[str, Any]:
-    loaded = report.loaded
     document: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "version": REPORT_VERSION,
         "criteria": asdict(report.criteria),
-        "input": {
-            "files": loaded.files,
-            "lines": loaded.lines,
-            "reviews": len(loaded.reviews),
-            "malformed_lines": loaded.malformed_lines,
-            "malformed_sample": [asdict(x) for x in loaded.malformed_sample],
-            "unreadable_files": list(loaded.unreadable_files),
-        },
+        "readiness_rule": READINESS_RULE,
+        "input": _input_json(report),
         "repositories": [_repo_json(r) for r in report.repositories],
     }
     if report.would_downgrade is not None:
@@ -819,20 +1040,34 @@ def to_json(report: Report) -> dict[str, Any]:
     return document
 
 
+def _interval_json(pair: tuple[float, float] | None) -> dict[str, float] | None:
+    return None if pair is None else {"low": pair[0], "high": pair[1]}
+
+
 def _repo_json(repo: RepoReport) -> dict[str, Any]:
     body = asdict(repo)
-    interval = repo.would_downgrade_interval
-    body["would_downgrade_interval"] = (
-        None if interval is None else {"low": interval[0], "high": interval[1]}
+    body["would_downgrade_interval"] = _interval_json(repo.would_downgrade_interval)
+    body["top_reasons"] = (
+        None
+        if repo.top_reasons is None
+        else [{"reason": r, "count": n} for r, n in repo.top_reasons]
     )
-    body["top_reasons"] = [{"reason": r, "count": n} for r, n in repo.top_reasons]
     for row in body["depth"]["policies"]:
         for key in ("shallow_interval", "would_downgrade_interval"):
-            pair = row[key]
-            row[key] = None if pair is None else {"low": pair[0], "high": pair[1]}
-    for key in ("reviews_failed_interval", "would_downgrade_interval"):
-        pair = body["citations"][key]
-        body["citations"][key] = None if pair is None else {"low": pair[0], "high": pair[1]}
+            row[key] = _interval_json(row[key])
+    body["rates"] = {
+        figure.name: {
+            "count": figure.count,
+            "of": figure.of,
+            "rate": figure.rate,
+            "interval": _interval_json(figure.interval),
+            "limit": figure.limit,
+        }
+        for figure in repo.rates
+    }
+    if body["citations"] is not None:
+        for key in ("reviews_failed_interval", "would_downgrade_interval"):
+            body["citations"][key] = _interval_json(body["citations"][key])
     body["readiness"] = "ready" if repo.ready else "not_ready"
     return body
 
@@ -841,11 +1076,16 @@ def _ci(interval: tuple[float, float] | None) -> str:
     return "" if interval is None else f" (95% CI {interval[0]:.1%}-{interval[1]:.1%})"
 
 
+def _counted(values: Mapping[str, int] | None) -> str:
+    if values is None:
+        return "n/a"
+    return ", ".join(f"{name} {count}" for name, count in values.items()) or "-"
+
+
 def _depth_lines(depth: DepthReport) -> list[str]:
-    files = ", ".join(f"{name} {count}" for name, count in depth.files.items())
-    in_force = ", ".join(f"{name} {count}" for name, count in depth.in_force.items()) or "-"
     lines = [
-        f"  depth of claimed files with evidence: {files}; policy in force: {in_force}",
+        f"  depth of claimed files with evidence: {_counted(depth.files)}; "
+        f"policy in force: {_counted(depth.in_force)}",
         f"  {'depth policy':<13} {'shallow files':<34} would downgrade "
         f"(of {depth.approvals_compared} approvals)",
     ]
@@ -859,7 +1099,9 @@ def _depth_lines(depth: DepthReport) -> list[str]:
     return lines
 
 
-def _citation_lines(cited: CitationReport) -> list[str]:
+def _citation_lines(cited: CitationReport | None) -> list[str]:
+    if cited is None:
+        return ["  citations: n/a (only the local spans carry them)"]
     if not cited.reviews:
         return ["  citations: not recorded"]
     if not cited.reviews_citing:
@@ -881,40 +1123,87 @@ def _seconds(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 1000:.1f} ms"
 
 
-def render_text(report: Report) -> str:
-    loaded = report.loaded
-    out: list[str] = [
+def _header(report: Report) -> list[str]:
+    window = report.window
+    if window is not None:
+        return [
+            f"Prometheus {window.prometheus}: {window.start} .. {window.end} "
+            f"(--since {_span(window.since_s)}; {window.queries} queries; reviews placed in "
+            f"steps of {_span(window.step_s)})"
+        ]
+    loaded = report.loaded or Loaded()
+    out = [
         f"{loaded.files} files, {loaded.lines} lines, {len(loaded.reviews)} reviews, "
         f"{loaded.malformed_lines} malformed lines"
     ]
     out.extend(f"  malformed: {x.file}:{x.line}: {x.detail}" for x in loaded.malformed_sample)
     out.extend(f"  unreadable: {name}" for name in loaded.unreadable_files)
+    return out
+
+
+def _span(seconds: float) -> str:
+    """``1209600`` → ``14d``: the largest unit that divides it."""
+    whole = int(seconds)
+    for unit, size in (("d", 86_400), ("h", 3600), ("m", 60)):
+        if whole and whole % size == 0:
+            return f"{whole // size}{unit}"
+    return f"{whole}s"
+
+
+def _evidence_line(ev: Evidence) -> str:
+    if ev.capability_none is None:
+        why = "per review: not in the metrics"
+    else:
+        why = (
+            f"capability none {ev.capability_none}, incomplete {ev.incomplete}, "
+            f"truncated {ev.truncated}, stale {ev.stale}"
+        )
+    return f"  evidence available {_pct(ev.availability)}: {why}"
+
+
+def render_text(report: Report) -> str:
+    out = _header(report)
     if not report.repositories:
         out.append("no reviews recorded")
     for repo in report.repositories:
-        interval = repo.would_downgrade_interval
-        ci = "" if interval is None else f" (95% CI {interval[0]:.1%}-{interval[1]:.1%})"
-        ev = repo.evidence
+        reasons = (
+            "n/a"
+            if repo.top_reasons is None
+            else ", ".join(f"{r} {n}" for r, n in repo.top_reasons) or "-"
+        )
         out += [
             "",
             f"{repo.repository}: {'READY' if repo.ready else 'NOT READY'} to enforce",
             f"  reviews {repo.reviews}, approvals {repo.approvals}, "
             f"observed {repo.days:.1f} days ({repo.first_seen or '-'} .. {repo.last_seen or '-'})",
-            f"  would downgrade {repo.would_downgrade} = {_pct(repo.would_downgrade_rate)}{ci}",
+            f"  would downgrade {repo.would_downgrade} = {_pct(repo.would_downgrade_rate)}"
+            f"{_ci(repo.would_downgrade_interval)}",
+            *(
+                f"  {figure.name.replace('_', ' ')} {figure.count} of {figure.of} = "
+                f"{_pct(figure.rate)}{_ci(figure.interval)}"
+                for figure in repo.rates
+                if figure.name != WOULD_DOWNGRADE_RATE.name
+            ),
             "  outcomes " + ", ".join(f"{k} {v}" for k, v in repo.outcomes.items()),
             f"  claimed files {repo.claimed_files}: unsupported {_pct(repo.unsupported_share)}, "
             f"unknown {_pct(repo.unknown_share)}",
-            f"  evidence available {_pct(ev.availability)}: capability none {ev.capability_none},"
-            f" incomplete {ev.incomplete}, truncated {ev.truncated}, stale {ev.stale}",
+            _evidence_line(repo.evidence),
             "  mode sources "
             + (", ".join(f"{k} {v}" for k, v in repo.mode_sources.items()) or "-")
             + f"; fallbacks {repo.fallbacks}; errors {repo.errors}",
             f"  duration p50 {_seconds(repo.duration_p50_s)}, p95 {_seconds(repo.duration_p95_s)}",
-            "  top reasons " + (", ".join(f"{r} {n}" for r, n in repo.top_reasons) or "-"),
+            f"  top reasons {reasons}",
             *_depth_lines(repo.depth),
             *_citation_lines(repo.citations),
         ]
+        if repo.reset_series:
+            out.append(
+                f"  estimated: {repo.reset_series} counter series were reset within the window "
+                "(the Collector restarted) and are counted with Prometheus' increase()"
+            )
         out.extend(f"  [{'ok' if c.ok else 'FAIL'}] {c.detail}" for c in repo.checks)
+    if report.repositories:
+        out += ["", READINESS_RULE]
     if report.would_downgrade is not None:
         out += ["", f"would downgrade: {len(report.would_downgrade)} reviewer decisions"]
         for item in report.would_downgrade:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import coverage_gate.examples
+from coverage_gate.flags import DEPLOYMENT_KEY, FlagSettings, deployment, disk_copy_path
 
 SEED = 20260808
 TESTS = Path(__file__).parent
@@ -1210,10 +1211,18 @@ def build_disk_copy(case_id: str, folder: Path) -> Built:
     rng = rng_for(case_id)
     inp, out = _prepare(folder)
     _base_reconcile_inputs(inp)
+    # The copy the dead server's deployment kept (named for it, where it is looked for).
+    settings = FlagSettings(unleash_url=DEAD_UNLEASH, disk_copy=inp / "copy.json")
+    kept = disk_copy_path(settings)
+    assert kept is not None
+    kept_document = {
+        **json.loads(read(EXAMPLES / "flags.snapshot.json")),
+        DEPLOYMENT_KEY: deployment(settings),
+    }
     data, mutations = damage_document(
-        rng, read(EXAMPLES / "flags.snapshot.json"), rng.choice([1, 1, 2])
+        rng, json.dumps(kept_document, indent=2).encode(), rng.choice([1, 1, 2])
     )
-    (inp / "copy.json").write_bytes(data)
+    kept.write_bytes(data)
     step = _flags_command(rng, folder, None)
     step.env = {
         "UNLEASH_URL": DEAD_UNLEASH,

@@ -3,10 +3,12 @@ reconciler and the real telemetry sink, then the report's readiness verdict per 
 
 Each repository has its own kind of reviewers:
 
-- ``acme/payments``: honest reviewers (claims match reads), one rare liar: ready. Its style
-  reviewer often reads a file without seeing all of its change, and now and then without seeing
-  any of it: ready under the depth policies ``accept`` and ``any-hunk``, not under ``all-hunks``.
-  Its security reviewer cites the lines it speaks of, and now and then a line that is not there.
+- ``acme/payments``: honest reviewers (claims match reads) but one rare invented citation: ready
+  (one flagged in 59 approvals bounds the would-downgrade rate at 9.0%, under the 10% ceiling; a
+  second flagged review would not be). Its style reviewer often reads a file without seeing all of its change (never
+  none of it: under the interval rule one such review more would already fail): ready under the depth policies ``accept`` and ``any-hunk``,
+  not under ``all-hunks``. Its security reviewer cites the lines it speaks of, and now and then a
+  line that is not there.
 - ``acme/frontend``: a reviewer that claims every file and reads about half, in a third of the
   reviews: not ready (would-downgrade rate far above the ceiling; audit before enforcing).
 - ``acme/ml``: a reviewer whose stream format cannot see reads (capability none): not ready
@@ -208,9 +210,7 @@ class RepoPlan:
 
 
 PLANS: tuple[RepoPlan, ...] = (
-    RepoPlan(
-        "acme/payments", days=10, lie_every=50, skim_every=4, blank_every=30, fabricate_every=70
-    ),
+    RepoPlan("acme/payments", days=10, skim_every=4, fabricate_every=70),
     RepoPlan(
         "acme/frontend", days=10, lie_every=3, expected_failures=frozenset({"would_downgrade_rate"})
     ),

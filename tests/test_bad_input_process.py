@@ -22,6 +22,7 @@ import pytest
 
 from coverage_gate.errors import ExitCode
 from coverage_gate.files import dump_model
+from coverage_gate.flags import disk_copy_path, settings_from_env
 from coverage_gate.report import Loaded, read_lines
 from tests.conftest import CHANGED_FILES, DATA, record_bytes
 
@@ -258,11 +259,13 @@ def test_a_disk_copy_past_the_limits_falls_back_and_says_why(
 ) -> None:
     """The server is down, and its last good answer on disk cannot be read: the fallback mode
     answers, and says why."""
-    (work / "copy.json").write_text(_with(SNAPSHOT.read_text(), value))
     env = {
         "UNLEASH_URL": "http://127.0.0.1:9/api",
         "COVERAGE_GATE_FLAGS_DISK_COPY": str(work / "copy.json"),
     }
+    kept = disk_copy_path(settings_from_env(env))
+    assert kept is not None
+    kept.write_text(_with(SNAPSHOT.read_text(), value))
     done = run(["flags", "--repo", "o/r", "--format", "json"], work, env=env)
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)

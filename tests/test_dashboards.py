@@ -76,6 +76,7 @@ CLOSED_VALUES: dict[str, set[str]] = {
     "citation_reason": {x.value for x in CitationReason}
     | {CITATION_NO_REASON, CITATION_OVER_LIMIT},
     "uncorroborated": {"true", "false"},
+    "evidence_available": {"true", "false"},
 }
 
 _MATCHER = re.compile(r'([a-z_][a-z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"')

@@ -22,7 +22,14 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.commands.flags import EXIT_BAD_CONFIG, flags_app
-from coverage_gate.flags import DEFAULT_FLAG_NAME, FlagSettings, resolve_mode
+from coverage_gate.flags import (
+    DEFAULT_FLAG_NAME,
+    DEPLOYMENT_KEY,
+    FlagSettings,
+    disk_copy_path,
+    resolve_mode,
+    save_disk_copy,
+)
 from coverage_gate.model import Mode, ModeSource
 
 FLAG = DEFAULT_FLAG_NAME
@@ -69,6 +76,12 @@ class Servers:
     url: str
     hanging_url: str
     refused_url: str
+    server: HTTPServer
+
+    def stop(self) -> None:
+        """The stub goes away: its URL now refuses connections."""
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def _handler(stub: Stub) -> type[BaseHTTPRequestHandler]:
@@ -134,6 +147,7 @@ def servers() -> Iterator[Servers]:
             url=f"http://127.0.0.1:{server.server_address[1]}/api",
             hanging_url=f"http://127.0.0.1:{listener.getsockname()[1]}/api",
             refused_url=f"http://127.0.0.1:{refused_port}/api",
+            server=server,
         )
     finally:
         stub.release.set()
@@ -153,6 +167,13 @@ def live(url: str, tmp_path: Path, **kwargs: Any) -> FlagSettings:
     )
 
 
+def copy_of(url: str, tmp_path: Path, **kwargs: Any) -> Path:
+    """Where the disk copy of the deployment ``live(url, tmp_path, **kwargs)`` is kept."""
+    path = disk_copy_path(live(url, tmp_path, **kwargs))
+    assert path is not None
+    return path
+
+
 # --- a server that answers --------------------------------------------------------------------
 
 
@@ -169,9 +190,11 @@ def test_live_answer_is_recorded_and_kept_as_a_plain_json_disk_copy(
         True,
     )
     assert servers.url in result.detail
-    copy = json.loads((tmp_path / "copy.json").read_text("utf-8"))
-    assert copy == features_document(["acme/payments"])
-    assert [p.name for p in tmp_path.iterdir()] == ["copy.json"]
+    kept = copy_of(servers.url, tmp_path)
+    copy = json.loads(kept.read_text("utf-8"))
+    deployment = {"url": servers.url, "environment": "default", "appName": "coverage-gate"}
+    assert copy == {**features_document(["acme/payments"]), DEPLOYMENT_KEY: deployment}
+    assert [p.name for p in tmp_path.iterdir()] == [kept.name]
 
 
 def test_live_client_sends_token_skips_registration_and_flushes_usage(
@@ -287,7 +310,7 @@ def test_server_fault_without_disk_copy_falls_back_and_says_why(
     expected = "connection refused" if fault == "refused" else FAULTS[fault][2]
     assert expected in result.detail
     assert "no disk copy" in result.detail
-    assert not (tmp_path / "copy.json").exists()
+    assert list(tmp_path.iterdir()) == []  # no disk copy of any deployment
 
 
 @pytest.mark.parametrize("fault", ALL_FAULTS)
@@ -298,23 +321,27 @@ def test_server_fault_answers_from_the_disk_copy_and_says_so(
     and a bad body never overwrites the good copy."""
     servers.stub.serve(features_document(["acme/payments"]))
     assert resolve_mode("acme/payments", live(servers.url, tmp_path)).source is ModeSource.LIVE
-    good_copy = (tmp_path / "copy.json").read_text("utf-8")
+    kept = copy_of(servers.url, tmp_path)
+    good_copy = kept.read_text("utf-8")
 
-    url = _set_fault(servers, fault)
-    result = resolve_mode("acme/payments", live(url, tmp_path))
+    if fault == "refused":
+        servers.stop()  # the same server, gone: a copy is only its own deployment's
+    else:
+        _set_fault(servers, fault)
+    result = resolve_mode("acme/payments", live(servers.url, tmp_path))
     assert (result.mode, result.source, result.flag_found) == (
         Mode.ENFORCE,
         ModeSource.DISK_COPY,
         True,
     )
     assert "answered from disk copy" in result.detail
-    assert str(tmp_path / "copy.json") in result.detail
-    assert (tmp_path / "copy.json").read_text("utf-8") == good_copy
+    assert str(kept) in result.detail
+    assert kept.read_text("utf-8") == good_copy
 
 
 def test_corrupt_disk_copy_falls_back(servers: Servers, tmp_path: Path) -> None:
     """A disk copy that cannot be read as features is not trusted: the fallback answers."""
-    (tmp_path / "copy.json").write_text("{truncated", "utf-8")
+    copy_of(servers.refused_url, tmp_path).write_text("{truncated", "utf-8")
     result = resolve_mode("acme/payments", live(servers.refused_url, tmp_path))
     assert (result.mode, result.source) == (Mode.SHADOW, ModeSource.FALLBACK)
     assert "disk copy unusable" in result.detail
@@ -323,8 +350,10 @@ def test_corrupt_disk_copy_falls_back(servers: Servers, tmp_path: Path) -> None:
 def test_hanging_server_costs_about_the_timeout(servers: Servers, tmp_path: Path) -> None:
     """A server that accepts and never answers costs the request timeout (2 s), no retries; the
     disk copy then answers. The bound asserted here is generous; the benchmark measures it."""
-    servers.stub.serve(features_document(["acme/payments"]))
-    resolve_mode("acme/payments", live(servers.url, tmp_path))
+    # the last good answer this (now hanging) server gave
+    save_disk_copy(
+        live(servers.hanging_url, tmp_path), json.dumps(features_document(["acme/payments"]))
+    )
     started = time.perf_counter()
     result = resolve_mode("acme/payments", live(servers.hanging_url, tmp_path))
     elapsed = time.perf_counter() - started

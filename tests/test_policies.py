@@ -178,7 +178,8 @@ def test_live_and_disk_copy_payloads_reach_the_resolution_alike(
     answered = resolve_mode("acme/tax", live(servers.url, tmp_path))
     assert answered.source is ModeSource.LIVE
     assert answered.policies == VariantPolicies(depth_policy=DepthPolicy.ALL_HUNKS)
-    from_copy = resolve_mode("acme/tax", live(servers.refused_url, tmp_path))
+    servers.stop()  # the same server, gone: its deployment's copy answers
+    from_copy = resolve_mode("acme/tax", live(servers.url, tmp_path))
     assert from_copy.source is ModeSource.DISK_COPY
     assert from_copy.policies == VariantPolicies(depth_policy=DepthPolicy.ALL_HUNKS)
 

@@ -214,7 +214,9 @@ def test_repository_figures(tmp_path: Path) -> None:
     assert repo.days == pytest.approx(2.0)
 
 
-CRITERIA = Criteria(min_approvals=10, min_days=5)
+# Ready needs the upper end of the would-downgrade rate's 95% Wilson interval under the ceiling:
+# 12 clean approvals bound it at 24.3%, 5 at 43.4%; 4 liars in 12 at 60.9%.
+CRITERIA = Criteria(min_approvals=10, min_days=5, max_would_downgrade_rate=0.5)
 
 
 @pytest.mark.parametrize(
@@ -418,9 +420,19 @@ def test_readiness_can_be_judged_under_a_stricter_depth_policy(tmp_path: Path) -
     """Ready to enforce accept is not ready to enforce all-hunks, on the same reviews."""
     write(tmp_path, spread(_depth_decisions(), days=1))
     loaded = load_folder(tmp_path)
-    lenient = build_report(loaded, Criteria(min_approvals=1, min_days=0))
+    # 10 approvals: none flagged under accept bounds the rate at 27.8%, 1 under any-hunk at
+    # 40.4%, 4 under all-hunks at 68.7%.
+    lenient = build_report(
+        loaded, Criteria(min_approvals=1, min_days=0, max_would_downgrade_rate=0.45)
+    )
     strict = build_report(
-        loaded, Criteria(min_approvals=1, min_days=0, depth_policy=DepthPolicy.ALL_HUNKS)
+        loaded,
+        Criteria(
+            min_approvals=1,
+            min_days=0,
+            max_would_downgrade_rate=0.45,
+            depth_policy=DepthPolicy.ALL_HUNKS,
+        ),
     )
     assert lenient.repositories[0].ready
     (check,) = [c for c in strict.repositories[0].checks if c.name == "would_downgrade_rate"]
@@ -435,6 +447,8 @@ def test_readiness_can_be_judged_under_a_stricter_depth_policy(tmp_path: Path) -
             "1",
             "--min-days",
             "0",
+            "--max-would-downgrade-rate",
+            "0.45",
             "--depth-policy",
             "any-hunk",
             "--format",

@@ -1,4 +1,5 @@
-"""``coverage-gate report``: the shadow comparison read from the local telemetry folder.
+"""``coverage-gate report``: the shadow comparison read from the local telemetry folder, or
+from Prometheus over a window.
 
 Registered by the main CLI as a plain command, ``app.command("report")(report)``, so that its
 usage shows no subcommands; ``report_app`` runs it alone.
@@ -7,9 +8,14 @@ usage shows no subcommands; ``report_app`` runs it alone.
                          [--min-approvals N] [--min-days D] [--min-evidence F]
                          [--max-errors N] [--max-fallbacks N] [--max-would-downgrade-rate F]
                          [--depth-policy accept|any-hunk|all-hunks]
+    coverage-gate report --prometheus URL [--since 14d] [--prometheus-header 'Name: value']
+                         [--prometheus-timeout S] [the same format and criteria options]
 
-Exit codes: 0 report printed (whatever the readiness), 3 bad input (no such telemetry folder,
-or a closed or unwritable stdout), 4 bad configuration (criteria out of range).
+Exit codes: 0 report printed (whatever the readiness), 2 usage (options that do not go
+together, a bad --since, URL or header), 3 bad input (no such telemetry folder; Prometheus
+down, slow, failing, answering what is not its API, or holding no coverage-gate metrics; a
+closed or unwritable stdout), 4 bad configuration (criteria out of range, Prometheus refusing
+the credentials, a bad header variable).
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -24,15 +32,27 @@ from typing import Annotated
 import typer
 
 from coverage_gate.commands._choice import Group, choice
-from coverage_gate.errors import BadInputError
+from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
 from coverage_gate.model import DepthPolicy
 from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir
-from coverage_gate.report import Criteria, build_report, load_folder, render_text, to_json
+from coverage_gate.report import (
+    Criteria,
+    Report,
+    build_report,
+    build_window_report,
+    load_folder,
+    render_text,
+    to_json,
+)
 from coverage_gate.stdio import require_stdout, write_stdout
 
 EXIT_OK = 0
+EXIT_USAGE = int(ExitCode.USAGE)
 EXIT_BAD_INPUT = 3
 EXIT_BAD_CONFIG = 4
+# Repeated here (not imported) to keep coverage_gate.prometheus out of --help's start-up.
+DEFAULT_SINCE = "14d"
+DEFAULT_PROMETHEUS_TIMEOUT_S = 10.0
 
 _DEFAULTS = Criteria()
 
@@ -98,7 +118,10 @@ def report(
     ] = _DEFAULTS.max_fallbacks,
     max_would_downgrade_rate: Annotated[
         float,
-        typer.Option(help="Ready only when at most this share of approvals would downgrade."),
+        typer.Option(
+            help="Ready only when the upper bound of the would-downgrade rate's 95% Wilson "
+            "interval is at most this share of approvals."
+        ),
     ] = _DEFAULTS.max_would_downgrade_rate,
     depth_policy: Annotated[
         DepthPolicy | None,
@@ -109,9 +132,43 @@ def report(
             show_default=False,
         ),
     ] = None,
+    prometheus: Annotated[
+        str | None,
+        typer.Option(
+            metavar="URL",
+            help="Read the counts from this Prometheus (http://host:9090) instead of the "
+            "telemetry folder: the same readiness, from the metrics the README lists.",
+            show_default=False,
+        ),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DURATION",
+            help=f"With --prometheus: the window, ending now (14d, 36h, 90m; default "
+            f"{DEFAULT_SINCE}).",
+            show_default=False,
+        ),
+    ] = None,
+    prometheus_header: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="'NAME: VALUE'",
+            help="With --prometheus: a request header, e.g. 'Authorization: Bearer TOKEN' "
+            "(repeatable; also COVERAGE_GATE_PROMETHEUS_HEADERS=name=value,...).",
+            show_default=False,
+        ),
+    ] = None,
+    prometheus_timeout: Annotated[
+        float,
+        typer.Option(
+            metavar="SECONDS",
+            help="With --prometheus: the whole report must arrive within this many seconds.",
+        ),
+    ] = DEFAULT_PROMETHEUS_TIMEOUT_S,
 ) -> None:
     """Per repository: what the coverage check did or would do, and readiness to enforce
-    (from the local telemetry folder)."""
+    (from the local telemetry folder, or from Prometheus over a window)."""
     criteria = Criteria(
         min_approvals=min_approvals,
         min_days=min_days,
@@ -124,18 +181,33 @@ def report(
     problems = criteria.problems()
     if problems:
         raise _fail("; ".join(problems), EXIT_BAD_CONFIG)
+    problem = _source_problem(
+        prometheus is not None,
+        telemetry_dir=telemetry_dir is not None,
+        listing=listing is not None,
+        since=since is not None,
+        headers=bool(prometheus_header),
+        timeout_s=prometheus_timeout,
+    )
+    if problem:
+        raise _fail(problem, EXIT_USAGE)
     try:
         require_stdout("report")
     except BadInputError as error:
         raise _fail(str(error), EXIT_BAD_INPUT) from None
-    folder = telemetry_dir if telemetry_dir is not None else default_telemetry_dir(os.environ)
-    if not folder.is_dir():
-        raise _fail(f"no telemetry folder at {folder}", EXIT_BAD_INPUT)
-    try:
-        loaded = load_folder(folder)
-    except OSError as error:
-        raise _fail(f"cannot read {folder}: {error.strerror or error}", EXIT_BAD_INPUT) from None
-    result = build_report(loaded, criteria, list_flagged=listing is Listing.WOULD_DOWNGRADE)
+    if prometheus is not None:
+        try:
+            result = _from_prometheus(
+                prometheus,
+                since or DEFAULT_SINCE,
+                prometheus_header or [],
+                prometheus_timeout,
+                criteria,
+            )
+        except CoverageGateError as error:
+            raise _fail(str(error), int(error.exit_code)) from None
+    else:
+        result = _from_folder(telemetry_dir, criteria, listing)
     if output is ReportFormat.JSON:
         text = json.dumps(to_json(result), indent=2, sort_keys=True) + "\n"
     else:
@@ -145,6 +217,68 @@ def report(
     except BadInputError as error:
         raise _fail(str(error), EXIT_BAD_INPUT) from None
     raise typer.Exit(EXIT_OK)
+
+
+def _source_problem(
+    prometheus: bool,
+    *,
+    telemetry_dir: bool,
+    listing: bool,
+    since: bool,
+    headers: bool,
+    timeout_s: float,
+) -> str | None:
+    """What is wrong with the choice of source, if anything."""
+    if not prometheus:
+        given = [
+            name
+            for name, value in (
+                ("--since", since),
+                ("--prometheus-header", headers),
+                ("--prometheus-timeout", timeout_s != DEFAULT_PROMETHEUS_TIMEOUT_S),
+            )
+            if value
+        ]
+        return f"{', '.join(given)} need --prometheus URL" if given else None
+    if telemetry_dir:
+        return "--telemetry-dir and --prometheus: choose one source"
+    if listing:
+        return "--list needs the telemetry folder: Prometheus holds no per-review detail"
+    if not timeout_s > 0:
+        return "--prometheus-timeout must be positive"
+    return None
+
+
+def _from_folder(telemetry_dir: Path | None, criteria: Criteria, listing: Listing | None) -> Report:
+    folder = telemetry_dir if telemetry_dir is not None else default_telemetry_dir(os.environ)
+    if not folder.is_dir():
+        raise _fail(f"no telemetry folder at {folder}", EXIT_BAD_INPUT)
+    try:
+        loaded = load_folder(folder)
+    except OSError as error:
+        raise _fail(f"cannot read {folder}: {error.strerror or error}", EXIT_BAD_INPUT) from None
+    return build_report(loaded, criteria, list_flagged=listing is Listing.WOULD_DOWNGRADE)
+
+
+def _from_prometheus(
+    url: str, since: str, headers: list[str], timeout_s: float, criteria: Criteria
+) -> Report:
+    """The counts over the window ending now, from Prometheus; any failure is an error, never a
+    report (so never a verdict of ready)."""
+    from coverage_gate import prometheus as p  # noqa: PLC0415 - urllib3 only when asked
+
+    base = p.check_url(url)
+    since_s = p.parse_since(since)
+    transport = p.HttpTransport(base, p.parse_headers(headers, os.environ), timeout_s)
+    counts, window = p.read_counts(
+        transport,
+        url=base,
+        since_s=since_s,
+        timeout_s=timeout_s,
+        now_s=time.time(),
+        clock_iso=lambda s: datetime.fromtimestamp(s, UTC).isoformat(timespec="seconds"),
+    )
+    return build_window_report(counts, criteria, window)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,7 +36,7 @@ from typer.testing import CliRunner
 from coverage_gate.cli import app
 from coverage_gate.commands.flags import flags_app
 from coverage_gate.errors import ExitCode
-from coverage_gate.flags import DEFAULT_FLAG_NAME
+from coverage_gate.flags import DEFAULT_FLAG_NAME, disk_copy_path, settings_from_env
 from coverage_gate.model import (
     Capability,
     Depth,
@@ -311,6 +311,14 @@ class Rig:
             "COVERAGE_GATE_MODE": "",
         }
 
+    @property
+    def kept_copy(self) -> Path:
+        """Where this deployment's disk copy is kept, beside the configured path."""
+        path = disk_copy_path(settings_from_env(self.env()))
+        assert path is not None
+        assert path.parent == self.disk_copy.parent
+        return path
+
     def resolve(self, repo: str) -> dict[str, Any]:
         """Run `coverage-gate flags --repo R --format json` and return its document."""
         result = CliRunner().invoke(flags_app, ["--repo", repo, "--format", "json"], env=self.env())
@@ -350,7 +358,7 @@ def test_cli_resolves_repositories_from_the_live_server(rig: Rig) -> None:
         document = rig.resolve(repo)
         assert (document["mode"], document["variant"]) == (mode, variant), document
         assert (document["source"], document["flag_found"]) == ("live", True)
-    assert json.loads(rig.disk_copy.read_text("utf-8"))["features"][0]["name"] == FLAG
+    assert json.loads(rig.kept_copy.read_text("utf-8"))["features"][0]["name"] == FLAG
 
 
 def test_patch_promoting_a_repository_changes_the_next_run(rig: Rig) -> None:
@@ -500,5 +508,5 @@ def test_stopped_server_falls_back_to_the_disk_copy_and_says_so(rig: Rig) -> Non
         assert time.monotonic() - started < 4.0
         assert (document["mode"], document["source"]) == (mode, "disk_copy"), document
         assert "connection refused" in document["detail"]
-        assert str(rig.disk_copy) in document["detail"]
+        assert str(rig.kept_copy) in document["detail"]
     assert before["acme/web"] == "enforce"
