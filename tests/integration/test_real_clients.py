@@ -10,7 +10,9 @@ and reconciles the reviewer's own final answer (its claims) over the changed fil
 * Claude Code (``-p --output-format stream-json``) and Codex (``exec --json`` and its session
   rollout file) run directly; their output files are then fed to ``coverage-gate record``;
 * Claude Code and Codex once more under ``coverage-gate run --telemetry-intake``, their own
-  OpenTelemetry sent to its loopback receiver and recorded beside their stdout.
+  OpenTelemetry sent to its loopback receiver and recorded beside their stdout;
+* OpenCode (``run --format json``) and Copilot CLI (``-p --output-format json``) run through
+  ``coverage-gate run`` as well, against the mock's Chat Completions route.
 
 An honest reviewer keeps its Approve in enforce mode; one that claims files it never read, or
 whose reads failed, gets a Comment whose note names exactly those files. ``codex exec --json``
@@ -891,8 +893,9 @@ def test_codex_depth_command_ranges(
 #
 # Both write their event stream to stdout and exit, so they run under `coverage-gate run`, which
 # passes their output through and records evidence as it flows. They talk to the mock's OpenAI
-# Chat Completions route. Added run time (2 cores): about 6 s per OpenCode run and 3 s per
-# Copilot run (Copilot unpacks itself into the fresh HOME's cache on its first start).
+# Chat Completions route. What the four tests cost, on 2 cores with nothing else running: about
+# 6 s per OpenCode run (its git snapshots are off in realclients/opencode.json: they doubled it)
+# and 4 s per Copilot run, which unpacks itself (235 MB) into the fresh HOME's cache first.
 
 
 def native_client(path: Path) -> Path:
