@@ -7,10 +7,11 @@ import json
 
 from typer.testing import CliRunner
 
-from coverage_gate.adapters import ADAPTERS
+from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.cli import app
 
 runner = CliRunner()
+FORMATS = sorted({*ADAPTERS, *DOCUMENT_FORMATS})
 
 
 def test_formats_lists_opencode_and_copilot_cli_with_per_file_capability() -> None:
@@ -19,7 +20,7 @@ def test_formats_lists_opencode_and_copilot_cli_with_per_file_capability() -> No
     listed = {line.split()[0]: line.split()[2] for line in result.stdout.splitlines()}
     assert listed["opencode"] == "per_file"
     assert listed["copilot-cli"] == "per_file"
-    assert set(listed) == set(ADAPTERS)
+    assert sorted(listed) == FORMATS
 
 
 def test_the_evidence_schema_names_every_format_its_source_takes() -> None:
@@ -29,6 +30,6 @@ def test_the_evidence_schema_names_every_format_its_source_takes() -> None:
         document = json.loads(result.stdout)
         schema = document if args[1:] else document["evidence"]
         source = schema["properties"]["source"]
-        assert source["examples"] == sorted(ADAPTERS)
+        assert source["examples"] == FORMATS
         assert {"opencode", "copilot-cli"} <= set(source["examples"])
         assert "coverage-gate formats" in source["description"]

@@ -35,11 +35,14 @@ def _published(name: str) -> dict[str, Any]:
     takes (the registry's, as `coverage-gate formats` lists them: the model does not know them)."""
     document = SCHEMAS[name].model_json_schema(by_alias=True)
     if name == "evidence":
-        from coverage_gate.adapters import ADAPTERS  # noqa: PLC0415 - only this schema needs it
+        from coverage_gate.adapters import (  # noqa: PLC0415 - only this schema needs them
+            ADAPTERS,
+            DOCUMENT_FORMATS,
+        )
 
         source = document["properties"]["source"]
         source["description"] = (
-            "The stream format the evidence was recorded from (see `coverage-gate formats`)."
+            "The format the evidence was recorded from (see `coverage-gate formats`)."
         )
-        source["examples"] = sorted(ADAPTERS)
+        source["examples"] = sorted({*ADAPTERS, *DOCUMENT_FORMATS})
     return document
