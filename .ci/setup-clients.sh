@@ -5,6 +5,9 @@
 #   - @anthropic-ai/claude-code     2.1.328 (Claude Code; its native binary ships in the
 #                                             platform package @anthropic-ai/claude-code-linux-x64)
 #   - @openai/codex                 0.169.0 (Codex CLI; native binary in a platform package too)
+#   - opencode-ai                   1.18.33 (OpenCode; native binary in a platform package, linked
+#                                             into the package's bin by its postinstall step)
+#   - @github/copilot               1.0.102 (GitHub Copilot CLI; native binary in a platform package)
 # Re-running is cheap: nothing is installed when every package is already at its pinned version.
 # Needs node >= 20 with npm. Network: the npm registry only.
 set -euo pipefail
@@ -14,6 +17,8 @@ PREFIX="$CG_TOOLS/clients"
 PI_VERSION="0.73.1"
 CLAUDE_VERSION="2.1.328"
 CODEX_VERSION="0.169.0"
+OPENCODE_VERSION="1.18.33"
+COPILOT_VERSION="1.0.102"
 
 log() { printf 'setup-clients: %s\n' "$*" >&2; }
 
@@ -41,7 +46,11 @@ up_to_date() {
         [[ "$(installed_version @openai/codex)" == "$CODEX_VERSION" ]] &&
         [[ -x "$(claude_binary)" ]] &&
         [[ -x "$PREFIX/node_modules/.bin/pi" ]] &&
-        [[ -x "$PREFIX/node_modules/.bin/codex" ]]
+        [[ -x "$PREFIX/node_modules/.bin/codex" ]] &&
+        [[ "$(installed_version opencode-ai)" == "$OPENCODE_VERSION" ]] &&
+        [[ "$(installed_version @github/copilot)" == "$COPILOT_VERSION" ]] &&
+        [[ -x "$PREFIX/node_modules/.bin/opencode" ]] &&
+        [[ -x "$PREFIX/node_modules/.bin/copilot" ]]
 }
 
 check() {
@@ -51,18 +60,26 @@ check() {
     log "pi $("$PREFIX/node_modules/.bin/pi" --version 2>&1 | tail -n1)"
     log "claude $("$claude" --version 2>&1 | head -n1)"
     log "codex $("$PREFIX/node_modules/.bin/codex" --version 2>&1 | head -n1)"
+    log "opencode $("$PREFIX/node_modules/.bin/opencode" --version 2>&1 | head -n1)"
+    # copilot unpacks itself into $HOME/.cache on first start: give it a throwaway HOME
+    local home
+    home="$(mktemp -d)"
+    log "copilot $(HOME="$home" "$PREFIX/node_modules/.bin/copilot" --version 2>&1 | head -n1)"
+    rm -rf "$home"
 }
 
 command -v npm >/dev/null || { log "npm is required (node >= 20)"; exit 1; }
 mkdir -p "$PREFIX"
 if up_to_date; then
-    log "pi $PI_VERSION, claude-code $CLAUDE_VERSION, codex $CODEX_VERSION already in $PREFIX"
+    log "pi $PI_VERSION, claude-code $CLAUDE_VERSION, codex $CODEX_VERSION, opencode $OPENCODE_VERSION, copilot $COPILOT_VERSION already in $PREFIX"
 else
     log "installing the review clients into $PREFIX"
     [[ -f "$PREFIX/package.json" ]] || printf '{"name": "coverage-gate-clients", "private": true}\n' >"$PREFIX/package.json"
     npm install --prefix "$PREFIX" --no-audit --no-fund --loglevel=error \
         "@mariozechner/pi-coding-agent@$PI_VERSION" \
         "@anthropic-ai/claude-code@$CLAUDE_VERSION" \
-        "@openai/codex@$CODEX_VERSION" >&2
+        "@openai/codex@$CODEX_VERSION" \
+        "opencode-ai@$OPENCODE_VERSION" \
+        "@github/copilot@$COPILOT_VERSION" >&2
 fi
 check

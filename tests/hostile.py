@@ -62,7 +62,15 @@ PI_CHANGED = (
 READ_IN_B = ("src/api/handlers.py", "src/api/models.py")  # what the *_b_overclaim runs really read
 LEDGER_READ = ("pkg/ledger/invoice.go", "pkg/ledger/tax.go", "web/app.js")
 
-ADAPTERS = ("pi-rpc", "claude-code", "codex-rollout", "codex-exec", "otlp-json", "subprocess")
+ADAPTERS: tuple[str, ...] = (
+    "pi-rpc",
+    "claude-code",
+    "codex-rollout",
+    "codex-exec",
+    "otlp-json",
+    "subprocess",
+)
+ADAPTERS += ("opencode", "copilot-cli")
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,31 @@ HONEST = (
         LEDGER_READ,
     ),
     Capture("subprocess_pi", DATA / "pi-rpc" / "pi_a_honest.jsonl", "subprocess", PI_CHANGED),
+    # OpenCode 1.18.33 and Copilot CLI 1.0.102: what each run read successfully
+    Capture(
+        "opencode_reads",
+        DATA / "opencode" / "opencode_capture.jsonl",
+        "opencode",
+        ("README.md", "src/api/handlers.py", "src/util/strings.py"),
+    ),
+    Capture(
+        "opencode_native",
+        HOSTILE_DATA / "opencode_1.18.33_probe.json.jsonl",
+        "opencode",
+        ("pkg/ledger/tax.go", "web/app.js"),
+    ),
+    Capture(
+        "copilot_reads",
+        DATA / "copilot-cli" / "copilot_capture.jsonl",
+        "copilot-cli",
+        ("README.md", "src/api/handlers.py", "src/api/models.py", "src/util/strings.py"),
+    ),
+    Capture(
+        "copilot_native",
+        HOSTILE_DATA / "copilot_1.0.102_probe.json.jsonl",
+        "copilot-cli",
+        ("pkg/ledger/tax.go", "web/app.js"),
+    ),
 )
 HONEST_BY_KEY = {capture.key: capture for capture in HONEST}
 
@@ -147,6 +180,10 @@ def stream_corpus() -> tuple[tuple[Path, str | None], ...]:
             found.append((path, "otlp-json"))
         elif path.name.startswith("codex") and ".exec." in path.name:
             found.append((path, "codex-exec"))
+        elif path.name.startswith("opencode_"):
+            found.append((path, "opencode"))
+        elif path.name.startswith("copilot_"):
+            found.append((path, "copilot-cli"))
         else:
             found.append((path, None))
     return tuple(found)
@@ -426,7 +463,7 @@ def serialise(root: object, raw: bytes | None, *, indent: int | None = None) -> 
 
 # --- JSON-lines streams ------------------------------------------------------------------------
 
-MARKERS = (
+MARKERS: tuple[bytes, ...] = (
     b'"type":"agent_start"',
     b'"type":"agent_end"',
     b'"type":"agent_settled"',
@@ -440,7 +477,7 @@ MARKERS = (
     b'"turn.started"',
     b'"thread.started"',
 )
-TOOL_LINES = (
+TOOL_LINES: tuple[bytes, ...] = (
     b'"tool_execution_',
     b'"tool_use"',
     b'"tool_result"',
@@ -450,8 +487,11 @@ TOOL_LINES = (
     b"execute_tool",
     b"claude_code.tool",
 )
+# OpenCode's step lines complete (and reopen) its stream; Copilot CLI's tool lines
+MARKERS += (b'"type":"step_start"', b'"type":"step_finish"', b'"type":"assistant.turn_start"')
+TOOL_LINES += (b'"tool.execution_',)
 _IDS = re.compile(
-    rb'"(?:toolCallId|tool_use_id|id|call_id|spanId|item_id)"\s*:\s*"([^"\\]{4,200})"'
+    rb'"(?:toolCallId|tool_use_id|id|call_id|spanId|item_id|callID)"\s*:\s*"([^"\\]{4,200})"'
 )
 
 
@@ -1304,6 +1344,10 @@ HONEST_CASES = {
     "otlp_claude_b_reads": 110,
     "otlp_claude_native": 60,
     "subprocess_pi": 40,
+    "opencode_reads": 80,
+    "opencode_native": 40,
+    "copilot_reads": 80,
+    "copilot_native": 40,
 }
 GROUPS: tuple[Group, ...] = (
     *(Group(f"honest/{c.key}", HONEST_CASES[c.key], _honest(c), honest=True) for c in HONEST),

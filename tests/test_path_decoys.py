@@ -149,7 +149,7 @@ def respell(capture: Path, old: str, new: str) -> bytes:
             continue
         if _unreadable_arguments(obj):
             continue
-        swapped += _swap_keys(obj, old, new, frozenset({"path", "file_path"}))
+        swapped += _swap_keys(obj, old, new, frozenset({"path", "file_path", "filePath"}))
         out.append(json.dumps(obj, separators=(",", ":")))
     assert swapped, f"{capture.name}: no read of {old!r} to re-spell"
     return ("\n".join(out) + "\n").encode()
@@ -178,6 +178,8 @@ CAPTURES = {
     "otlp-json (recorded spans)": Capture(
         "otlp-json", DATA / "otlp-json" / "coverage_gate_claude_b_overclaim.jsonl", CHANGED
     ),
+    "opencode": Capture("opencode", DATA / "opencode" / "opencode_capture.jsonl", CHANGED),
+    "copilot-cli": Capture("copilot-cli", DATA / "copilot-cli" / "copilot_capture.jsonl", CHANGED),
 }
 
 
@@ -227,6 +229,8 @@ AT_DECOY = {
     "codex-rollout": "@src/api/handlers.py",
     "otlp-json (GenAI spans)": "@src/api/handlers.py",
     "otlp-json (recorded spans)": "@src/api/handlers.py",
+    "opencode": "@src/api/handlers.py",
+    "copilot-cli": "@src/api/handlers.py",
 }
 
 

@@ -16,6 +16,7 @@ from coverage_gate.sniff import candidates, head_lines, peek, sniff, wrong_forma
 from tests.conftest import DATA, record_bytes
 
 SNIFFED = ["pi-rpc", "claude-code", "codex-rollout", "codex-exec", "otlp-json"]
+SNIFFED += ["opencode", "copilot-cli"]
 STREAMS = [(fmt, path) for fmt in SNIFFED for path in sorted((DATA / fmt).glob("*.jsonl"))]
 HEAD_BYTES = 64 * 1024
 CLAUDE = DATA / "claude-code" / "claude_b_overclaim.jsonl"
@@ -142,3 +143,33 @@ def test_one_line_is_singular() -> None:
         "0 tool calls recognised in 1 line: the stream does not look like pi-rpc; "
         "pass the right --format"
     )
+
+
+# --- OpenCode and Copilot CLI --------------------------------------------------------------------
+
+OTHER_CLIENT_PROBES = sorted((DATA / "hostile").glob("*_probe.*.jsonl"))
+
+
+@pytest.mark.parametrize("path", OTHER_CLIENT_PROBES, ids=lambda p: p.name.split("_")[0])
+def test_opencode_and_copilot_sniffers_claim_only_their_own_clients_probes(path: Path) -> None:
+    """The probes of Gemini CLI, Qwen Code, OpenCode and Copilot CLI: the OpenCode and Copilot
+    sniffers claim their own client's stream and no other."""
+    found = candidates(head_lines(path.read_bytes()[:HEAD_BYTES]))
+    own = {"opencode": "opencode", "copilot": "copilot-cli"}.get(path.name.split("_")[0])
+    assert {"opencode", "copilot-cli"} & set(found) == ({own} if own else set())
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"),
+    [
+        (DATA / "opencode" / "opencode_capture.jsonl", "opencode"),
+        (DATA / "copilot-cli" / "copilot_capture.jsonl", "copilot-cli"),
+    ],
+    ids=["opencode", "copilot-cli"],
+)
+def test_an_opencode_or_copilot_stream_fed_to_another_adapter_gets_a_hint(
+    path: Path, fmt: str
+) -> None:
+    hint = hint_for(path.read_bytes(), "claude-code")
+    assert hint is not None
+    assert hint.endswith(f"is this a {fmt} stream?")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,11 +22,27 @@ def schema(
     """Print the JSON Schemas of the contracts."""
     with errors_to_exit():
         if name is None:
-            document = {
-                key: model.model_json_schema(by_alias=True) for key, model in SCHEMAS.items()
-            }
+            document = {key: _published(key) for key in SCHEMAS}
         elif name in SCHEMAS:
-            document = SCHEMAS[name].model_json_schema(by_alias=True)
+            document = _published(name)
         else:
             raise UsageError(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}")
         write_stdout(json.dumps(document, indent=2, sort_keys=True) + "\n", "schema")
+
+
+def _published(name: str) -> dict[str, Any]:
+    """A contract's JSON Schema; the evidence document's ``source`` names the stream formats it
+    takes (the registry's, as `coverage-gate formats` lists them: the model does not know them)."""
+    document = SCHEMAS[name].model_json_schema(by_alias=True)
+    if name == "evidence":
+        from coverage_gate.adapters import (  # noqa: PLC0415 - only this schema needs them
+            ADAPTERS,
+            DOCUMENT_FORMATS,
+        )
+
+        source = document["properties"]["source"]
+        source["description"] = (
+            "The format the evidence was recorded from (see `coverage-gate formats`)."
+        )
+        source["examples"] = sorted({*ADAPTERS, *DOCUMENT_FORMATS})
+    return document

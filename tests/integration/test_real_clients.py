@@ -10,7 +10,9 @@ and reconciles the reviewer's own final answer (its claims) over the changed fil
 * Claude Code (``-p --output-format stream-json``) and Codex (``exec --json`` and its session
   rollout file) run directly; their output files are then fed to ``coverage-gate record``;
 * Claude Code and Codex once more under ``coverage-gate run --telemetry-intake``, their own
-  OpenTelemetry sent to its loopback receiver and recorded beside their stdout.
+  OpenTelemetry sent to its loopback receiver and recorded beside their stdout;
+* OpenCode (``run --format json``) and Copilot CLI (``-p --output-format json``) run through
+  ``coverage-gate run`` as well, against the mock's Chat Completions route.
 
 An honest reviewer keeps its Approve in enforce mode; one that claims files it never read, or
 whose reads failed, gets a Comment whose note names exactly those files. ``codex exec --json``
@@ -923,6 +925,186 @@ def test_codex_depth_command_ranges(
     assert files["src/api/models.py"]["reads_lines_unknown"] == 1
     unsupported = {"docs/guide.md", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
+
+
+# --- OpenCode and Copilot CLI, through `coverage-gate run` ------------------------------------
+#
+# Both write their event stream to stdout and exit, so they run under `coverage-gate run`, which
+# passes their output through and records evidence as it flows. They talk to the mock's OpenAI
+# Chat Completions route. What the four tests cost, on 2 cores with nothing else running: about
+# 6 s per OpenCode run (its git snapshots are off in realclients/opencode.json: they doubled it)
+# and 4 s per Copilot run, which unpacks itself (235 MB) into the fresh HOME's cache first.
+
+
+def native_client(path: Path) -> Path:
+    """An installed client, or a skip (a failure under ``CG_REQUIRE_INTEGRATION=1``)."""
+    missing = [str(path)] if not os.access(path, os.X_OK) else []
+    missing += [tool for tool in ("node", "git") if shutil.which(tool) is None]
+    if missing:
+        reason = (
+            f"real review client not installed (missing: {', '.join(missing)}); "
+            "run `bash .ci/setup-clients.sh` first"
+        )
+        if os.environ.get("CG_REQUIRE_INTEGRATION") == "1":
+            pytest.fail(f"CG_REQUIRE_INTEGRATION=1 but {reason}")
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture(scope="session")
+def opencode() -> Path:
+    return native_client(TOOLS / "node_modules" / ".bin" / "opencode")
+
+
+@pytest.fixture(scope="session")
+def copilot() -> Path:
+    return native_client(TOOLS / "node_modules" / ".bin" / "copilot")
+
+
+def run_under_gate(
+    procs: Processes, ws: Workspace, fmt: str, command: list[str], env: dict[str, str]
+) -> tuple[Json, Path]:
+    """The reviewer under `coverage-gate run`; returns (evidence of run, its stdout as passed
+    through), after checking that `record` reads the same evidence from that stdout."""
+    evidence_path = ws.root / f"{fmt}.run.evidence.json"
+    stream = ws.root / f"{fmt}.jsonl"
+    stderr = ws.root / f"{fmt}.stderr"
+    gate = [
+        *coverage_gate(), "run", "--format", fmt, "-o", str(evidence_path),
+        "--revision", ws.revision, "--repo-root", str(ws.repo), "--diff", str(ws.diff),
+        "--timeout", str(CLIENT_TIMEOUT), "--", *command,
+    ]  # fmt: skip
+    with stream.open("wb") as out, stderr.open("wb") as err:
+        done = procs.run(
+            gate, cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+        )
+    assert done.returncode == 0, stderr.read_text()
+    evidence: Json = json.loads(evidence_path.read_text())
+    assert evidence == record(procs, ws, fmt, stream, ws.root / f"{fmt}.record.json")
+    return evidence, stream
+
+
+def run_opencode(
+    procs: Processes, opencode: Path, ws: Workspace, scenario: str
+) -> tuple[Json, Json]:
+    """OpenCode (`run --format json`) under `coverage-gate run`; returns (evidence, claims)."""
+    port = start_mock(procs, ws, scenario)
+    config = ws.root / "opencode.json"
+    config.write_text(with_port(KIT / "opencode.json", port))
+    env = ws.env(
+        OPENCODE_CONFIG=str(config), OPENCODE_DISABLE_MODELS_FETCH="1",
+        OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
+        OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+        npm_config_offline="true",  # it would fetch its plugin package from npm at start
+    )  # fmt: skip
+    command = [str(opencode), "run", "--format", "json", "-m", "mock/mock-model", SHELL_PROMPT]
+    evidence, stream = run_under_gate(procs, ws, "opencode", command, env)
+    texts = [
+        event["part"]["text"]
+        for event in map(json.loads, stream.read_bytes().splitlines())
+        if event.get("type") == "text"
+    ]
+    assert texts, "opencode gave no final answer"
+    return evidence, claims_from_text(texts[-1])
+
+
+def run_copilot(procs: Processes, copilot: Path, ws: Workspace, scenario: str) -> tuple[Json, Json]:
+    """Copilot CLI (`-p --output-format json`) under `coverage-gate run`; returns (evidence,
+    claims)."""
+    port = start_mock(procs, ws, scenario)
+    env = ws.env(
+        COPILOT_OFFLINE="true", COPILOT_PROVIDER_BASE_URL=f"http://127.0.0.1:{port}/v1",
+        COPILOT_PROVIDER_API_KEY="dummy", COPILOT_MODEL="mock-model", COPILOT_ALLOW_ALL="1",
+    )  # fmt: skip
+    command = [
+        str(copilot), "-p", SHELL_PROMPT, "--output-format", "json", "--allow-all-tools",
+        "--no-auto-update",
+    ]  # fmt: skip
+    evidence, stream = run_under_gate(procs, ws, "copilot-cli", command, env)
+    answers = [
+        event["data"]["content"]
+        for event in map(json.loads, stream.read_bytes().splitlines())
+        if event.get("type") == "assistant.message" and event["data"].get("content")
+    ]
+    assert answers, "copilot gave no final answer"
+    return evidence, claims_from_text(answers[-1])
+
+
+def test_opencode_honest_reviewer_through_run_keeps_its_approve(
+    opencode: Path, procs: Processes, workspace: Workspace
+) -> None:
+    """OpenCode reads all six files (absolute and relative paths, two in parallel, lines 1-8 of
+    strings.py): each finished `read` is verified, every hunk seen, and the Approve stands."""
+    evidence, claims = run_opencode(procs, opencode, workspace, "opencode_honest")
+    assert evidence["stream_complete"]
+    assert evidence["capability"] == "per_file"
+    files = file_evidence(evidence)
+    for path in CHANGED:
+        assert files[path]["reads_succeeded"] == 1, path
+    assert files["src/util/strings.py"]["partial"]
+    assert files["src/util/strings.py"]["lines_seen"] == [{"start": 1, "end": 8}]
+    assert_every_hunk_seen(evidence)
+    path = workspace.root / "opencode.run.evidence.json"
+    assert_honest(reconcile(procs, workspace, claims, path, "enforce"))
+
+
+def test_opencode_overclaiming_reviewer_through_run_is_downgraded(
+    opencode: Path, procs: Processes, workspace: Workspace
+) -> None:
+    """OpenCode reads two files; its reads of a missing file and past the end of docs/guide.md
+    fail; a read of a directory lists it (no line of a file); `cat README.md` in bash is no
+    read. It claims all six: the four never read are unsupported, Approve → Comment."""
+    evidence, claims = run_opencode(procs, opencode, workspace, "opencode_overclaim")
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    assert files["src/api/handlers.py"]["reads_succeeded"] == 1
+    assert files["src/api/models.py"]["reads_succeeded"] == 1
+    assert files["src/api/handler.py"]["reads_failed"] == 1
+    assert files["docs/guide.md"]["reads_failed"] == 1
+    assert files["src/util"]["reads_empty"] == 1
+    assert "README.md" not in files
+    unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
+    path = workspace.root / "opencode.run.evidence.json"
+    assert_caught(reconcile(procs, workspace, claims, path, "enforce"), unsupported)
+
+
+def test_copilot_honest_reviewer_through_run_keeps_its_approve(
+    copilot: Path, procs: Processes, workspace: Workspace
+) -> None:
+    """Copilot views all six files (absolute and relative paths, two in parallel, lines 1-8 of
+    strings.py, ``[1, -1]``): each view is verified, every hunk seen, and the Approve stands."""
+    evidence, claims = run_copilot(procs, copilot, workspace, "copilot_honest")
+    assert evidence["stream_complete"]
+    assert evidence["capability"] == "per_file"
+    files = file_evidence(evidence)
+    for path in CHANGED:
+        assert files[path]["reads_succeeded"] == 1, path
+    assert files["src/util/strings.py"]["lines_seen"] == [{"start": 1, "end": 8}]
+    assert_every_hunk_seen(evidence)
+    path = workspace.root / "copilot-cli.run.evidence.json"
+    assert_honest(reconcile(procs, workspace, claims, path, "enforce"))
+
+
+def test_copilot_overclaiming_reviewer_through_run_is_downgraded(
+    copilot: Path, procs: Processes, workspace: Workspace
+) -> None:
+    """Copilot views two files; a view of a missing file fails, a view of a directory lists it,
+    a view past the end of the test file fails; `cat` in bash reads README.md and docs/guide.md
+    (no read: shell is never parsed), and a `cat` that exits 1 reports `success: true` (a failed
+    call). It claims all six: the four never viewed are unsupported, Approve → Comment."""
+    evidence, claims = run_copilot(procs, copilot, workspace, "copilot_overclaim")
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    assert files["src/api/handlers.py"]["reads_succeeded"] == 1
+    assert files["src/api/models.py"]["reads_succeeded"] == 1
+    assert files["src/api/handler.py"]["reads_failed"] == 1
+    assert files["tests/test_handlers.py"]["reads_failed"] == 1
+    assert files["src/util"]["reads_empty"] == 1
+    assert "README.md" not in files
+    assert evidence["counters"]["failed"] == 3  # two views and the `cat` that exited 1
+    unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
+    path = workspace.root / "copilot-cli.run.evidence.json"
+    assert_caught(reconcile(procs, workspace, claims, path, "enforce"), unsupported)
 
 
 def test_processes_are_cleaned_up_even_when_a_test_fails(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """Scripted mock model server for the real-client tests (stdlib only, 127.0.0.1 only).
 
-Speaks two wire APIs:
+Speaks three wire APIs:
   * Anthropic Messages  POST /v1/messages (SSE when "stream": true, JSON otherwise),
                         POST /v1/messages/count_tokens      -- pi and Claude Code
   * OpenAI Responses    POST /v1/responses (SSE)           -- Codex
+  * OpenAI Chat Completions  POST /v1/chat/completions (SSE) -- OpenCode, Copilot CLI
 
 The "model" is a scenario file: {"steps": [{"text": "...", "calls": [{"name", "input"}]}, ...]}
 ending with a step without calls (the final answer). The step to play is chosen from the request
@@ -30,7 +31,10 @@ Json = dict[str, Any]
 
 def count_tool_results(body: Json) -> int:
     count = 0
-    for message in body.get("messages") or []:  # Anthropic
+    for message in body.get("messages") or []:  # Anthropic; Chat Completions
+        if isinstance(message, dict) and message.get("role") == "tool":
+            count += 1
+            continue
         content = message.get("content")
         if isinstance(content, list):
             count += sum(
@@ -145,6 +149,8 @@ class Handler(BaseHTTPRequestHandler):
             self._anthropic(body)
         elif path.endswith("/responses"):
             self._responses(body)
+        elif path.endswith("/chat/completions"):
+            self._chat(body)
         else:
             self._json(404, {"error": {"message": "mock: unknown path " + self.path}})
 
@@ -342,6 +348,46 @@ class Handler(BaseHTTPRequestHandler):
                 "response": dict(base, status="completed", output=items, usage=usage),
             }
         )
+
+    # --- OpenAI Chat Completions -----------------------------------------------------------
+
+    def _chat(self, body: Json) -> None:
+        """One streamed completion: the step's text, then each call as a name chunk and an
+        arguments chunk, then the finish reason, a usage chunk and ``[DONE]``."""
+        step = self._step(body)
+        completion = new_id("chatcmpl-")
+        model = body.get("model", "mock")
+
+        def chunk(choices: list[Json], **extra: Any) -> None:
+            obj = {
+                "id": completion,
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": choices,
+                **extra,
+            }
+            self.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
+            self.wfile.flush()
+
+        def delta(content: Json, finish: str | None = None) -> None:
+            chunk([{"index": 0, "delta": content, "finish_reason": finish}])
+
+        self._sse_begin()
+        delta({"role": "assistant", "content": ""})
+        if step.get("text"):
+            delta({"content": step["text"]})
+        for index, call in enumerate(step.get("calls") or []):
+            head = {"name": call["name"], "arguments": ""}
+            delta({"tool_calls": [{"index": index, "id": new_id("call_"), "type": "function",
+                                   "function": head}]})  # fmt: skip
+            arguments = {"arguments": json.dumps(call["input"])}
+            delta({"tool_calls": [{"index": index, "function": arguments}]})
+        delta({}, "tool_calls" if step.get("calls") else "stop")
+        usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        chunk([], usage=usage)
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
 
 def main() -> None:

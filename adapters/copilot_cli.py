@@ -1,0 +1,348 @@
+"""GitHub Copilot CLI: ``copilot -p PROMPT --output-format json`` output.
+
+Every line is a session event ``{"type", "data", "id", "timestamp", "parentId", "agentId"?}``,
+and the run ends with a ``result`` line ``{"type": "result", "sessionId", "exitCode", ...}``.
+
+What counts (DESIGN §6):
+
+- A call is a ``tool.execution_start {toolCallId, toolName, arguments}`` (the start) and a
+  ``tool.execution_complete {toolCallId, success, result, error?, shellExecution?}`` (the end),
+  paired by ``toolCallId`` in the core; the end does not name its tool. A complete without a
+  start (``missing_start``), a start never completed (``missing_end``) and an id started or
+  completed twice with different content (``ambiguous_call_id``) are no evidence. A line
+  repeated to the letter is one call.
+- ``view {path, view_range?}`` is a read of ``path``. Every other tool (``bash``, ``grep``,
+  ``glob``, ``task``, MCP tools, a tool the model made up, ...) is ignored: shell commands are
+  never parsed, so a ``cat`` in ``bash`` is no read, and a shell call's
+  ``shellToolInfo.possiblePaths`` is Copilot's guess for its permission prompt, not a read.
+- Success needs ``success: true`` and, for a shell command, ``shellExecution.exitCode`` 0:
+  Copilot reports a command that exited non-zero as ``success: true`` with its exit code there,
+  and that is a failed call. A ``success`` that is not a boolean, or an exit code that is not an
+  integer, is an unreadable outcome (unknown), not a failure.
+- Sub-agents (``task``): the sub-agent's own calls are in the same stream (with ``agentId`` and
+  ``parentToolCallId``), executed against the same tree, so they count like the main agent's,
+  paired by their own ids. The ``task`` call itself is ignored; its result text (the sub-agent's
+  answer) is never evidence.
+- ``assistant.*`` lines (``toolRequests``, ``tool_call_delta``: what the model asked for) and the
+  progress lines ``tool.execution_partial_result``/``tool.shell_output`` are model output or
+  partial output, never evidence; they are passed over from their first bytes.
+
+What a successful ``view`` showed (DESIGN §6 rules 11-12): its ``view_range [start, end]``
+(1-based, inclusive; ``end`` -1 runs to the last line; Copilot also takes ``view_range[0]``/
+``view_range[1]``); no range is the whole file. Recorded as the zero-based line range
+``start - 1`` with ``end - start + 1`` lines. It showed nothing, and is not evidence, when the
+model got nothing of it (``toolTelemetry.metrics.resultForLlmLength`` 0, or an empty
+``result.content``: an empty file, whose ``content`` is then a diff-like placeholder), when
+Copilot declined a file over its size limit (``toolTelemetry.properties.largeOutputAvoided``,
+or the content that says so, ``File too large to read at once (...)``, with ``success: true``),
+and for a directory listing (``viewType: directory``). When Copilot cut the result it gave the
+model (``metrics.resultForLlmLength`` below ``resultLength``), which lines it kept cannot be
+told. ``result.detailedContent`` (a diff-like rendering for display) is never read.
+
+Paths: ``path`` as the model wrote it (Copilot asks for absolute paths and resolves a relative one
+against the directory it runs in, which the stream does not record: the repository root). ``@``
+and backslashes are part of a name.
+
+Completion: the ``result`` line (whatever its ``exitCode``: the run is over and everything it did
+is in the stream). An ``assistant.turn_start`` after it reopens the stream.
+
+A ``tool.execution_start``/``_complete`` line that cannot be read (not UTF-8, cut off, not JSON, a
+field of the wrong type) is ``Unreadable``: it could start (or end) the call whose
+``toolCallId`` is recovered from its bytes, or any call when none can be; a line whose head does
+not say its type could do either; a line whose head names another type is plain malformed. A line
+longer than the scanner holds whole (a large view) is read as it flows, keeping only the fields
+used here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from coverage_gate.events import (
+    EMPTY_SHOWN,
+    UNKNOWN_SHOWN,
+    Action,
+    Event,
+    IgnoredAction,
+    LineClass,
+    Malformed,
+    ReadAction,
+    Shown,
+    ShownKind,
+    StreamComplete,
+    StreamReopened,
+    ToolEnd,
+    ToolStart,
+    Unreadable,
+    UnreadableArguments,
+    Unrecognised,
+)
+from coverage_gate.model import Capability
+
+from ._json import (
+    JsonObject,
+    as_int64,
+    get_int,
+    get_obj,
+    get_str,
+    is_blank,
+    load_object,
+    opens_object,
+)
+from ._stream import Items, ObjectLineReader, Spec, load_line
+
+NAME: Final = "copilot-cli"
+READ_TOOL: Final = "view"
+TOOL_ERROR: Final = "tool_error"
+COMMAND_FAILED: Final = "command_failed"
+START: Final = "tool.execution_start"
+COMPLETE: Final = "tool.execution_complete"
+
+_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"([A-Za-z_.]+)"')
+# Lines known from their first bytes to carry no tool events (model output, progress, chatter).
+_SKIP_HEAD = re.compile(
+    rb'\s*\{\s*"type"\s*:\s*"(?:assistant\.(?:message|message_delta|message_start|tool_call_delta'
+    rb"|reasoning|reasoning_delta|streaming_delta|usage|intent)|tool\.(?:execution_partial_result"
+    rb'|shell_output|execution_progress)|session\.background_tasks_changed|user\.message)"'
+)
+_SNIFF_HEAD = re.compile(
+    rb'\s*\{\s*"type"\s*:\s*"(?:session|assistant|tool|user|model|subagent)\.[a-z_.]+"\s*,'
+    rb'\s*"(?:data|ephemeral)"\s*:'
+)
+_CALL_ID = re.compile(rb'"toolCallId"\s*:\s*"([^"\\]{1,256})"')
+_TOO_LARGE = re.compile(r"File too large to read at once \([0-9.,]+ ?[KMGT]?i?B\)\.")
+_EVENT_PREFIXES = ("session.", "assistant.", "tool.", "user.", "model.", "subagent.")
+# What decoding needs of a line; a line read as it flows keeps only this.
+SPEC: Final[Spec] = {
+    "type": None,
+    "sessionId": None,
+    "data": {
+        "toolCallId": None,
+        "toolName": None,
+        "arguments": {
+            "path": None,
+            "view_range": Items(None, first=3),
+            "view_range[0]": None,
+            "view_range[1]": None,
+        },
+        "success": None,
+        "shellExecution": {"exitCode": None},
+        "result": {"content": None},
+        "toolTelemetry": {
+            "properties": {"largeOutputAvoided": None, "viewType": None},
+            "metrics": {"resultLength": None, "resultForLlmLength": None},
+        },
+    },
+}
+
+
+def _asked(arguments: JsonObject) -> Shown:
+    """The lines a ``view`` asks for: its ``view_range`` ``[start, end]`` (``end`` -1: to the last
+    line), the whole file without one, unknown when the range given cannot be read."""
+    given = arguments.get("view_range")
+    if given is None and ("view_range[0]" in arguments or "view_range[1]" in arguments):
+        given = [arguments.get("view_range[0]"), arguments.get("view_range[1]")]
+    if given is None:
+        return Shown.whole()
+    if not isinstance(given, list) or len(given) != 2:
+        return UNKNOWN_SHOWN
+    start, end = (as_int64(value) for value in given)
+    if not isinstance(start, int) or not isinstance(end, int) or start < 1:
+        return UNKNOWN_SHOWN
+    if end == -1:
+        return Shown.lines(start, None)
+    return Shown.lines(start, end) if end >= start else UNKNOWN_SHOWN
+
+
+def _action(tool: str, data: JsonObject) -> Action:
+    """What a call is: a read for ``view``, nothing for any other tool."""
+    if tool != READ_TOOL:
+        return IgnoredAction()
+    arguments = get_obj(data, "arguments")
+    if arguments is None:
+        return UnreadableArguments("view arguments are missing or not an object")
+    path = get_str(arguments, "path")
+    if path is None:
+        return UnreadableArguments("view arguments have no string 'path'")
+    shown = _asked(arguments)
+    if shown.kind is not ShownKind.LINES:
+        return ReadAction(path=path, shown=shown)
+    return ReadAction(
+        path=path,
+        offset=shown.start - 1,
+        limit=None if shown.end is None else shown.end - shown.start + 1,
+        shown=shown,
+    )
+
+
+def _shown(data: JsonObject) -> Shown | None:
+    """What a successful call's result says it showed, beyond what was asked: nothing, unknown,
+    or ``None`` (what was asked)."""
+    telemetry = get_obj(data, "toolTelemetry")
+    properties = get_obj(telemetry, "properties") if telemetry is not None else None
+    metrics = get_obj(telemetry, "metrics") if telemetry is not None else None
+    if properties is not None and (
+        properties.get("largeOutputAvoided") in ("true", True)
+        or get_str(properties, "viewType") == "directory"
+    ):
+        return EMPTY_SHOWN
+    result = get_obj(data, "result")
+    content = get_str(result, "content") if result is not None else None
+    if content == "" or (content is not None and _TOO_LARGE.match(content)):
+        return EMPTY_SHOWN
+    if metrics is not None:
+        full, given = get_int(metrics, "resultLength"), get_int(metrics, "resultForLlmLength")
+        if given == 0:
+            return EMPTY_SHOWN  # the model got nothing (an empty file's view says so only here)
+        if isinstance(full, int) and isinstance(given, int) and given < full:
+            return UNKNOWN_SHOWN  # the model got part of the result: which lines is not told
+    return None
+
+
+def _outcome(data: JsonObject) -> tuple[bool, str | None] | str:
+    """(succeeded, error type), or why the outcome cannot be read."""
+    success = data.get("success")
+    if not isinstance(success, bool):
+        return "field 'data.success' is not a boolean"
+    if not success:
+        return False, TOOL_ERROR
+    shell = data.get("shellExecution")
+    if shell is None:
+        return True, None
+    if not isinstance(shell, dict):
+        return "field 'data.shellExecution' is not an object"
+    code = shell.get("exitCode")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return "field 'data.shellExecution.exitCode' is not an integer"
+    return (True, None) if code == 0 else (False, COMMAND_FAILED)
+
+
+class CopilotDecoder:
+    """Per-stream state: completion only; the core pairs starts with ends."""
+
+    def __init__(self) -> None:
+        self._complete = False
+        self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
+            START: self._start,
+            COMPLETE: self._end,
+        }
+
+    def classify(self, head: bytes) -> LineClass:
+        if is_blank(head) or _SKIP_HEAD.match(head):
+            return LineClass.SKIP
+        return LineClass.PARSE
+
+    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
+
+    def reader(self, max_string_bytes: int) -> ObjectLineReader:
+        return ObjectLineReader(SPEC, max_string_bytes, self._decoded)
+
+    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
+        return []  # never asked for: no line is classified HEAD_ONLY
+
+    def finish(self) -> Sequence[Event]:
+        return []
+
+    def _decoded(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+        if isinstance(obj, Malformed):
+            return [_unreadable(seen, lineno, obj.detail)]
+        kind = get_str(obj, "type")
+        if kind is None:
+            detail = "field 'type' is missing or not a string"
+            if "data" not in obj:
+                return [Malformed(lineno, detail)]  # a tool call lives in its data
+            return [Unreadable(lineno, detail, None, None)]
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            data = get_obj(obj, "data")
+            if data is None:
+                detail = "field 'data' is missing or not an object"
+                return [_unreadable_kind(kind, lineno, detail, None)]
+            return handler(data, lineno)
+        if kind == "result":
+            self._complete = True
+            return [StreamComplete(lineno)]
+        if kind == "assistant.turn_start" and self._complete:
+            self._complete = False
+            return [StreamReopened(lineno)]
+        return [] if kind.startswith(_EVENT_PREFIXES) else [Unrecognised(lineno)]
+
+    def _start(self, data: JsonObject, lineno: int) -> list[Event]:
+        call_id, tool = get_str(data, "toolCallId"), get_str(data, "toolName")
+        if call_id is None or tool is None:
+            detail = "tool.execution_start without string 'toolCallId' and 'toolName'"
+            return [Unreadable(lineno, detail, None if call_id is None else (call_id,), ())]
+        return [ToolStart(call_id, tool, _action(tool, data), lineno)]
+
+    def _end(self, data: JsonObject, lineno: int) -> list[Event]:
+        call_id = get_str(data, "toolCallId")
+        if call_id is None:
+            detail = "tool.execution_complete without a string 'toolCallId'"
+            return [Unreadable(lineno, detail, (), None)]
+        outcome = _outcome(data)
+        if isinstance(outcome, str):
+            return [Unreadable(lineno, outcome, (), (call_id,))]
+        succeeded, error = outcome
+        if not succeeded:
+            return [ToolEnd(call_id, None, False, lineno, error_type=error)]
+        return [ToolEnd(call_id, None, True, lineno, shown=_shown(data))]
+
+
+def _unreadable_kind(kind: str, lineno: int, detail: str, call_id: str | None) -> Event:
+    ids = None if call_id is None else (call_id,)
+    if kind == START:
+        return Unreadable(lineno, detail, ids, ())
+    return Unreadable(lineno, detail, (), ids)
+
+
+def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:
+    """A line that could not be read, with the call it could start or end as far as its bytes
+    tell."""
+    head = _HEAD.match(seen)
+    kind = head.group(1).decode("ascii") if head else None
+    if not opens_object(seen) or (kind is not None and kind not in (START, COMPLETE)):
+        return Malformed(lineno, detail)  # not an object, or a line that carries no tool call
+    found = _CALL_ID.findall(seen)
+    call_id = found[0].decode("utf-8", "replace") if len(found) == 1 else None
+    if call_id is not None and "\ufffd" in call_id:
+        call_id = None
+    if kind is None:
+        ids = None if call_id is None else (call_id,)
+        return Unreadable(lineno, detail, ids, ids)
+    return _unreadable_kind(kind, lineno, detail, call_id)
+
+
+def _sniff_line(line: bytes) -> bool:
+    obj = load_object(line, 0)
+    if isinstance(obj, Malformed):
+        return _SNIFF_HEAD.match(line) is not None
+    kind = get_str(obj, "type")
+    if kind == "result":
+        return isinstance(obj.get("sessionId"), str) and "exitCode" in obj
+    return (
+        kind is not None
+        and kind.startswith(_EVENT_PREFIXES)
+        and isinstance(obj.get("data"), dict)
+        and isinstance(obj.get("id"), str)
+    )
+
+
+class CopilotAdapter:
+    name: str = NAME
+    capability: Capability = Capability.PER_FILE
+    description: str = (
+        "GitHub Copilot CLI: `copilot -p PROMPT --output-format json` output; `view` calls are "
+        "reads"
+    )
+
+    def decoder(self) -> CopilotDecoder:
+        return CopilotDecoder()
+
+    def sniff(self, head_lines: Sequence[bytes]) -> bool:
+        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+
+
+ADAPTER: Final = CopilotAdapter()

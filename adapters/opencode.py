@@ -1,0 +1,381 @@
+"""OpenCode: ``opencode run --format json`` output.
+
+Every line is ``{"type", "timestamp", "sessionID", ...}``. The kinds used here:
+``tool_use {part}``, ``step_start {part}``, ``step_finish {part: {reason}}``; ``text`` and
+``reasoning`` (model output) are passed over from their first bytes, ``error`` is counted.
+
+There is no start event. OpenCode writes one ``tool_use`` line per call, when the call has
+finished: ``part {tool, callID, state {status, input, output | error, metadata, time}}``. What
+makes such a line an execution (DESIGN §6 rules 1-3):
+
+- a ``state.status`` of ``completed`` (success) or ``error`` (failure), under a ``callID`` of its
+  own: the line is the call's start and its end at once (one ``ToolStart`` and one ``ToolEnd``);
+- the same ``callID`` reported again: when the report says the same (tool, input, status,
+  outcome, range and ``state.time``) it is the same call written twice (OpenCode re-sends a part
+  when it is updated), one call; when it says anything else, two executions share the id: it is
+  ambiguous and no evidence (``ambiguous_call_id``);
+- any other ``status`` (``pending``, ``running``, or a word OpenCode does not write) is a call
+  that had not finished: a start with no end (``missing_end``), no evidence. A later finished
+  report of it with the same input is its end.
+
+Which tools count (DESIGN §6 rule 5): ``read {filePath, offset?, limit?}`` is a read of
+``filePath``. ``bash``, ``grep``, ``glob``, ``list`` and every other tool (``invalid``, which is how
+OpenCode answers a tool it does not have, included) are ignored: shell commands are never
+parsed, so a ``cat`` in ``bash`` is no read. ``task`` runs a sub-agent in a session of its own,
+whose calls OpenCode does not write to this stream: a successful ``task`` read files that cannot
+be told, so it counts as a read whose arguments are unavailable (``unattributed_calls``: every
+claim lacking evidence is unknown, never unsupported; DESIGN §6 rule 14).
+
+Success is ``status`` ``completed``; ``error`` is a failed call (a missing file, an offset past
+the end). A ``status`` that is not a string is an unreadable outcome.
+
+What a successful ``read`` showed (DESIGN §6 rules 11-12) is what its result says:
+``state.metadata.display {type: "file", lineStart, lineEnd, totalLines, truncated}``, lines
+``lineStart`` to ``lineEnd`` (1-based, inclusive) of ``totalLines``; it is recorded like Claude
+Code's ``Read``, as the zero-based, end-exclusive line range ``lineStart - 1 .. lineEnd``. A
+result of no lines (an empty file) and a directory listing (``display.type`` ``directory``)
+showed no line of a file: not evidence. Without that detail the request says it: ``offset`` is
+a 1-based line, ``limit`` a line count (OpenCode reads 2000 lines when no ``limit`` is given);
+no range at all is a whole read.
+
+Paths: ``filePath`` as the model wrote it; OpenCode resolves a relative one against the
+directory it runs in, which the stream does not record, so a relative path is relative to the
+repository root. ``@`` and backslashes are part of a name.
+
+Completion: a ``step_finish`` whose ``part.reason`` is not ``tool-calls`` (``stop``, ``length``,
+...): OpenCode's loop only continues after tool calls, so the run ended there. A ``step_start``
+after it reopens the stream. An ``error`` line (the session failed) does not complete it.
+
+A ``tool_use`` line that cannot be read (not UTF-8, cut off, not JSON, a field of the wrong type)
+could be the start and the end of the call named in it: when its ``callID`` can be recovered from
+the bytes, only that call's evidence is unavailable; otherwise the line stands for a call of its
+own that could have read any file. A line whose head names another kind is plain malformed. A
+line longer than the scanner holds whole (a large read or command output) is read as it flows,
+keeping only the fields used here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from coverage_gate.events import (
+    EMPTY_SHOWN,
+    UNKNOWN_SHOWN,
+    Action,
+    ByteSpan,
+    Event,
+    IgnoredAction,
+    LineClass,
+    Malformed,
+    ReadAction,
+    Shown,
+    StreamComplete,
+    StreamReopened,
+    ToolEnd,
+    ToolStart,
+    Unreadable,
+    UnreadableArguments,
+    Unrecognised,
+)
+from coverage_gate.evidence import MAX_CALLS
+from coverage_gate.model import Capability
+
+from ._json import (
+    INT64_MAX,
+    OUT_OF_RANGE,
+    JsonObject,
+    OutOfRange,
+    get_int,
+    get_obj,
+    get_str,
+    is_blank,
+    key,
+    load_object,
+    opens_object,
+)
+from ._stream import ObjectLineReader, Spec, load_line
+
+NAME: Final = "opencode"
+READ_TOOL: Final = "read"
+TASK_TOOL: Final = "task"
+DEFAULT_READ_LINES: Final = 2000  # what read returns when given no limit
+TOOL_ERROR: Final = "tool_error"
+COMPLETED: Final = "completed"
+ERROR: Final = "error"
+MORE_STEPS: Final = "tool-calls"  # the only step_finish reason after which OpenCode goes on
+
+_KINDS = frozenset({"step_start", "step_finish", "tool_use", "text", "reasoning", "error"})
+_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"([a-z_]+)"')
+_SKIP_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"(?:text|reasoning)"')
+_SNIFF_HEAD = re.compile(
+    rb'\s*\{\s*"type"\s*:\s*"(?:step_start|step_finish|tool_use|text|reasoning|error)"\s*,'
+    rb'\s*"timestamp"\s*:\s*\d+\s*,\s*"sessionID"\s*:'
+)
+_CALL_ID = re.compile(rb'"callID"\s*:\s*"([^"\\]{1,256})"')
+_DISPLAY_KEYS: Final = ("type", "lineStart", "lineEnd", "totalLines")
+_INPUT_KEYS: Final = ("filePath", "offset", "limit")
+_TIME_KEYS: Final = ("start", "end")
+# What decoding needs of a line; a line read as it flows keeps only this.
+SPEC: Final[Spec] = {
+    "type": None,
+    "sessionID": None,
+    "part": {
+        "type": None,
+        "tool": None,
+        "callID": None,
+        "reason": None,
+        "state": {
+            "status": None,
+            "input": dict.fromkeys(_INPUT_KEYS),
+            "metadata": {"display": dict.fromkeys(_DISPLAY_KEYS)},
+            "time": dict.fromkeys(_TIME_KEYS),
+        },
+    },
+}
+
+
+def _count(arguments: JsonObject, name: str) -> int | OutOfRange | None:
+    """A non-negative integer argument; ``OUT_OF_RANGE`` past the 64-bit range; anything else is
+    left out (the result's own line range, when reported, is what is recorded)."""
+    value = get_int(arguments, name)
+    if isinstance(value, OutOfRange):
+        return value
+    return value if value is not None and value >= 0 else None
+
+
+def _asked(offset: int | None, limit: int | None) -> Shown:
+    """The lines a ``read`` asks for (``offset`` is a 1-based line number)."""
+    if offset is None and limit is None:
+        return Shown.whole()
+    first = max(offset or 1, 1)
+    count = DEFAULT_READ_LINES if limit is None else limit
+    return Shown.lines(first, first + count - 1) if count else EMPTY_SHOWN
+
+
+def _action(tool: str, state: JsonObject) -> Action:
+    """What a call is: a read for ``read``, a read of files that cannot be told for ``task``,
+    nothing for any other tool."""
+    if tool == TASK_TOOL:
+        return UnreadableArguments(
+            "task: the sub-agent's own calls are not in this stream; what it read cannot be told"
+        )
+    if tool != READ_TOOL:
+        return IgnoredAction()
+    arguments = get_obj(state, "input")
+    if arguments is None:
+        return UnreadableArguments("read input is missing or not an object")
+    path = get_str(arguments, "filePath")
+    if path is None:
+        return UnreadableArguments("read input has no string 'filePath'")
+    offset, limit = _count(arguments, "offset"), _count(arguments, "limit")
+    if isinstance(offset, OutOfRange) or isinstance(limit, OutOfRange):
+        # The file is clear, the range is not: a read of that file whose lines cannot be told.
+        return ReadAction(path=path, shown=UNKNOWN_SHOWN)
+    return ReadAction(
+        path=path,
+        offset=None if offset is None else max(offset - 1, 0),
+        limit=limit,
+        shown=_asked(offset, limit),
+    )
+
+
+def _returned(state: JsonObject) -> ByteSpan | Shown | OutOfRange | None:
+    """What a successful ``read`` reports it returned: its zero-based, end-exclusive line range,
+    nothing (a directory listing, no lines), unknown (another kind of result), ``OUT_OF_RANGE``
+    when a number of it does not fit 64 bits, or ``None`` when the result does not say."""
+    metadata = get_obj(state, "metadata")
+    display = get_obj(metadata, "display") if metadata is not None else None
+    if display is None:
+        return None
+    kind = get_str(display, "type")
+    if kind == "directory":
+        return EMPTY_SHOWN
+    if kind != "file":
+        return UNKNOWN_SHOWN
+    start, end, total = (get_int(display, name) for name in ("lineStart", "lineEnd", "totalLines"))
+    if OUT_OF_RANGE in (start, end, total):
+        return OUT_OF_RANGE
+    if not isinstance(start, int) or not isinstance(end, int) or not isinstance(total, int):
+        return None
+    if start < 1 or total < 0 or end > INT64_MAX:
+        return None
+    if end < start or total == 0:
+        return EMPTY_SHOWN
+    return ByteSpan(offset=start - 1, end=end, total=total)
+
+
+def _picked(obj: JsonObject | None, names: tuple[str, ...]) -> dict[str, object]:
+    return {} if obj is None else {name: obj[name] for name in names if name in obj}
+
+
+def _identity(tool: str, state: JsonObject) -> str:
+    """What a finished report says about its call (the fields ``SPEC`` keeps, so a line read
+    whole and one read as it flows say the same), to tell the same report sent twice from two
+    executions under one id."""
+    metadata = get_obj(state, "metadata")
+    facts = {
+        "tool": tool,
+        "status": state.get("status"),
+        "input": _picked(get_obj(state, "input"), _INPUT_KEYS),
+        "display": _picked(get_obj(metadata, "display") if metadata else None, _DISPLAY_KEYS),
+        "time": _picked(get_obj(state, "time"), _TIME_KEYS),
+    }
+    return json.dumps(facts, sort_keys=True, default=repr)
+
+
+class OpenCodeDecoder:
+    """Per-stream state: completion, and what each finished call id reported."""
+
+    def __init__(self) -> None:
+        self._complete = False
+        self._finished: dict[str, str] = {}  # call id -> what its finished report said
+
+    def classify(self, head: bytes) -> LineClass:
+        if is_blank(head) or _SKIP_HEAD.match(head):
+            return LineClass.SKIP
+        return LineClass.PARSE
+
+    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
+
+    def reader(self, max_string_bytes: int) -> ObjectLineReader:
+        return ObjectLineReader(SPEC, max_string_bytes, self._decoded)
+
+    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
+        return []  # never asked for: no line is classified HEAD_ONLY
+
+    def finish(self) -> Sequence[Event]:
+        return []
+
+    def _decoded(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+        if isinstance(obj, Malformed):
+            return [_unreadable(seen, lineno, obj.detail)]
+        kind = get_str(obj, "type")
+        if kind is None:
+            detail = "field 'type' is missing or not a string"
+            if "part" not in obj:
+                return [Malformed(lineno, detail)]  # a tool call lives in a part
+            return [_unnamed(seen, lineno, detail)]
+        if kind == "tool_use":
+            return self._tool_use(obj, seen, lineno)
+        if kind == "step_finish":
+            return self._step_finish(obj, lineno)
+        if kind == "step_start" and self._complete:
+            self._complete = False
+            return [StreamReopened(lineno)]
+        return [] if kind in _KINDS else [Unrecognised(lineno)]
+
+    def _step_finish(self, obj: JsonObject, lineno: int) -> list[Event]:
+        part = get_obj(obj, "part")
+        reason = get_str(part, "reason") if part is not None else None
+        if reason is None or reason == MORE_STEPS or self._complete:
+            return []
+        self._complete = True
+        return [StreamComplete(lineno)]
+
+    def _tool_use(self, obj: JsonObject, seen: bytes, lineno: int) -> list[Event]:
+        part = get_obj(obj, "part")
+        if part is None:
+            return [_unnamed(seen, lineno, "field 'part' is missing or not an object")]
+        call_id = get_str(part, "callID")
+        if call_id is None:
+            return [_unnamed(seen, lineno, "field 'part.callID' is missing or not a string")]
+        ids = (call_id,)
+        tool = get_str(part, "tool")
+        state = get_obj(part, "state")
+        if tool is None or state is None:
+            what = "part.tool" if tool is None else "part.state"
+            return [Unreadable(lineno, f"field '{what}' is missing or of the wrong type", ids, ids)]
+        action = _action(tool, state)
+        status = state.get("status")
+        if not isinstance(status, str):
+            detail = "field 'part.state.status' is not a string"
+            if isinstance(action, UnreadableArguments):
+                return [Unreadable(lineno, detail, ids, ids)]  # neither its file nor its outcome
+            return [ToolStart(call_id, tool, action, lineno), Unreadable(lineno, detail, (), ids)]
+        start = ToolStart(call_id, tool, action, lineno)
+        if status not in (COMPLETED, ERROR):
+            return [start]  # not finished: a start without its end
+        said = _identity(tool, state)
+        kept = key(call_id)
+        earlier = self._finished.get(kept)
+        if earlier == said:
+            return []  # the same report again: one call
+        if earlier is not None:
+            # Another report under the same id: two starts, so the core labels it ambiguous.
+            again = UnreadableArguments("call id reported again with another outcome")
+            return [ToolStart(call_id, tool, again, lineno)]
+        if len(self._finished) < MAX_CALLS:
+            self._finished[kept] = said
+        return [start, *self._end(call_id, tool, status, state, action, lineno)]
+
+    @staticmethod
+    def _end(
+        call_id: str, tool: str, status: str, state: JsonObject, action: Action, lineno: int
+    ) -> list[Event]:
+        if status == ERROR:
+            return [ToolEnd(call_id, tool, False, lineno, error_type=TOOL_ERROR)]
+        if not isinstance(action, ReadAction):
+            return [ToolEnd(call_id, tool, True, lineno)]
+        returned = _returned(state)
+        if isinstance(returned, OutOfRange):
+            text = "read result line range out of the 64-bit range"
+            return [Unreadable(lineno, text, (), (call_id,))]
+        if isinstance(returned, ByteSpan):
+            shown = Shown.lines(returned.offset + 1, returned.end, returned.total)
+            return [ToolEnd(call_id, tool, True, lineno, result_range=returned, shown=shown)]
+        return [ToolEnd(call_id, tool, True, lineno, shown=returned)]
+
+
+def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:
+    """A line that could not be read, with the call it could hold as far as its bytes tell."""
+    head = _HEAD.match(seen)
+    kind = head.group(1) if head else None
+    if not opens_object(seen) or (kind is not None and kind != b"tool_use"):
+        return Malformed(lineno, detail)  # not an object, or a line that carries no tool call
+    return _unnamed(seen, lineno, detail)
+
+
+def _unnamed(seen: bytes, lineno: int, detail: str) -> Unreadable:
+    """A ``tool_use`` line whose call cannot be read: the start and the end of the call whose id
+    the bytes name, or, when none can be told, of a call of its own that could have read any
+    file."""
+    found = _CALL_ID.findall(seen)
+    if len(found) == 1:
+        call_id = found[0].decode("utf-8", "replace")
+        if "\ufffd" not in call_id:
+            return Unreadable(lineno, detail, (call_id,), (call_id,))
+    unnamed = (f"(unreadable line {lineno})",)
+    return Unreadable(lineno, detail, unnamed, unnamed)
+
+
+def _sniff_line(line: bytes) -> bool:
+    obj = load_object(line, 0)
+    if isinstance(obj, Malformed):
+        return _SNIFF_HEAD.match(line) is not None
+    return (
+        get_str(obj, "type") in _KINDS
+        and isinstance(obj.get("sessionID"), str)
+        and isinstance(obj.get("part", obj.get("error")), dict)
+    )
+
+
+class OpenCodeAdapter:
+    name: str = NAME
+    capability: Capability = Capability.PER_FILE
+    description: str = (
+        "OpenCode: `opencode run --format json` output; `read` calls are reads (one finished "
+        "tool_use line per call)"
+    )
+
+    def decoder(self) -> OpenCodeDecoder:
+        return OpenCodeDecoder()
+
+    def sniff(self, head_lines: Sequence[bytes]) -> bool:
+        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+
+
+ADAPTER: Final = OpenCodeAdapter()
