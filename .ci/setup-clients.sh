@@ -5,6 +5,8 @@
 #   - @anthropic-ai/claude-code     2.1.328 (Claude Code; its native binary ships in the
 #                                             platform package @anthropic-ai/claude-code-linux-x64)
 #   - @openai/codex                 0.169.0 (Codex CLI; native binary in a platform package too)
+#   - @google/gemini-cli            0.61.0  (Gemini CLI, `gemini -p ... --output-format stream-json`)
+#   - @qwen-code/qwen-code          0.24.4  (Qwen Code, `qwen -p ... --output-format stream-json`)
 # Re-running is cheap: nothing is installed when every package is already at its pinned version.
 # Needs node >= 20 with npm. Network: the npm registry only.
 set -euo pipefail
@@ -14,6 +16,8 @@ PREFIX="$CG_TOOLS/clients"
 PI_VERSION="0.73.1"
 CLAUDE_VERSION="2.1.328"
 CODEX_VERSION="0.169.0"
+GEMINI_VERSION="0.61.0"
+QWEN_VERSION="0.24.4"
 
 log() { printf 'setup-clients: %s\n' "$*" >&2; }
 
@@ -41,7 +45,11 @@ up_to_date() {
         [[ "$(installed_version @openai/codex)" == "$CODEX_VERSION" ]] &&
         [[ -x "$(claude_binary)" ]] &&
         [[ -x "$PREFIX/node_modules/.bin/pi" ]] &&
-        [[ -x "$PREFIX/node_modules/.bin/codex" ]]
+        [[ -x "$PREFIX/node_modules/.bin/codex" ]] &&
+        [[ "$(installed_version @google/gemini-cli)" == "$GEMINI_VERSION" ]] &&
+        [[ "$(installed_version @qwen-code/qwen-code)" == "$QWEN_VERSION" ]] &&
+        [[ -x "$PREFIX/node_modules/.bin/gemini" ]] &&
+        [[ -x "$PREFIX/node_modules/.bin/qwen" ]]
 }
 
 check() {
@@ -51,18 +59,23 @@ check() {
     log "pi $("$PREFIX/node_modules/.bin/pi" --version 2>&1 | tail -n1)"
     log "claude $("$claude" --version 2>&1 | head -n1)"
     log "codex $("$PREFIX/node_modules/.bin/codex" --version 2>&1 | head -n1)"
+    log "gemini $("$PREFIX/node_modules/.bin/gemini" --version 2>&1 | tail -n1)"
+    log "qwen $("$PREFIX/node_modules/.bin/qwen" --version 2>&1 | tail -n1)"
 }
 
 command -v npm >/dev/null || { log "npm is required (node >= 20)"; exit 1; }
 mkdir -p "$PREFIX"
 if up_to_date; then
-    log "pi $PI_VERSION, claude-code $CLAUDE_VERSION, codex $CODEX_VERSION already in $PREFIX"
+    log "pi $PI_VERSION, claude-code $CLAUDE_VERSION, codex $CODEX_VERSION," \
+        "gemini-cli $GEMINI_VERSION, qwen-code $QWEN_VERSION already in $PREFIX"
 else
     log "installing the review clients into $PREFIX"
     [[ -f "$PREFIX/package.json" ]] || printf '{"name": "coverage-gate-clients", "private": true}\n' >"$PREFIX/package.json"
     npm install --prefix "$PREFIX" --no-audit --no-fund --loglevel=error \
         "@mariozechner/pi-coding-agent@$PI_VERSION" \
         "@anthropic-ai/claude-code@$CLAUDE_VERSION" \
-        "@openai/codex@$CODEX_VERSION" >&2
+        "@openai/codex@$CODEX_VERSION" \
+        "@google/gemini-cli@$GEMINI_VERSION" \
+        "@qwen-code/qwen-code@$QWEN_VERSION" >&2
 fi
 check
