@@ -15,7 +15,14 @@ from coverage_gate.model import Capability, Counters
 from coverage_gate.sniff import candidates, head_lines, peek, sniff, wrong_format_hint
 from tests.conftest import DATA, record_bytes
 
-SNIFFED = ["pi-rpc", "claude-code", "codex-rollout", "codex-exec", "otlp-json"]
+SNIFFED = [
+    "pi-rpc",
+    "claude-code",
+    "codex-rollout",
+    "codex-exec",
+    "otlp-json",
+    "gemini-cli",
+]
 STREAMS = [(fmt, path) for fmt in SNIFFED for path in sorted((DATA / fmt).glob("*.jsonl"))]
 HEAD_BYTES = 64 * 1024
 CLAUDE = DATA / "claude-code" / "claude_b_overclaim.jsonl"
