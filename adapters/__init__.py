@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from coverage_gate.events import Adapter
 
-from . import claude_code, codereview_cli, codex, gemini_cli, otlp_json, pi_rpc, placeholder
+from . import (
+    claude_code,
+    codereview_cli,
+    codex,
+    gemini_cli,
+    otlp_json,
+    pi_rpc,
+    placeholder,
+    qwen_code,
+)
 
 ADAPTERS: dict[str, Adapter] = {
     pi_rpc.NAME: pi_rpc.ADAPTER,
@@ -17,6 +26,7 @@ ADAPTERS: dict[str, Adapter] = {
     codex.EXEC: codex.EXEC_ADAPTER,
     otlp_json.NAME: otlp_json.ADAPTER,
     gemini_cli.NAME: gemini_cli.ADAPTER,
+    qwen_code.NAME: qwen_code.ADAPTER,
 }
 
 # Formats read as one JSON document, not as a stream of lines: `record` reads them whole. Each

@@ -22,6 +22,7 @@ SNIFFED = [
     "codex-exec",
     "otlp-json",
     "gemini-cli",
+    "qwen-code",
 ]
 STREAMS = [(fmt, path) for fmt in SNIFFED for path in sorted((DATA / fmt).glob("*.jsonl"))]
 HEAD_BYTES = 64 * 1024
