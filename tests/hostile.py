@@ -7,7 +7,7 @@ generator is seeded with ``f"{SEED}:{case_id}"``), so a failing case reproduces 
 
 Inputs start from real ones: the captured streams in ``tests/data`` (``tests/data/hostile`` holds
 copies of the native client captures of ``realclients/native``: Claude Code's stream-json and
-its own OTLP traces of one run, Codex ``exec --json``, and probes of four other clients), the
+its own OTLP traces of one run, Codex ``exec --json``, and probes of four other clients, two of them read by their own adapters), the
 golden evidence documents, the bundled flags snapshot (also the disk copy's format), a changed
 files list, a review bundle, reviewer claims, and a small telemetry folder for ``report``.
 
@@ -61,7 +61,16 @@ PI_CHANGED = (
 READ_IN_B = ("src/api/handlers.py", "src/api/models.py")  # what the *_b_overclaim runs really read
 LEDGER_READ = ("pkg/ledger/invoice.go", "pkg/ledger/tax.go", "web/app.js")
 
-ADAPTERS = ("pi-rpc", "claude-code", "codex-rollout", "codex-exec", "otlp-json", "subprocess")
+ADAPTERS = (
+    "pi-rpc",
+    "claude-code",
+    "codex-rollout",
+    "codex-exec",
+    "otlp-json",
+    "subprocess",
+    "gemini-cli",
+    "qwen-code",
+)
 
 
 @dataclass(frozen=True)
@@ -127,6 +136,20 @@ HONEST = (
         LEDGER_READ,
     ),
     Capture("subprocess_pi", DATA / "pi-rpc" / "pi_a_honest.jsonl", "subprocess", PI_CHANGED),
+    Capture(
+        "gemini_a_honest",
+        DATA / "gemini-cli" / "gemini_a_honest.jsonl",
+        "gemini-cli",
+        PI_CHANGED,
+        DATA / "pi-rpc" / "review.diff",
+    ),
+    Capture(
+        "qwen_a_honest",
+        DATA / "qwen-code" / "qwen_a_honest.jsonl",
+        "qwen-code",
+        PI_CHANGED,
+        DATA / "pi-rpc" / "review.diff",
+    ),
 )
 HONEST_BY_KEY = {capture.key: capture for capture in HONEST}
 
@@ -146,6 +169,8 @@ def stream_corpus() -> tuple[tuple[Path, str | None], ...]:
             found.append((path, "otlp-json"))
         elif path.name.startswith("codex") and ".exec." in path.name:
             found.append((path, "codex-exec"))
+        elif path.name.startswith(("gemini-cli", "qwen-code")):
+            found.append((path, path.name.split("_", 1)[0]))
         else:
             found.append((path, None))
     return tuple(found)
@@ -450,7 +475,7 @@ TOOL_LINES = (
     b"claude_code.tool",
 )
 _IDS = re.compile(
-    rb'"(?:toolCallId|tool_use_id|id|call_id|spanId|item_id)"\s*:\s*"([^"\\]{4,200})"'
+    rb'"(?:toolCallId|tool_use_id|id|call_id|spanId|item_id|tool_id)"\s*:\s*"([^"\\]{4,200})"'
 )
 
 
@@ -1295,6 +1320,8 @@ HONEST_CASES = {
     "otlp_claude_b_reads": 110,
     "otlp_claude_native": 60,
     "subprocess_pi": 40,
+    "gemini_a_honest": 110,
+    "qwen_a_honest": 110,
 }
 GROUPS: tuple[Group, ...] = (
     *(Group(f"honest/{c.key}", HONEST_CASES[c.key], _honest(c), honest=True) for c in HONEST),
