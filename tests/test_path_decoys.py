@@ -178,6 +178,10 @@ CAPTURES = {
     "otlp-json (recorded spans)": Capture(
         "otlp-json", DATA / "otlp-json" / "coverage_gate_claude_b_overclaim.jsonl", CHANGED
     ),
+    "gemini-cli": Capture("gemini-cli", DATA / "gemini-cli" / "gemini_b_overclaim.jsonl", CHANGED),
+    "qwen-code": Capture(
+        "qwen-code", DATA / "qwen-code" / "qwen_b_overclaim.jsonl", f"{REPO_ROOT}/{CHANGED}"
+    ),
 }
 
 
@@ -227,6 +231,10 @@ AT_DECOY = {
     "codex-rollout": "@src/api/handlers.py",
     "otlp-json (GenAI spans)": "@src/api/handlers.py",
     "otlp-json (recorded spans)": "@src/api/handlers.py",
+    # Gemini CLI opens "@x" literally when that file exists, else "x": the stream cannot tell
+    # which, so the read counts only for the literal name (here the decoy exists).
+    "gemini-cli": "@src/api/handlers.py",
+    "qwen-code": "@src/api/handlers.py",
 }
 
 
