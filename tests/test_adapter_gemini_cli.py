@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from coverage_gate.adapters.gemini_cli import ADAPTER
+from coverage_gate.cli import app
 from coverage_gate.content import MappingContent
 from coverage_gate.events import LineClass, ReadAction, Shown, ToolEnd, ToolStart
 from coverage_gate.model import Depth, EvidenceDocument, IssueKind, LineRange
@@ -549,3 +551,10 @@ def test_golden_evidence_of_the_captures_with_the_pinned_diff_and_files(name: st
 def test_the_honest_capture_is_sniffed_as_this_format() -> None:
     data = (DATA / FORMAT / "gemini_a_honest.jsonl").read_bytes()
     assert ADAPTER.sniff([raw[:256] for raw in data.splitlines()[:3]])
+
+
+def test_formats_lists_gemini_cli_with_per_file_capability() -> None:
+    result = CliRunner().invoke(app, ["formats"])
+    assert result.exit_code == 0
+    listed = {row.split()[0]: row.split()[2] for row in result.stdout.splitlines()}
+    assert listed[FORMAT] == "per_file"

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters.qwen_code import ADAPTER
+from coverage_gate.cli import app
 from coverage_gate.events import EMPTY_SHOWN, ReadAction, Shown, ToolEnd, ToolStart
 from coverage_gate.model import Depth, EvidenceDocument, IssueKind, LineRange
 from coverage_gate.sniff import candidates, head_lines, sniff
@@ -331,3 +333,10 @@ def test_golden_evidence_of_the_captures_with_the_pinned_diff(name: str) -> None
     )
     if name == "qwen_a_honest":
         assert all(f.depth is not None and f.depth.depth is Depth.FULL for f in doc.files)
+
+
+def test_formats_lists_qwen_code_with_per_file_capability() -> None:
+    result = CliRunner().invoke(app, ["formats"])
+    assert result.exit_code == 0
+    listed = {row.split()[0]: row.split()[2] for row in result.stdout.splitlines()}
+    assert listed[FORMAT] == "per_file"
