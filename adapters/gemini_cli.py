@@ -15,14 +15,16 @@ What counts (DESIGN §6):
   command failed: ``cat missing-file`` succeeds), and ``glob``, ``grep_search``, ``list_directory``
   show names or matches, not files.
 - ``read_many_files {include, exclude?}`` reads the files its glob patterns match, and only the
-  files its result names count: each path listed in its result's display (the ``files`` array of
-  the display object, or the "Processed Files" list of its Markdown summary) is a read of that
-  file, recorded as a call of its own (``<tool_id>#<n>``, n from 1) with its lines unknown (each
-  file may have been cut at 2000 lines). An ``include`` pattern, even a plain file name, is not a
-  read: a pattern that matched nothing, a file the ignore files excluded and a file that could not
-  be read all still give ``success``. Gemini CLI 0.61 writes no ``output`` for this tool (its
-  display is not text) and does not even register it (the call fails ``tool_not_registered``):
-  with it, ``read_many_files`` is never evidence.
+  files its result names count: each path in the ``files`` array of its display object (what
+  Gemini CLI's ReadManyFiles returns, when a result carries it as JSON) is a read of that file,
+  recorded as a call of its own (``<tool_id>#<n>``, n from 1) with its lines unknown (each file
+  may have been cut at 2000 lines). An ``include`` pattern, even a plain file name, is not a read:
+  a pattern that matched nothing, a file the ignore files excluded and a file that could not be
+  read all still give ``success``. The display's Markdown summary is text for a person and is
+  never searched for file names (a file named with a backtick and a newline could forge a line of
+  it). Gemini CLI 0.61 writes no ``output`` for this tool (its display is not text) and does not
+  even register it (the call fails ``tool_not_registered``): with it, ``read_many_files`` is never
+  evidence.
 - Success is ``status`` ``"success"``; ``"error"`` is a failed call (its ``error.type`` kept);
   any other value, or none, is an outcome that cannot be read (the call's file is ``unknown``).
 - ``message`` lines are model text (passed over from their first bytes); ``init`` and ``error``
@@ -133,10 +135,6 @@ _LINES_READ = re.compile(
     r"Read lines (\d{1,18})-(\d{1,18}) of (\d{1,18}) from .+?(?: \(some lines were shortened\))?"
 )
 _ALL_READ = re.compile(r"Read all (\d{1,18}) lines from .+? \(some lines were shortened\)")
-# read_many_files' Markdown summary: "**Processed Files:**" (or "(first 10 shown):"), one
-# "- `path`" per line, then "- ...and N more." past ten.
-_PROCESSED = re.compile(r"^\*\*Processed Files(?: \(first \d+ shown\))?:\*\*$", re.MULTILINE)
-_LISTED = re.compile(r"- `([^`\n]+)`")
 
 
 def _line_number(parameters: JsonObject, name: str) -> int | OutOfRange | None:
@@ -196,25 +194,15 @@ def _returned(output: str) -> tuple[Shown, ByteSpan | None] | None:
 
 
 def _listed_files(output: str) -> list[str]:
-    """The files a successful ``read_many_files`` display names as read, in order."""
-    stripped = output.strip()
-    if stripped.startswith("{"):
-        try:
-            display = json.loads(stripped)
-        except (RecursionError, ValueError):
-            return []
-        files = get_list(display, "files") if isinstance(display, dict) else None
-        return [item for item in files or [] if isinstance(item, str) and item]
-    heading = _PROCESSED.search(output)
-    if heading is None:
+    """The files a successful ``read_many_files`` display object names as read, in order."""
+    if not output.lstrip().startswith("{"):
+        return []  # text for a person (the Markdown summary), never searched for names
+    try:
+        display = json.loads(output)
+    except (RecursionError, ValueError):
         return []
-    listed: list[str] = []
-    for row in output[heading.end() :].lstrip("\n").split("\n"):
-        found = _LISTED.fullmatch(row.strip())
-        if found is None:
-            break  # the list ends at the first other line ("- ...and N more.", a blank line)
-        listed.append(found.group(1))
-    return listed
+    files = get_list(display, "files") if isinstance(display, dict) else None
+    return [item for item in files or [] if isinstance(item, str) and item]
 
 
 class GeminiCliDecoder:

@@ -311,18 +311,19 @@ def test_read_many_files_counts_only_the_files_its_result_names() -> None:
     assert not entry.lines_seen_whole
 
 
-def test_read_many_files_markdown_list_stops_at_the_files_not_shown() -> None:
+def test_read_many_files_markdown_summary_is_never_searched_for_file_names() -> None:
+    """The summary is text for a person: a repository file named with a backtick and a newline
+    could forge a line of its "Processed Files" list."""
     output = (
         "### ReadManyFiles Result (Target Dir: `/home/user/repo`)\n\n"
-        "Successfully read and concatenated content from **12 file(s)**.\n\n"
-        "**Processed Files (first 2 shown):**\n- `docs/guide.md`\n- `README.md`\n"
-        "- ...and 10 more.\n\n**Skipped 1 item(s):**\n- `src/x.png` (Reason: asset file)\n"
+        "Successfully read and concatenated content from **1 file(s)**.\n\n"
+        "**Processed Files:**\n- `x`\n- `README.md`\n"
     )
     data = stream(
         use("read_many_files__a", "read_many_files", include=["**/*"]),
         result("read_many_files__a", output=output),
     )
-    assert reads(record(data)) == {"README.md": (1, 0), "docs/guide.md": (1, 0)}
+    assert reads(record(data)) == {}
 
 
 @pytest.mark.parametrize(
