@@ -153,10 +153,8 @@ def _asked(start: int | None, end: int | None) -> Shown:
 
 
 def _read_action(tool: str, parameters: JsonObject | None) -> Action:
-    if tool == READ_MANY_TOOL:
-        return IgnoredAction()  # what it read is only known from its result
     if tool != READ_TOOL:
-        return IgnoredAction()
+        return IgnoredAction()  # read_many_files too: what it read is only known from its result
     if parameters is None:
         return UnreadableArguments("read_file parameters are missing or not an object")
     path = get_str(parameters, "file_path")
