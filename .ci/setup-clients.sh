@@ -8,6 +8,8 @@
 #   - opencode-ai                   1.18.33 (OpenCode; native binary in a platform package, linked
 #                                             into the package's bin by its postinstall step)
 #   - @github/copilot               1.0.102 (GitHub Copilot CLI; native binary in a platform package)
+#   - @google/gemini-cli            0.61.0  (Gemini CLI, `gemini -p ... --output-format stream-json`)
+#   - @qwen-code/qwen-code          0.24.4  (Qwen Code, `qwen -p ... --output-format stream-json`)
 # Re-running is cheap: nothing is installed when every package is already at its pinned version.
 # Needs node >= 20 with npm. Network: the npm registry only.
 set -euo pipefail
@@ -19,6 +21,8 @@ CLAUDE_VERSION="2.1.328"
 CODEX_VERSION="0.169.0"
 OPENCODE_VERSION="1.18.33"
 COPILOT_VERSION="1.0.102"
+GEMINI_VERSION="0.61.0"
+QWEN_VERSION="0.24.4"
 
 log() { printf 'setup-clients: %s\n' "$*" >&2; }
 
@@ -50,7 +54,11 @@ up_to_date() {
         [[ "$(installed_version opencode-ai)" == "$OPENCODE_VERSION" ]] &&
         [[ "$(installed_version @github/copilot)" == "$COPILOT_VERSION" ]] &&
         [[ -x "$PREFIX/node_modules/.bin/opencode" ]] &&
-        [[ -x "$PREFIX/node_modules/.bin/copilot" ]]
+        [[ -x "$PREFIX/node_modules/.bin/copilot" ]] &&
+        [[ "$(installed_version @google/gemini-cli)" == "$GEMINI_VERSION" ]] &&
+        [[ "$(installed_version @qwen-code/qwen-code)" == "$QWEN_VERSION" ]] &&
+        [[ -x "$PREFIX/node_modules/.bin/gemini" ]] &&
+        [[ -x "$PREFIX/node_modules/.bin/qwen" ]]
 }
 
 check() {
@@ -66,12 +74,16 @@ check() {
     home="$(mktemp -d)"
     log "copilot $(HOME="$home" "$PREFIX/node_modules/.bin/copilot" --version 2>&1 | head -n1)"
     rm -rf "$home"
+    log "gemini $("$PREFIX/node_modules/.bin/gemini" --version 2>&1 | tail -n1)"
+    log "qwen $("$PREFIX/node_modules/.bin/qwen" --version 2>&1 | tail -n1)"
 }
 
 command -v npm >/dev/null || { log "npm is required (node >= 20)"; exit 1; }
 mkdir -p "$PREFIX"
 if up_to_date; then
-    log "pi $PI_VERSION, claude-code $CLAUDE_VERSION, codex $CODEX_VERSION, opencode $OPENCODE_VERSION, copilot $COPILOT_VERSION already in $PREFIX"
+    log "pi $PI_VERSION, claude-code $CLAUDE_VERSION, codex $CODEX_VERSION," \
+        "opencode $OPENCODE_VERSION, copilot $COPILOT_VERSION," \
+        "gemini-cli $GEMINI_VERSION, qwen-code $QWEN_VERSION already in $PREFIX"
 else
     log "installing the review clients into $PREFIX"
     [[ -f "$PREFIX/package.json" ]] || printf '{"name": "coverage-gate-clients", "private": true}\n' >"$PREFIX/package.json"
@@ -80,6 +92,8 @@ else
         "@anthropic-ai/claude-code@$CLAUDE_VERSION" \
         "@openai/codex@$CODEX_VERSION" \
         "opencode-ai@$OPENCODE_VERSION" \
-        "@github/copilot@$COPILOT_VERSION" >&2
+        "@github/copilot@$COPILOT_VERSION" \
+        "@google/gemini-cli@$GEMINI_VERSION" \
+        "@qwen-code/qwen-code@$QWEN_VERSION" >&2
 fi
 check

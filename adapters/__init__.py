@@ -12,10 +12,12 @@ from . import (
     codereview_cli,
     codex,
     copilot_cli,
+    gemini_cli,
     opencode,
     otlp_json,
     pi_rpc,
     placeholder,
+    qwen_code,
 )
 
 ADAPTERS: dict[str, Adapter] = {
@@ -28,6 +30,8 @@ ADAPTERS: dict[str, Adapter] = {
     # OpenCode and GitHub Copilot CLI
     opencode.NAME: opencode.ADAPTER,
     copilot_cli.NAME: copilot_cli.ADAPTER,
+    gemini_cli.NAME: gemini_cli.ADAPTER,
+    qwen_code.NAME: qwen_code.ADAPTER,
 }
 
 # Formats read as one JSON document, not as a stream of lines: `record` reads them whole. Each

@@ -180,6 +180,14 @@ SPEC: Final[Spec] = {
     "tool_result_meta": Items({"id": None, "permission_decision": {"decision": None}}),
     "permission_denials": Items({"tool_use_id": None}),
 }
+# The init line of another client that writes Claude Code's stream-json shapes (Qwen Code) names
+# its own version, at its end; a line cut before it is told by its first keys (Qwen Code writes
+# ``uuid`` right after ``subtype``, Claude Code ``cwd``).
+OTHER_CLIENT_VERSIONS: Final = ("qwen_code_version",)
+OTHER_CLIENT_INIT_HEAD = re.compile(
+    rb'\s*\{\s*"type"\s*:\s*"system"\s*,\s*"subtype"\s*:\s*"init"\s*,'
+    rb'(?:\s*"uuid"\s*:|.*"qwen_code_version"\s*:)'
+)
 _SNIFF_HEAD = re.compile(
     rb'\s*\{\s*(?:"type"\s*:\s*"(?:system"\s*,\s*"subtype"\s*:\s*"init"|stream_event")'
     rb'|"parentUuid"\s*:)'
@@ -339,6 +347,10 @@ class ClaudeCodeDecoder:
     def finish(self) -> Sequence[Event]:
         return []
 
+    def _action(self, block: JsonObject, cwd: str | None) -> Action:
+        """What a ``tool_use`` block asks for (a client with other tools overrides it)."""
+        return _read_action(block, cwd)
+
     # --- line kinds ----------------------------------------------------------------------------
 
     def _system(self, line: JsonObject, lineno: int) -> list[Event]:
@@ -376,7 +388,7 @@ class ClaudeCodeDecoder:
                 ids = None if call_id is None else (call_id,)
                 events.append(Unreadable(lineno, detail, ids))
                 continue
-            events.append(ToolStart(call_id, tool, _read_action(block, cwd), lineno))
+            events.append(ToolStart(call_id, tool, self._action(block, cwd), lineno))
         if _main_chain(line):
             events.extend(self._turn_state(line, message, lineno, asks_for_tools=bool(uses)))
         return events
@@ -518,6 +530,18 @@ def _recovered(
     return tuple(found)
 
 
+def _other_client_init(line: bytes) -> bool:
+    """Whether ``line`` is the ``system/init`` line of another client writing these shapes."""
+    obj = load_object(line, 0)
+    if isinstance(obj, Malformed):
+        return OTHER_CLIENT_INIT_HEAD.match(line) is not None
+    return (
+        get_str(obj, "type") == "system"
+        and get_str(obj, "subtype") == "init"
+        and any(name in obj for name in OTHER_CLIENT_VERSIONS)
+    )
+
+
 def _sniff_line(line: bytes) -> bool:
     obj = load_object(line, 0)
     if isinstance(obj, Malformed):
@@ -541,7 +565,10 @@ class ClaudeCodeAdapter:
         return ClaudeCodeDecoder()
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+        lines = [line for line in head_lines if not is_blank(line)]
+        if any(_other_client_init(line) for line in lines):
+            return False  # a client writing Claude Code's shapes under its own name
+        return any(_sniff_line(line) for line in lines)
 
 
 ADAPTER: Final = ClaudeCodeAdapter()

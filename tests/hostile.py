@@ -7,7 +7,7 @@ generator is seeded with ``f"{SEED}:{case_id}"``), so a failing case reproduces 
 
 Inputs start from real ones: the captured streams in ``tests/data`` (``tests/data/hostile`` holds
 copies of the native client captures of ``realclients/native``: Claude Code's stream-json and
-its own OTLP traces of one run, Codex ``exec --json``, and probes of four other clients), the
+its own OTLP traces of one run, Codex ``exec --json``, and probes of four other clients, two of them read by their own adapters), the
 golden evidence documents, the bundled flags snapshot (also the disk copy's format), a changed
 files list, a review bundle, reviewer claims, and a small telemetry folder for ``report``.
 
@@ -69,6 +69,8 @@ ADAPTERS: tuple[str, ...] = (
     "codex-exec",
     "otlp-json",
     "subprocess",
+    "gemini-cli",
+    "qwen-code",
 )
 ADAPTERS += ("opencode", "copilot-cli")
 
@@ -161,6 +163,20 @@ HONEST = (
         "copilot-cli",
         ("pkg/ledger/tax.go", "web/app.js"),
     ),
+    Capture(
+        "gemini_a_honest",
+        DATA / "gemini-cli" / "gemini_a_honest.jsonl",
+        "gemini-cli",
+        PI_CHANGED,
+        DATA / "pi-rpc" / "review.diff",
+    ),
+    Capture(
+        "qwen_a_honest",
+        DATA / "qwen-code" / "qwen_a_honest.jsonl",
+        "qwen-code",
+        PI_CHANGED,
+        DATA / "pi-rpc" / "review.diff",
+    ),
 )
 HONEST_BY_KEY = {capture.key: capture for capture in HONEST}
 
@@ -184,6 +200,8 @@ def stream_corpus() -> tuple[tuple[Path, str | None], ...]:
             found.append((path, "opencode"))
         elif path.name.startswith("copilot_"):
             found.append((path, "copilot-cli"))
+        elif path.name.startswith(("gemini-cli", "qwen-code")):
+            found.append((path, path.name.split("_", 1)[0]))
         else:
             found.append((path, None))
     return tuple(found)
@@ -491,7 +509,7 @@ TOOL_LINES: tuple[bytes, ...] = (
 MARKERS += (b'"type":"step_start"', b'"type":"step_finish"', b'"type":"assistant.turn_start"')
 TOOL_LINES += (b'"tool.execution_',)
 _IDS = re.compile(
-    rb'"(?:toolCallId|tool_use_id|id|call_id|spanId|item_id|callID)"\s*:\s*"([^"\\]{4,200})"'
+    rb'"(?:toolCallId|tool_use_id|id|call_id|spanId|item_id|callID|tool_id)"\s*:\s*"([^"\\]{4,200})"'
 )
 
 
@@ -1348,6 +1366,8 @@ HONEST_CASES = {
     "opencode_native": 40,
     "copilot_reads": 80,
     "copilot_native": 40,
+    "gemini_a_honest": 110,
+    "qwen_a_honest": 110,
 }
 GROUPS: tuple[Group, ...] = (
     *(Group(f"honest/{c.key}", HONEST_CASES[c.key], _honest(c), honest=True) for c in HONEST),

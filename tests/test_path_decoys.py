@@ -180,6 +180,10 @@ CAPTURES = {
     ),
     "opencode": Capture("opencode", DATA / "opencode" / "opencode_capture.jsonl", CHANGED),
     "copilot-cli": Capture("copilot-cli", DATA / "copilot-cli" / "copilot_capture.jsonl", CHANGED),
+    "gemini-cli": Capture("gemini-cli", DATA / "gemini-cli" / "gemini_b_overclaim.jsonl", CHANGED),
+    "qwen-code": Capture(
+        "qwen-code", DATA / "qwen-code" / "qwen_b_overclaim.jsonl", f"{REPO_ROOT}/{CHANGED}"
+    ),
 }
 
 
@@ -231,6 +235,10 @@ AT_DECOY = {
     "otlp-json (recorded spans)": "@src/api/handlers.py",
     "opencode": "@src/api/handlers.py",
     "copilot-cli": "@src/api/handlers.py",
+    # Gemini CLI opens "@x" literally when that file exists, else "x": the stream cannot tell
+    # which, so the read counts only for the literal name (here the decoy exists).
+    "gemini-cli": "@src/api/handlers.py",
+    "qwen-code": "@src/api/handlers.py",
 }
 
 

@@ -17,6 +17,7 @@ from tests.conftest import DATA, record_bytes
 
 SNIFFED = ["pi-rpc", "claude-code", "codex-rollout", "codex-exec", "otlp-json"]
 SNIFFED += ["opencode", "copilot-cli"]
+SNIFFED += ["gemini-cli", "qwen-code"]
 STREAMS = [(fmt, path) for fmt in SNIFFED for path in sorted((DATA / fmt).glob("*.jsonl"))]
 HEAD_BYTES = 64 * 1024
 CLAUDE = DATA / "claude-code" / "claude_b_overclaim.jsonl"

@@ -837,6 +837,210 @@ def test_codex_own_telemetry_names_shell_commands_only_and_proves_nothing(
     assert decision["verdict_out"] == "approve"
 
 
+# --- Gemini CLI and Qwen Code, through `coverage-gate run` --------------------------------------
+
+
+@dataclass(frozen=True)
+class GeminiQwen:
+    gemini: Path
+    qwen: Path
+
+
+@pytest.fixture(scope="session")
+def gemini_qwen() -> GeminiQwen:
+    found = GeminiQwen(
+        gemini=TOOLS / "node_modules" / ".bin" / "gemini",
+        qwen=TOOLS / "node_modules" / ".bin" / "qwen",
+    )
+    missing = [str(path) for path in (found.gemini, found.qwen) if not os.access(path, os.X_OK)]
+    missing += [tool for tool in ("node", "git") if shutil.which(tool) is None]
+    if missing:
+        reason = (
+            f"real review clients not installed (missing: {', '.join(missing)}); "
+            "run `bash .ci/setup-clients.sh` first"
+        )
+        if os.environ.get("CG_REQUIRE_INTEGRATION") == "1":
+            pytest.fail(f"CG_REQUIRE_INTEGRATION=1 but {reason}")
+        pytest.skip(reason)
+    return found
+
+
+def run_under_coverage_gate(
+    procs: Processes,
+    ws: Workspace,
+    fmt: str,
+    client: list[str],
+    env: dict[str, str],
+    *,
+    compare: bool,
+) -> tuple[Path, Json]:
+    """The client under `coverage-gate run --format FMT`, its stdout saved; returns (the saved
+    stream, the evidence `run` recorded). ``compare``: check that `record` gives the same."""
+    name = fmt.split("-", maxsplit=1)[0]
+    evidence_path = ws.root / f"{name}.run.evidence.json"
+    stream, stderr = ws.root / f"{name}.jsonl", ws.root / f"{name}.stderr"
+    command = [
+        *coverage_gate(), "run", "--format", fmt, "-o", str(evidence_path),
+        "--revision", ws.revision, "--repo-root", str(ws.repo), "--diff", str(ws.diff),
+        "--timeout", str(CLIENT_TIMEOUT), "--", *client,
+    ]  # fmt: skip
+    with stream.open("wb") as out, stderr.open("wb") as err:
+        done = procs.run(
+            command, cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
+        )
+    assert done.returncode == 0, stderr.read_text()
+    evidence: Json = json.loads(evidence_path.read_text())
+    if compare:
+        assert evidence == record(procs, ws, fmt, stream, ws.root / f"{name}.record.json")
+    return stream, evidence
+
+
+def run_gemini(
+    procs: Processes, clients: GeminiQwen, ws: Workspace, scenario: str
+) -> tuple[Json, Json]:
+    """Gemini CLI (Gemini API route of the mock) under `coverage-gate run`; returns (evidence,
+    claims: the assistant text after its last tool call). An honest run's evidence is checked
+    against `record` of the same stream."""
+    port = start_mock(procs, ws, scenario)
+    (ws.home / ".gemini").mkdir()
+    shutil.copy(KIT / "gemini_settings.json", ws.home / ".gemini" / "settings.json")
+    env = ws.env(
+        GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{port}", GEMINI_API_KEY="dummy",
+        GEMINI_CLI_NO_RELAUNCH="true",  # one node process, not a second with a larger heap
+    )  # fmt: skip
+    client = [
+        str(clients.gemini), "-p", SHELL_PROMPT, "--output-format", "stream-json", "--yolo",
+        "--skip-trust", "-m", "gemini-2.5-pro",
+    ]  # fmt: skip
+    compare = scenario.endswith("honest")
+    stream, evidence = run_under_coverage_gate(
+        procs, ws, "gemini-cli", client, env, compare=compare
+    )
+    answer: list[str] = []
+    for event in map(json.loads, stream.read_bytes().splitlines()):
+        if event.get("type") in ("tool_use", "tool_result"):
+            answer.clear()
+        elif event.get("type") == "message" and event.get("role") == "assistant":
+            answer.append(event["content"])
+    return evidence, claims_from_text("".join(answer))
+
+
+def run_qwen(
+    procs: Processes, clients: GeminiQwen, ws: Workspace, scenario: str
+) -> tuple[Json, Json]:
+    """Qwen Code (OpenAI Chat route of the mock) under `coverage-gate run`; returns (evidence,
+    claims: the final `result` line's text). An honest run's evidence is checked against
+    `record` of the same stream."""
+    port = start_mock(procs, ws, scenario)
+    (ws.home / ".qwen").mkdir()
+    shutil.copy(KIT / "qwen_settings.json", ws.home / ".qwen" / "settings.json")
+    env = ws.env(
+        OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", OPENAI_API_KEY="dummy",
+        OPENAI_MODEL="mock-model",
+    )  # fmt: skip
+    client = [
+        str(clients.qwen), "-p", SHELL_PROMPT, "--output-format", "stream-json", "--yolo",
+        "--auth-type", "openai",
+    ]  # fmt: skip
+    compare = scenario.endswith("honest")
+    stream, evidence = run_under_coverage_gate(procs, ws, "qwen-code", client, env, compare=compare)
+    last = json.loads(stream.read_bytes().splitlines()[-1])
+    assert last["type"] == "result", last
+    return evidence, claims_from_text(last["result"])
+
+
+def assert_honest_reads(evidence: Json) -> None:
+    """Every changed file read once, strings.py as lines 1-8 (which hold all of its changes),
+    the others whole (told with the workspace's files): every changed line seen."""
+    assert evidence["stream_complete"]
+    assert evidence["capability"] == "per_file"
+    files = file_evidence(evidence)
+    for path in CHANGED:
+        assert (files[path]["reads_succeeded"], files[path]["reads_failed"]) == (1, 0), path
+        assert files[path]["lines_seen_whole"] is (path != "src/util/strings.py"), path
+    assert files["src/util/strings.py"]["partial"]
+    assert files["src/util/strings.py"]["lines_seen"] == [{"start": 1, "end": 8}]
+    assert_every_hunk_seen(evidence)
+
+
+def assert_overclaim_reads(evidence: Json) -> dict[str, Json]:
+    """What both overclaiming runs share: a missing file and a directory failed, README.md
+    read past its end (nothing), docs/guide.md lines 1-3 (none of its change), strings.py only
+    `cat` through the shell and tests/test_handlers.py only through the unregistered
+    read_many_files (no evidence for either)."""
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    assert files["src/api/handlers.py"]["reads_succeeded"] == 1
+    assert files["src/api/models.py"]["reads_succeeded"] == 1
+    assert files["src/api/handler.py"]["reads_failed"] == 1
+    assert files["src/util"]["reads_failed"] == 1
+    readme = files["README.md"]
+    assert (readme["reads_succeeded"], readme["reads_failed"], readme["reads_empty"]) == (0, 0, 1)
+    assert files["docs/guide.md"]["lines_seen"] == [{"start": 1, "end": 3}]
+    assert files["docs/guide.md"]["depth"]["depth"] == "none"
+    assert "src/util/strings.py" not in files
+    assert "tests/test_handlers.py" not in files
+    return files
+
+
+OVERCLAIMED = {"README.md", "src/util/strings.py", "tests/test_handlers.py"}
+
+
+def test_gemini_cli_honest_reviewer_through_run_keeps_its_approve(
+    gemini_qwen: GeminiQwen, procs: Processes, workspace: Workspace
+) -> None:
+    """Gemini CLI reads all six files (relative and absolute paths, two in one turn, one by
+    start_line/end_line): `run` records every read as `record` does, and the Approve stands."""
+    evidence, claims = run_gemini(procs, gemini_qwen, workspace, "gemini_honest")
+    assert_honest_reads(evidence)
+    path = workspace.root / "gemini.run.evidence.json"
+    assert_honest(reconcile(procs, workspace, claims, path, "enforce"))
+
+
+def test_gemini_cli_overclaiming_reviewer_through_run_is_downgraded(
+    gemini_qwen: GeminiQwen, procs: Processes, workspace: Workspace
+) -> None:
+    """Gemini CLI claims all six; its shell `cat` (success) and its call of the unregistered
+    read_many_files show nothing of the files they name, and README.md read past its end
+    returned nothing: those three are unsupported, enforce → Comment, shadow would downgrade."""
+    evidence, claims = run_gemini(procs, gemini_qwen, workspace, "gemini_overclaim")
+    assert_overclaim_reads(evidence)
+    kinds = {issue["kind"] for issue in evidence["issues"]}
+    assert kinds == {"empty_result"}
+    path = workspace.root / "gemini.run.evidence.json"
+    assert_caught(reconcile(procs, workspace, claims, path, "enforce"), OVERCLAIMED)
+    shadow = reconcile(procs, workspace, claims, path, "shadow")
+    assert shadow["verdict_out"] == "approve"
+    assert shadow["would_downgrade"]
+
+
+def test_qwen_code_honest_reviewer_through_run_keeps_its_approve(
+    gemini_qwen: GeminiQwen, procs: Processes, workspace: Workspace
+) -> None:
+    """Qwen Code reads all six files (absolute paths, two in one turn, one by a 0-based offset
+    and a limit): `run` records every read as `record` does, and the Approve stands."""
+    evidence, claims = run_qwen(procs, gemini_qwen, workspace, "qwen_honest")
+    assert_honest_reads(evidence)
+    path = workspace.root / "qwen.run.evidence.json"
+    assert_honest(reconcile(procs, workspace, claims, path, "enforce"))
+
+
+def test_qwen_code_overclaiming_reviewer_through_run_is_downgraded(
+    gemini_qwen: GeminiQwen, procs: Processes, workspace: Workspace
+) -> None:
+    """Qwen Code claims all six; besides what Gemini CLI's run shows, its relative read of
+    models.py fails (Qwen Code takes absolute paths only) and a later offset 30, limit 17 reads
+    lines 31-47; a repeated read of handlers.py answered from its cache returned nothing."""
+    evidence, claims = run_qwen(procs, gemini_qwen, workspace, "qwen_overclaim")
+    files = assert_overclaim_reads(evidence)
+    assert files["src/api/models.py"]["reads_failed"] == 1
+    assert files["src/api/models.py"]["lines_seen"] == [{"start": 31, "end": 47}]
+    assert files["src/api/models.py"]["depth"]["depth"] == "partial"
+    assert files["src/api/handlers.py"]["reads_empty"] == 1
+    path = workspace.root / "qwen.run.evidence.json"
+    assert_caught(reconcile(procs, workspace, claims, path, "enforce"), OVERCLAIMED)
+
+
 # --- depth: what the calls showed of each change ------------------------------------------------
 
 

@@ -1,10 +1,13 @@
 """Scripted mock model server for the real-client tests (stdlib only, 127.0.0.1 only).
 
-Speaks three wire APIs:
+Speaks these wire APIs:
   * Anthropic Messages  POST /v1/messages (SSE when "stream": true, JSON otherwise),
                         POST /v1/messages/count_tokens      -- pi and Claude Code
   * OpenAI Responses    POST /v1/responses (SSE)           -- Codex
-  * OpenAI Chat Completions  POST /v1/chat/completions (SSE) -- OpenCode, Copilot CLI
+  * OpenAI Chat         POST /v1/chat/completions (SSE when "stream": true, JSON otherwise)
+                                                            -- Qwen Code, OpenCode, Copilot CLI
+  * Gemini              POST /v1beta/models/<model>:streamGenerateContent (SSE),
+                        :generateContent (JSON), :countTokens -- Gemini CLI
 
 The "model" is a scenario file: {"steps": [{"text": "...", "calls": [{"name", "input"}]}, ...]}
 ending with a step without calls (the final answer). The step to play is chosen from the request
@@ -42,6 +45,14 @@ def count_tool_results(body: Json) -> int:
                 for block in content
                 if isinstance(block, dict) and block.get("type") == "tool_result"
             )
+    for message in body.get("messages") or []:  # OpenAI Chat: one message per tool result
+        if isinstance(message, dict) and message.get("role") == "tool":
+            count += 1
+    for content in body.get("contents") or []:  # Gemini: functionResponse parts
+        parts = content.get("parts") if isinstance(content, dict) else None
+        count += sum(
+            1 for part in parts or [] if isinstance(part, dict) and "functionResponse" in part
+        )
     items = body.get("input")
     if isinstance(items, list):  # Responses
         count += sum(
@@ -151,6 +162,8 @@ class Handler(BaseHTTPRequestHandler):
             self._responses(body)
         elif path.endswith("/chat/completions"):
             self._chat(body)
+        elif "/models/" in path and ":" in path.rsplit("/", 1)[-1]:
+            self._gemini(body, path.rsplit(":", 1)[-1])
         else:
             self._json(404, {"error": {"message": "mock: unknown path " + self.path}})
 
@@ -352,42 +365,86 @@ class Handler(BaseHTTPRequestHandler):
     # --- OpenAI Chat Completions -----------------------------------------------------------
 
     def _chat(self, body: Json) -> None:
-        """One streamed completion: the step's text, then each call as a name chunk and an
-        arguments chunk, then the finish reason, a usage chunk and ``[DONE]``."""
+        """One completion: JSON, or streamed (the step's text, then each call as a name chunk
+        and an arguments chunk, then the finish reason, a usage chunk and ``[DONE]``)."""
         step = self._step(body)
-        completion = new_id("chatcmpl-")
         model = body.get("model", "mock")
-
-        def chunk(choices: list[Json], **extra: Any) -> None:
-            obj = {
-                "id": completion,
-                "object": "chat.completion.chunk",
-                "created": int(time.time()),
-                "model": model,
-                "choices": choices,
-                **extra,
+        calls = [
+            {
+                "id": new_id("call_"),
+                "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call["input"])},
             }
-            self.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
-            self.wfile.flush()
-
-        def delta(content: Json, finish: str | None = None) -> None:
-            chunk([{"index": 0, "delta": content, "finish_reason": finish}])
-
-        self._sse_begin()
-        delta({"role": "assistant", "content": ""})
-        if step.get("text"):
-            delta({"content": step["text"]})
-        for index, call in enumerate(step.get("calls") or []):
-            head = {"name": call["name"], "arguments": ""}
-            delta({"tool_calls": [{"index": index, "id": new_id("call_"), "type": "function",
-                                   "function": head}]})  # fmt: skip
-            arguments = {"arguments": json.dumps(call["input"])}
-            delta({"tool_calls": [{"index": index, "function": arguments}]})
-        delta({}, "tool_calls" if step.get("calls") else "stop")
+            for call in step.get("calls") or []
+        ]
+        finish = "tool_calls" if calls else "stop"
         usage = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-        chunk([], usage=usage)
+        base: Json = {"id": new_id("chatcmpl-"), "created": int(time.time()), "model": model}
+        if not body.get("stream"):
+            message: Json = {"role": "assistant", "content": step.get("text") or None}
+            if calls:
+                message["tool_calls"] = calls
+            choice = {"index": 0, "message": message, "finish_reason": finish}
+            self._json(
+                200, {**base, "object": "chat.completion", "choices": [choice], "usage": usage}
+            )
+            return
+        self._sse_begin()
+
+        def chunk(delta: Json, finish_reason: str | None = None) -> None:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+            self._data({**base, "object": "chat.completion.chunk", "choices": [choice]})
+
+        chunk({"role": "assistant", "content": ""})
+        if step.get("text"):
+            chunk({"content": step["text"]})
+        for index, call in enumerate(calls):
+            name = call["function"]["name"]
+            opening = {"name": name, "arguments": ""}
+            chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                   "function": opening}]})  # fmt: skip
+            arguments = {"arguments": call["function"]["arguments"]}
+            chunk({"tool_calls": [{"index": index, "function": arguments}]})
+        chunk({}, finish)
+        self._data({**base, "object": "chat.completion.chunk", "choices": [], "usage": usage})
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+    def _data(self, obj: Json) -> None:
+        """One server-sent event without an event name (OpenAI Chat, Gemini)."""
+        self.wfile.write(f"data: {json.dumps(obj)}\n\n".encode())
+        self.wfile.flush()
+
+    # --- Gemini ----------------------------------------------------------------------------
+
+    def _gemini(self, body: Json, method: str) -> None:
+        if method == "countTokens":
+            self._json(200, {"totalTokens": 1000})
+            return
+        step = self._step(body)
+        parts: list[Json] = []
+        if step.get("text"):
+            parts.append({"text": step["text"]})
+        for call in step.get("calls") or []:
+            function = {"name": call["name"], "args": call["input"], "id": new_id("gcall_")}
+            parts.append({"functionCall": function})
+        response: Json = {
+            "candidates": [
+                {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": 100,
+                "candidatesTokenCount": 20,
+                "totalTokenCount": 120,
+            },
+            "modelVersion": self.scenario.get("model", "mock-model"),
+            "responseId": new_id("resp_"),
+        }
+        if method != "streamGenerateContent":
+            self._json(200, response)
+            return
+        self._sse_begin()
+        self._data(response)
 
 
 def main() -> None:

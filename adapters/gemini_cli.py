@@ -1,0 +1,363 @@
+"""Gemini CLI: ``gemini -p PROMPT --output-format stream-json`` output.
+
+One JSON object per line, ``type`` first: ``init``, ``message`` (the prompt and the model's text,
+``delta`` chunks), ``tool_use``, ``tool_result``, ``error`` and, last, ``result``.
+
+What counts (DESIGN §6):
+
+- A call is a ``tool_use {tool_name, tool_id, parameters}`` line (the start) and a
+  ``tool_result {tool_id, status, output?, error?}`` line (the end). The core pairs them by the
+  whole ``tool_id``; the end does not name its tool. Gemini CLI spells the id
+  ``<tool_name>__<model's call id>``: that prefix is never read as the tool, so an end without its
+  start is no evidence whatever its id says (``missing_start``).
+- ``read_file {file_path, start_line?, end_line?}`` is a read of ``file_path``. Every other tool
+  is ignored: ``run_shell_command`` is never parsed (its result says ``success`` even when the
+  command failed: ``cat missing-file`` succeeds), and ``glob``, ``grep_search``, ``list_directory``
+  show names or matches, not files.
+- ``read_many_files {include, exclude?}`` reads the files its glob patterns match, and only the
+  files its result names count: each path in the ``files`` array of its display object (what
+  Gemini CLI's ReadManyFiles returns, when a result carries it as JSON) is a read of that file,
+  recorded as a call of its own (``<tool_id>#<n>``, n from 1) with its lines unknown (each file
+  may have been cut at 2000 lines). An ``include`` pattern, even a plain file name, is not a read:
+  a pattern that matched nothing, a file the ignore files excluded and a file that could not be
+  read all still give ``success``. The display's Markdown summary is text for a person and is
+  never searched for file names (a file named with a backtick and a newline could forge a line of
+  it). Gemini CLI 0.61 writes no ``output`` for this tool (its display is not text) and does not
+  even register it (the call fails ``tool_not_registered``): with it, ``read_many_files`` is never
+  evidence.
+- Success is ``status`` ``"success"``; ``"error"`` is a failed call (its ``error.type`` kept);
+  any other value, or none, is an outcome that cannot be read (the call's file is ``unknown``).
+- ``message`` lines are model text (passed over from their first bytes); ``init`` and ``error``
+  lines carry no call.
+- A line that cannot be read (not UTF-8, cut off, not JSON, a field of the wrong type) and could
+  hold a call is ``Unreadable``: a ``tool_use`` line could start, a ``tool_result`` line could end
+  the call whose ``tool_id`` is recovered from the bytes seen; a line whose head names another
+  type is plain malformed. A line longer than the scanner holds whole (a shell result holding a
+  large diff) is read as it flows, keeping only the fields used here.
+
+Which lines a successful ``read_file`` showed (DESIGN §6 rules 11-12), from its ``output``, which
+is Gemini CLI's display text, not what the model received:
+
+- ``Read lines A-B of T from P`` (a range was asked for, or the file was cut at 2000 lines):
+  lines A to B of T. Past the end Gemini CLI reports ``Read lines T+1-T of T``: nothing was
+  returned, and the read is not evidence.
+- ``Read all T lines from P (some lines were shortened)``: every line.
+- ``""`` (the usual whole read): Gemini CLI returned lines 1 to the last one (it names the range
+  whenever it cut one), but how many lines that was is not in the stream. It is recorded as
+  "line 1 to the end", told in lines with the file's content at the revision for files in the
+  pinned diff (an empty file then showed nothing), and unknown otherwise: never empty.
+- anything else, or no ``output``: the range asked for (``start_line``/``end_line`` are 1-based
+  and inclusive; without ``end_line`` Gemini CLI reads at most 2000 lines).
+
+``ranges`` record the same lines zero-based and end-exclusive (``offset`` = ``start_line`` - 1),
+as for Claude Code; Gemini CLI counts the empty string after a file's last newline as a line.
+
+Paths: ``file_path`` as the model wrote it, relative to the working directory Gemini CLI ran in
+(the stream does not record it: give ``--repo-root``), or absolute. ``@`` and backslashes are part
+of the name: Gemini CLI opens a leading-``@`` path literally when that file exists and only
+otherwise drops the ``@``, which the stream cannot tell, so a read of ``@x`` is credited to the
+file literally named ``@x``, never to ``x``.
+
+Completion: the ``result`` line (whatever its ``status``); a ``tool_use`` after it reopens the
+stream.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from coverage_gate.events import (
+    EMPTY_SHOWN,
+    UNKNOWN_SHOWN,
+    Action,
+    ByteSpan,
+    Event,
+    IgnoredAction,
+    LineClass,
+    Malformed,
+    ReadAction,
+    Shown,
+    StreamComplete,
+    StreamReopened,
+    ToolEnd,
+    ToolStart,
+    Unreadable,
+    UnreadableArguments,
+    Unrecognised,
+)
+from coverage_gate.evidence import MAX_CALLS
+from coverage_gate.model import Capability
+
+from ._json import (
+    JsonObject,
+    OutOfRange,
+    get_int,
+    get_list,
+    get_obj,
+    get_str,
+    is_blank,
+    key,
+    load_object,
+    opens_object,
+)
+from ._stream import ObjectLineReader, Spec, load_line
+
+NAME: Final = "gemini-cli"
+READ_TOOL: Final = "read_file"
+READ_MANY_TOOL: Final = "read_many_files"
+DEFAULT_READ_LINES: Final = 2000  # what read_file returns from start_line when no end_line
+TOOL_ERROR: Final = "tool_error"
+
+SPEC: Final[Spec] = {
+    "type": None,
+    "tool_name": None,
+    "tool_id": None,
+    "parameters": {"file_path": None, "start_line": None, "end_line": None},
+    "status": None,
+    "output": None,
+    "error": {"type": None},
+}
+_SKIP_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"message"')
+_TYPE_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"([A-Za-z_-]+)"')
+_ID = re.compile(rb'"tool_id"\s*:\s*"([^"\\]{1,256})"')
+_ID_KEY = re.compile(rb'"tool_id"\s*:')
+_QUIET_KINDS = frozenset({"init", "message", "error"})
+_SNIFF_HEAD = re.compile(
+    rb'\s*\{\s*"type"\s*:\s*"(?:init|tool_use|tool_result)"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,'
+    rb'\s*"(?:session_id|tool_name|tool_id)"\s*:'
+)
+
+# The display text of a successful read_file (Gemini CLI's processSingleFileContent).
+_LINES_READ = re.compile(
+    r"Read lines (\d{1,18})-(\d{1,18}) of (\d{1,18}) from .+?(?: \(some lines were shortened\))?"
+)
+_ALL_READ = re.compile(r"Read all (\d{1,18}) lines from .+? \(some lines were shortened\)")
+
+
+def _line_number(parameters: JsonObject, name: str) -> int | OutOfRange | None:
+    """A 1-based line number argument; anything else is left out."""
+    value = get_int(parameters, name)
+    if isinstance(value, OutOfRange):
+        return value
+    return value if value is not None and value >= 1 else None
+
+
+def _asked(start: int | None, end: int | None) -> Shown:
+    """The lines a ``read_file`` asks for (1-based, inclusive; without ``end_line``, 2000 lines
+    from ``start_line`` or from the first line)."""
+    first = start or 1
+    return Shown.lines(first, end if end is not None else first + DEFAULT_READ_LINES - 1)
+
+
+def _read_action(tool: str, parameters: JsonObject | None) -> Action:
+    if tool != READ_TOOL:
+        return IgnoredAction()  # read_many_files too: what it read is only known from its result
+    if parameters is None:
+        return UnreadableArguments("read_file parameters are missing or not an object")
+    path = get_str(parameters, "file_path")
+    if path is None:
+        return UnreadableArguments("read_file parameters have no string 'file_path'")
+    start, end = _line_number(parameters, "start_line"), _line_number(parameters, "end_line")
+    if isinstance(start, OutOfRange) or isinstance(end, OutOfRange):
+        # The file is clear, the range is not: a read of that file whose lines cannot be told.
+        return ReadAction(path=path, shown=UNKNOWN_SHOWN)
+    asked = _asked(start, end)
+    if start is None and end is None:
+        return ReadAction(path=path, shown=asked)
+    last = asked.end or asked.start
+    return ReadAction(
+        path=path, offset=asked.start - 1, limit=max(last - asked.start + 1, 0), shown=asked
+    )
+
+
+def _returned(output: str) -> tuple[Shown, ByteSpan | None] | None:
+    """What a successful ``read_file`` says it returned, from its display text; ``None`` when the
+    text says nothing of it."""
+    if output == "":
+        return Shown.lines(1, None), None
+    found = _LINES_READ.fullmatch(output)
+    if found is not None:
+        first, last, total = (int(group) for group in found.groups())
+        if first < 1 or last < first or first > total:  # past the end: nothing
+            return EMPTY_SHOWN, None
+        return Shown.lines(first, last, total), ByteSpan(offset=first - 1, end=last, total=total)
+    whole = _ALL_READ.fullmatch(output)
+    if whole is not None:
+        total = int(whole.group(1))
+        return (Shown.whole(total), None) if total else (EMPTY_SHOWN, None)
+    return None
+
+
+def _listed_files(output: str) -> list[str]:
+    """The files a successful ``read_many_files`` display object names as read, in order."""
+    if not output.lstrip().startswith("{"):
+        return []  # text for a person (the Markdown summary), never searched for names
+    try:
+        display = json.loads(output)
+    except (RecursionError, ValueError):
+        return []
+    files = get_list(display, "files") if isinstance(display, dict) else None
+    return [item for item in files or [] if isinstance(item, str) and item]
+
+
+class GeminiCliDecoder:
+    """Per-stream state: completion, and which calls are ``read_many_files`` calls."""
+
+    skip_prefixes: tuple[bytes, ...] = (b'{"type":"message"',)
+
+    def __init__(self) -> None:
+        self._complete = False
+        self._many: set[str] = set()
+        self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
+            "tool_use": self._use,
+            "tool_result": self._result,
+            "result": self._done,
+        }
+
+    def classify(self, head: bytes) -> LineClass:
+        if is_blank(head) or _SKIP_HEAD.match(head):
+            return LineClass.SKIP
+        return LineClass.PARSE
+
+    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
+
+    def reader(self, max_string_bytes: int) -> ObjectLineReader:
+        return ObjectLineReader(SPEC, max_string_bytes, self._streamed)
+
+    def _streamed(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+        return self._decoded(obj, seen, lineno, whole=False)
+
+    def _decoded(
+        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool = True
+    ) -> Sequence[Event]:
+        if isinstance(obj, Malformed):
+            return [_unreadable(seen, lineno, obj.detail, whole=whole)]
+        kind = get_str(obj, "type")
+        if kind is None:
+            detail = "field 'type' is missing or not a string"
+            if "tool_id" not in obj:
+                return [Malformed(lineno, detail)]
+            call_id = get_str(obj, "tool_id")
+            ids = None if call_id is None else (call_id,)
+            return [Unreadable(lineno, detail, ids, ids)]
+        handler = self._handlers.get(kind)
+        if handler is not None:
+            return handler(obj, lineno)
+        return [] if kind in _QUIET_KINDS else [Unrecognised(lineno)]
+
+    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
+        return []  # never asked for: no line is classified HEAD_ONLY
+
+    def finish(self) -> Sequence[Event]:
+        return []
+
+    # --- line kinds ----------------------------------------------------------------------------
+
+    def _use(self, line: JsonObject, lineno: int) -> list[Event]:
+        call_id, tool = get_str(line, "tool_id"), get_str(line, "tool_name")
+        if call_id is None or tool is None:
+            ids = None if call_id is None else (call_id,)
+            return [Unreadable(lineno, "tool_use without string 'tool_id' and 'tool_name'", ids)]
+        if tool == READ_MANY_TOOL and len(self._many) < MAX_CALLS:
+            self._many.add(key(call_id))
+        events: list[Event] = []
+        if self._complete:
+            self._complete = False
+            events.append(StreamReopened(lineno))
+        events.append(
+            ToolStart(call_id, tool, _read_action(tool, get_obj(line, "parameters")), lineno)
+        )
+        return events
+
+    def _result(self, line: JsonObject, lineno: int) -> list[Event]:
+        call_id = get_str(line, "tool_id")
+        if call_id is None:
+            return [Unreadable(lineno, "tool_result without a string 'tool_id'", (), None)]
+        status = line.get("status")
+        if status == "error":
+            error = get_obj(line, "error")
+            kind = (get_str(error, "type") if error is not None else None) or TOOL_ERROR
+            return [ToolEnd(call_id, None, False, lineno, error_type=kind)]
+        if status != "success":
+            detail = "field 'status' is neither 'success' nor 'error'"
+            return [Unreadable(lineno, detail, (), (call_id,))]
+        output = line.get("output")
+        if output is not None and not isinstance(output, str):
+            return [Unreadable(lineno, "field 'output' is not a string", (), (call_id,))]
+        if key(call_id) in self._many:
+            return self._many_end(call_id, output or "", lineno)
+        told = _returned(output) if output is not None else None
+        shown, span = told if told is not None else (None, None)
+        return [ToolEnd(call_id, None, True, lineno, result_range=span, shown=shown)]
+
+    def _many_end(self, call_id: str, output: str, lineno: int) -> list[Event]:
+        """A successful ``read_many_files``: the call itself, and a read of each file its result
+        names (``<tool_id>#<n>``), whose lines are unknown."""
+        events: list[Event] = [ToolEnd(call_id, None, True, lineno)]
+        for number, path in enumerate(_listed_files(output), start=1):
+            part = f"{call_id}#{number}"
+            read = ReadAction(path=path, shown=UNKNOWN_SHOWN)
+            events.append(ToolStart(part, READ_MANY_TOOL, read, lineno))
+            events.append(ToolEnd(part, READ_MANY_TOOL, True, lineno, shown=UNKNOWN_SHOWN))
+        return events
+
+    def _done(self, line: JsonObject, lineno: int) -> list[Event]:
+        self._complete = True
+        return [StreamComplete(lineno)]
+
+
+def _unreadable(seen: bytes, lineno: int, detail: str, *, whole: bool) -> Event:
+    """A line that could not be read, with the call it could start or end as far as the bytes
+    seen tell (its ``tool_id``, when the whole line was seen, intact, with exactly one)."""
+    head = _TYPE_HEAD.match(seen)
+    kind = head.group(1) if head else None
+    if not opens_object(seen) or (kind is not None and kind not in (b"tool_use", b"tool_result")):
+        return Malformed(lineno, detail)  # not an object, or a line that carries no call
+    if kind is None and _ID_KEY.search(seen) is None:
+        return Malformed(lineno, detail)
+    ids: tuple[str, ...] | None = None
+    found = _ID.findall(seen)
+    if whole and seen.rstrip().endswith(b"}") and len(found) == len(_ID_KEY.findall(seen)) == 1:
+        try:
+            ids = (found[0].decode("utf-8"),)
+        except UnicodeDecodeError:
+            ids = None
+    starts = () if kind == b"tool_result" else ids
+    ends = () if kind == b"tool_use" else ids
+    return Unreadable(lineno, detail, starts, ends)
+
+
+def _sniff_line(line: bytes) -> bool:
+    obj = load_object(line, 0)
+    if isinstance(obj, Malformed):
+        return _SNIFF_HEAD.match(line) is not None
+    kind = get_str(obj, "type")
+    if kind == "init":
+        return "session_id" in obj and "model" in obj and "subtype" not in obj
+    if kind == "tool_use":
+        return "tool_id" in obj and "tool_name" in obj
+    if kind == "tool_result":
+        return "tool_id" in obj and "status" in obj
+    return False
+
+
+class GeminiCliAdapter:
+    name: str = NAME
+    capability: Capability = Capability.PER_FILE
+    description: str = (
+        "Gemini CLI: `gemini -p PROMPT --output-format stream-json` output (read_file, and the "
+        "files a read_many_files result names)"
+    )
+
+    def decoder(self) -> GeminiCliDecoder:
+        return GeminiCliDecoder()
+
+    def sniff(self, head_lines: Sequence[bytes]) -> bool:
+        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+
+
+ADAPTER: Final = GeminiCliAdapter()
