@@ -12,6 +12,7 @@ from coverage_gate.events import Adapter, Decoder
 PACKAGE = Path(coverage_gate.__file__).parent
 CORE = ["model.py", "events.py", "paths.py", "diffmap.py", "evidence.py", "reconcile.py"]
 CORE += ["tracecalls.py"]  # a harness's trace of paired calls → call records
+CORE += ["findings.py"]  # what a decision holds against a reviewer, per file
 FORBIDDEN = (
     "typer",
     "click",
