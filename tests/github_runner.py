@@ -1,0 +1,248 @@
+"""A small stand-in for GitHub's runner, enough to run a composite action's steps here.
+
+It reads ``action.yml``, fills each input from the ones given or from its default, evaluates the
+``${{ ... }}`` expressions the action uses (context lookups and ``||``; anything else fails the
+test, so the action cannot rely on what is not simulated), and runs each ``run`` step with bash as
+the runner does (``bash --noprofile --norc -eo pipefail FILE``) in the workspace, with the
+``GITHUB_*`` variables and a fresh ``GITHUB_OUTPUT`` and ``GITHUB_STEP_SUMMARY`` file per step. It
+parses step outputs and workflow commands from stdout the way the runner reads them back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+ACTION = ROOT / "action.yml"
+
+_EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+_LOOKUP = re.compile(r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*")
+_COMMAND = re.compile(r"^::(?P<command>[a-z-]+)(?: (?P<properties>[^:]*))?::(?P<message>.*)$")
+
+
+def unescape_data(text: str) -> str:
+    """A workflow command's message as the runner decodes it."""
+    return text.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
+
+
+def unescape_property(text: str) -> str:
+    """A workflow command's property value as the runner decodes it."""
+    return (
+        text.replace("%0D", "\r")
+        .replace("%0A", "\n")
+        .replace("%3A", ":")
+        .replace("%2C", ",")
+        .replace("%25", "%")
+    )
+
+
+@dataclass(frozen=True)
+class Command:
+    command: str
+    properties: dict[str, str]
+    message: str
+
+
+def parse_command(line: str) -> Command | None:
+    """A ``::command k=v,k=v::message`` line as the runner splits it: properties at each ``,``
+    and the first ``=``, then unescaped; ``None`` for any other line."""
+    found = _COMMAND.match(line)
+    if found is None:
+        return None
+    properties: dict[str, str] = {}
+    for pair in (found["properties"] or "").split(","):
+        if pair:
+            key, _, value = pair.partition("=")
+            properties[key] = unescape_property(value)
+    return Command(found["command"], properties, unescape_data(found["message"]))
+
+
+def parse_file_commands(text: str) -> dict[str, str]:
+    """A ``GITHUB_OUTPUT`` (or ``GITHUB_ENV``) file as the runner reads it: ``NAME=VALUE`` lines,
+    and ``NAME<<DELIMITER`` … ``DELIMITER`` blocks whose value is the lines between."""
+    values: dict[str, str] = {}
+    lines = text.split("\n")
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if not line:
+            continue
+        equals, heredoc = line.find("="), line.find("<<")
+        if equals >= 0 and (heredoc < 0 or equals < heredoc):
+            values[line[:equals]] = line[equals + 1 :]
+            continue
+        if heredoc < 0:
+            raise ValueError(f"invalid line in a file command: {line!r}")
+        name, delimiter = line[:heredoc], line[heredoc + 2 :]
+        body: list[str] = []
+        while True:
+            if index >= len(lines):
+                raise ValueError(f"{name}: delimiter {delimiter!r} not found")
+            if lines[index] == delimiter:
+                index += 1
+                break
+            body.append(lines[index])
+            index += 1
+        values[name] = "\n".join(body)
+    return values
+
+
+@dataclass
+class StepRun:
+    step_id: str
+    returncode: int
+    stdout: str
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+
+
+@dataclass
+class ActionRun:
+    """What one run of the action left: per step, and what GitHub would show."""
+
+    steps: list[StepRun] = field(default_factory=list)
+    outputs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def succeeded(self) -> bool:
+        return all(step.returncode == 0 for step in self.steps)
+
+    @property
+    def commands(self) -> list[Command]:
+        found = (parse_command(line) for step in self.steps for line in step.stdout.splitlines())
+        return [command for command in found if command is not None]
+
+    @property
+    def annotations(self) -> list[Command]:
+        return [c for c in self.commands if c.command in {"error", "warning", "notice"}]
+
+    @property
+    def summary(self) -> str:
+        return "".join(step.summary for step in self.steps)
+
+    @property
+    def log(self) -> str:
+        return "\n".join(f"{step.step_id}:\n{step.stdout}{step.stderr}" for step in self.steps)
+
+
+def load_action() -> dict[str, Any]:
+    document = yaml.safe_load(ACTION.read_text())
+    assert isinstance(document, dict)
+    return document
+
+
+def evaluate(text: str, contexts: Mapping[str, Any]) -> str:
+    """``text`` with each ``${{ a.b || c.d }}`` replaced by its value (missing lookups are empty,
+    as GitHub's are; ``||`` takes the first non-empty)."""
+
+    def one(found: re.Match[str]) -> str:
+        for term in (part.strip() for part in found[1].split("||")):
+            if not _LOOKUP.fullmatch(term):
+                raise AssertionError(f"expression not simulated here: {found[0]!r}")
+            value: Any = contexts
+            for key in term.split("."):
+                value = value.get(key) if isinstance(value, Mapping) else None
+            if value:
+                return str(value)
+        return ""
+
+    return _EXPRESSION.sub(one, text)
+
+
+def run_action(
+    inputs: Mapping[str, str],
+    *,
+    workspace: Path,
+    runner_temp: Path,
+    github: Mapping[str, Any],
+    env: Mapping[str, str],
+) -> ActionRun:
+    """Run the composite action's steps in order, stopping at the first that fails."""
+    action = load_action()
+    runs = action["runs"]
+    assert runs["using"] == "composite"
+    contexts: dict[str, Any] = {
+        "github": {**github, "workspace": str(workspace), "action_path": str(ROOT)},
+        "runner": {"temp": str(runner_temp), "os": "Linux"},
+        "steps": {},
+    }
+    unknown = set(inputs) - set(action.get("inputs", {}))
+    assert not unknown, f"inputs the action does not declare: {unknown}"
+    contexts["inputs"] = {
+        name: inputs[name] if name in inputs else evaluate(str(spec.get("default", "")), contexts)
+        for name, spec in action.get("inputs", {}).items()
+    }
+    base = {
+        **env,
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_ACTION_PATH": str(ROOT),
+        "GITHUB_REPOSITORY": str(github.get("repository", "")),
+        "GITHUB_SHA": str(github.get("sha", "")),
+        "RUNNER_TEMP": str(runner_temp),
+    }
+    result = ActionRun()
+    for number, step in enumerate(runs["steps"]):
+        assert "uses" not in step, "steps that use other actions are not simulated"
+        assert step.get("shell") == "bash", "every run step names its shell"
+        assert "if" not in step, "conditional steps are not simulated"
+        step_id = step.get("id", f"step{number}")
+        files = runner_temp / "_runner_file_commands" / step_id
+        files.mkdir(parents=True, exist_ok=True)
+        output, summary = files / "output", files / "summary"
+        output.write_text("")
+        summary.write_text("")
+        script = files / "script.sh"
+        script.write_text(evaluate(step["run"], contexts))
+        step_env = {
+            **base,
+            **{key: evaluate(str(value), contexts) for key, value in step.get("env", {}).items()},
+            "GITHUB_OUTPUT": str(output),
+            "GITHUB_STEP_SUMMARY": str(summary),
+        }
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=workspace,
+            env=step_env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+        outputs = parse_file_commands(output.read_text())
+        result.steps.append(
+            StepRun(
+                step_id, done.returncode, done.stdout, done.stderr, outputs, summary.read_text()
+            )
+        )
+        contexts["steps"][step_id] = {"outputs": outputs}
+        if done.returncode != 0:
+            return result
+    result.outputs = {
+        name: evaluate(str(spec["value"]), contexts)
+        for name, spec in action.get("outputs", {}).items()
+    }
+    return result
+
+
+def runner_env(path_first: Path | None = None) -> dict[str, str]:
+    """The environment a step starts from: this one's, less what a runner would not have set,
+    with ``path_first`` (a folder holding ``coverage-gate``) at the head of ``PATH``."""
+    kept = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("GITHUB_", "INPUT_", "RUNNER_"))
+    }
+    if path_first is not None:
+        kept["PATH"] = f"{path_first}{os.pathsep}{kept.get('PATH', '')}"
+    return kept
