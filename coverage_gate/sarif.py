@@ -3,12 +3,13 @@
 One run, its driver ``coverage-gate`` with every rule of ``findings.RULES`` (always all of them, so
 rule indices stay stable), one result per finding. Paths are repository-relative URIs under
 ``%SRCROOT%``. A finding is an ``error`` when the mode in force enforces, else a ``warning``.
-Pure: the tool version is passed in.
+Pure but for ``tool_version``, which asks the installed package.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 from typing import Any
 from urllib.parse import quote
@@ -101,3 +102,11 @@ def sarif_log(decision: DecisionDocument, *, tool_version: str) -> dict[str, Any
 
 def sarif_text(decision: DecisionDocument, *, tool_version: str) -> str:
     return json.dumps(sarif_log(decision, tool_version=tool_version), indent=2) + "\n"
+
+
+def tool_version() -> str:
+    """The installed coverage-gate's version (``0+unknown`` when it runs uninstalled)."""
+    try:
+        return importlib.metadata.version("coverage-gate")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"

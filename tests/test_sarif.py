@@ -3,18 +3,22 @@ SARIF schema (vendored in tests/data/schemas, with its source)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 import jsonschema
 import pytest
+from typer.testing import CliRunner
 
+from coverage_gate.cli import app
 from coverage_gate.findings import RULES
 from coverage_gate.model import DepthPolicy, Mode
 from coverage_gate.reconcile import reconcile
 from coverage_gate.sarif import sarif_log
-from tests.conftest import DATA
+from tests.conftest import DATA, lying_reconcile_args
 from tests.examples import example_decision, renamed_scope_decision
 from tests.test_reconcile import PARTIAL_TAX, tax_evidence, tax_review
 
@@ -124,3 +128,23 @@ def test_the_schema_check_refuses_what_sarif_does_not_allow() -> None:
         log["runs"][0]["results"][0] = broken
         with pytest.raises(jsonschema.ValidationError):
             check_sarif(log)
+
+
+def test_reconcile_format_sarif_prints_a_valid_log_of_the_unsupported_claims(
+    tmp_path: Path,
+) -> None:
+    """`reconcile --format sarif`: stdout is the SARIF log, the decision JSON still goes to -o."""
+    result = CliRunner().invoke(
+        app,
+        lying_reconcile_args(tmp_path, "--format", "sarif", "-o", str(tmp_path / "d.json")),
+    )
+    assert result.exit_code == 0, result.output
+    log = json.loads(result.stdout)
+    check_sarif(log)
+    (run,) = log["runs"]
+    assert run["tool"]["driver"]["version"] == importlib.metadata.version("coverage-gate")
+    assert [
+        (r["ruleId"], r["level"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"])
+        for r in run["results"]
+    ] == [("claim-unsupported", "warning", "src/db.py")]
+    assert json.loads((tmp_path / "d.json").read_text())["schema"] == "coverage-gate/decision"
