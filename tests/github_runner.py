@@ -65,6 +65,27 @@ def parse_command(line: str) -> Command | None:
     return Command(found["command"], properties, unescape_data(found["message"]))
 
 
+def commands_of(stdout: str) -> list[Command]:
+    """The workflow commands a step's output gives the runner: each line, leading spaces
+    trimmed, that parses as one, except between ``::stop-commands::TOKEN`` and ``::TOKEN::``."""
+    found: list[Command] = []
+    resume: str | None = None
+    for raw in stdout.splitlines():
+        line = raw.lstrip()
+        if resume is not None:
+            if line == resume:
+                resume = None
+            continue
+        command = parse_command(line)
+        if command is None:
+            continue
+        if command.command == "stop-commands":
+            resume = f"::{command.message}::"
+            continue
+        found.append(command)
+    return found
+
+
 def parse_file_commands(text: str) -> dict[str, str]:
     """A ``GITHUB_OUTPUT`` (or ``GITHUB_ENV``) file as the runner reads it: ``NAME=VALUE`` lines,
     and ``NAME<<DELIMITER`` … ``DELIMITER`` blocks whose value is the lines between."""
@@ -119,8 +140,7 @@ class ActionRun:
 
     @property
     def commands(self) -> list[Command]:
-        found = (parse_command(line) for step in self.steps for line in step.stdout.splitlines())
-        return [command for command in found if command is not None]
+        return [command for step in self.steps for command in commands_of(step.stdout)]
 
     @property
     def annotations(self) -> list[Command]:
@@ -135,10 +155,28 @@ class ActionRun:
         return "\n".join(f"{step.step_id}:\n{step.stdout}{step.stderr}" for step in self.steps)
 
 
-def load_action() -> dict[str, Any]:
-    document = yaml.safe_load(ACTION.read_text())
+class _Yaml12Loader(yaml.SafeLoader):
+    """YAML as GitHub reads workflow and action files (YAML 1.2 booleans): ``on``, ``off``,
+    ``yes`` and ``no`` stay strings, where PyYAML's YAML 1.1 would make ``on:`` a ``True`` key."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+def load_yaml(text: str) -> dict[str, Any]:
+    document = yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a safe loader, YAML 1.2 booleans
     assert isinstance(document, dict)
     return document
+
+
+def load_action() -> dict[str, Any]:
+    return load_yaml(ACTION.read_text())
 
 
 def evaluate(text: str, contexts: Mapping[str, Any]) -> str:
