@@ -44,7 +44,7 @@ app.command("demo", cls=Command)(demo.demo)
 app.add_typer(flags_app, name="flags")
 app.command("report", cls=Command)(report.report)  # one command, no subcommands
 app.command("run", cls=Command, context_settings=run.RUN_CONTEXT_SETTINGS)(run.run_command)
-app.command("github", cls=Command)(github.github_command)
+app.command("github", cls=Command, epilog=github.INPUTS_HELP)(github.github_command)
 
 
 def main() -> None:

@@ -25,7 +25,8 @@ from coverage_gate.reconcile import line_ranges
 @dataclass(frozen=True)
 class Spot:
     """One flagged place: a file (repository-relative), the lines concerned when known, and what
-    is wrong there, in a sentence that does not name the reviewer or the file."""
+    the reviewer said there and what stands against it, as a sentence that follows the
+    reviewer's name."""
 
     path: str
     detail: str
@@ -60,15 +61,15 @@ class Finding:
 
     @property
     def message(self) -> str:
-        return f"{self.agent_id} claimed `{self.spot.path}` inspected; {self.spot.detail}"
+        return f"{self.agent_id} {self.spot.detail}"
 
 
 def _unsupported(reviewer: ReviewerDecision, decision: DecisionDocument) -> Iterator[Spot]:
     for file in _with_status(reviewer, FileStatus.UNSUPPORTED):
         yield Spot(
             file.path,
-            f"no successful read or diff of it was recorded at {decision.revision[:12]} "
-            f"({file.evidence})",
+            f"{_claimed(file)} no successful read or diff of it was recorded at "
+            f"{decision.revision[:12]} ({file.evidence})",
         )
 
 
@@ -76,13 +77,14 @@ def _shallow(reviewer: ReviewerDecision, decision: DecisionDocument) -> Iterator
     for file in _with_status(reviewer, FileStatus.SHALLOW):
         depth = file.depth
         if depth is None:  # a shallow file always has its depth; kept total all the same
-            yield Spot(file.path, f"too little of its change was seen ({file.evidence})")
+            yield Spot(file.path, f"{_claimed(file)} too little of its change was seen")
             continue
         unseen = f"; not seen: lines {line_ranges(depth.unseen)}" if depth.unseen else ""
         first = depth.unseen[0] if depth.unseen else None
         yield Spot(
             file.path,
-            f"its evidence showed {depth.changed_lines_seen} of its {depth.changed_lines} "
+            f"{_claimed(file)} its evidence showed {depth.changed_lines_seen} of its "
+            f"{depth.changed_lines} "
             f"changed lines ({depth.hunks_seen}/{depth.hunks} hunks), too few for depth policy "
             f"{decision.depth_policy.value}{unseen}",
             first.start if first else None,
@@ -95,9 +97,13 @@ def _unverifiable(reviewer: ReviewerDecision, decision: DecisionDocument) -> Ite
         why = file.unknown_reason.value if file.unknown_reason else "evidence unavailable"
         yield Spot(
             file.path,
-            f"its evidence is unavailable ({why}), which unknown policy "
+            f"{_claimed(file)} its evidence is unavailable ({why}), which unknown policy "
             f"{decision.unknown_policy.value} holds against the reviewer",
         )
+
+
+def _claimed(file: FileDecision) -> str:
+    return f"claimed `{file.path}` inspected;"
 
 
 def _with_status(reviewer: ReviewerDecision, status: FileStatus) -> Iterator[FileDecision]:

@@ -67,6 +67,11 @@ INPUTS: tuple[ActionInput, ...] = (
     ActionInput("fail-on-downgrade", "true: fail the step when the verdict was downgraded"),
 )
 
+#: The inputs as `coverage-gate github --help` lists them.
+INPUTS_HELP = "Inputs, each from its INPUT_<NAME> variable: " + "; ".join(
+    f"{spec.name} ({spec.variable}): {spec.help}" for spec in INPUTS
+)
+
 _TRUE = {"true", "True", "TRUE"}
 _FALSE = {"false", "False", "FALSE"}
 
