@@ -179,14 +179,24 @@ def load_action() -> dict[str, Any]:
     return load_yaml(ACTION.read_text())
 
 
-def evaluate(text: str, contexts: Mapping[str, Any]) -> str:
+#: The contexts each place of action.yml may use, as the runner's schema of action files
+#: (src/Runner.Worker/action_yaml.json in actions/runner) allows them: an input's default is
+#: evaluated before any step runs, so it cannot read inputs, steps or env.
+INPUT_DEFAULT = frozenset({"github", "strategy", "matrix", "job", "runner"})
+STEP = frozenset({"github", "inputs", "strategy", "matrix", "steps", "job", "runner", "env"})
+OUTPUT_VALUE = STEP
+
+
+def evaluate(text: str, contexts: Mapping[str, Any], allowed: frozenset[str] = STEP) -> str:
     """``text`` with each ``${{ a.b || c.d }}`` replaced by its value (missing lookups are empty,
-    as GitHub's are; ``||`` takes the first non-empty)."""
+    as GitHub's are; ``||`` takes the first non-empty). A context not ``allowed`` there fails."""
 
     def one(found: re.Match[str]) -> str:
         for term in (part.strip() for part in found[1].split("||")):
             if not _LOOKUP.fullmatch(term):
                 raise AssertionError(f"expression not simulated here: {found[0]!r}")
+            if term.split(".")[0] not in allowed:
+                raise AssertionError(f"{found[0]!r}: context not available here")
             value: Any = contexts
             for key in term.split("."):
                 value = value.get(key) if isinstance(value, Mapping) else None
@@ -217,7 +227,9 @@ def run_action(
     unknown = set(inputs) - set(action.get("inputs", {}))
     assert not unknown, f"inputs the action does not declare: {unknown}"
     contexts["inputs"] = {
-        name: inputs[name] if name in inputs else evaluate(str(spec.get("default", "")), contexts)
+        name: inputs[name]
+        if name in inputs
+        else evaluate(str(spec.get("default", "")), contexts, INPUT_DEFAULT)
         for name, spec in action.get("inputs", {}).items()
     }
     base = {
@@ -267,7 +279,7 @@ def run_action(
         if done.returncode != 0:
             return result
     result.outputs = {
-        name: evaluate(str(spec["value"]), contexts)
+        name: evaluate(str(spec["value"]), contexts, OUTPUT_VALUE)
         for name, spec in action.get("outputs", {}).items()
     }
     return result

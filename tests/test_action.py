@@ -21,6 +21,7 @@ from coverage_gate.github import COMMENT_MARKER
 from tests.conftest import DATA
 from tests.examples import EXAMPLES
 from tests.github_runner import (
+    INPUT_DEFAULT,
     ActionRun,
     evaluate,
     load_action,
@@ -487,3 +488,10 @@ def test_the_readme_comment_step_edits_its_one_comment_or_adds_it(
     (call,) = [json.loads(line) for line in (tmp_path / "gh.log").read_text().splitlines()]
     assert (call["method"], call["endpoint"]) == expected
     assert call["body"] == body.read_text()
+
+
+def test_an_input_default_that_reads_another_input_is_refused_as_the_runner_does() -> None:
+    """The simulated runner holds action.yml to the contexts GitHub allows in each place."""
+    with pytest.raises(AssertionError, match="context not available"):
+        evaluate("${{ inputs.repo }}", {"inputs": {"repo": "a/b"}}, INPUT_DEFAULT)
+    assert evaluate("${{ runner.temp }}/x", {"runner": {"temp": "/t"}}, INPUT_DEFAULT) == "/t/x"
