@@ -4,9 +4,13 @@ marker a workflow finds it by."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from coverage_gate import github
+from coverage_gate.commands.github import parse_inputs
+from coverage_gate.errors import UsageError
 from coverage_gate.github import (
     ANNOTATIONS_PER_LEVEL,
     COMMENT_LIMIT,
@@ -160,3 +164,52 @@ def test_a_comment_too_long_for_github_is_cut_at_a_line_and_says_so(
     assert body.startswith(COMMENT_MARKER + "\n")
     assert body.rstrip().endswith("the job summary and the decision document have every file._")
     assert COMMENT_LIMIT == 65_536
+
+
+# --- the action's inputs ------------------------------------------------------------------------
+
+BASE_INPUTS = {
+    "INPUT_VERDICT": "approve",
+    "INPUT_CLAIMS": "a.json",
+    "INPUT_CHANGED": "changed.txt",
+    "INPUT_REPO": "acme/shop",
+    "INPUT_REVISION": "abc1234",
+    "INPUT_OUTPUT_DIR": "/tmp/out",
+}
+
+
+def test_inputs_take_their_defaults_and_lists_skip_blank_lines() -> None:
+    inputs = parse_inputs(
+        {**BASE_INPUTS, "INPUT_CLAIMS": " a.json\n\n b.json \n", "INPUT_EVIDENCE": "a.e\nb.e\n"}
+    )
+    assert inputs.claims == [Path("a.json"), Path("b.json")]
+    assert inputs.evidence == [Path("a.e"), Path("b.e")]
+    assert (inputs.mode, inputs.depth_policy, inputs.fail_on_downgrade) == (None, None, False)
+    assert parse_inputs({**BASE_INPUTS, "INPUT_FAIL_ON_DOWNGRADE": "TRUE"}).fail_on_downgrade
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"INPUT_VERDICT": "  "}, "input 'verdict' is required"),
+        ({"INPUT_MODE": "enforced"}, "input 'mode': 'enforced' is not one of: auto, off, shadow"),
+        ({"INPUT_DEPTH_POLICY": "some"}, "input 'depth-policy': 'some' is not one of"),
+        ({"INPUT_UNKNOWN_POLICY": "deny"}, "input 'unknown-policy': 'deny' is not one of"),
+        ({"INPUT_FAIL_ON_DOWNGRADE": "yes"}, "input 'fail-on-downgrade': 'yes' is not true"),
+        ({"INPUT_BUNDLE": "b.json"}, "input 'bundle' cannot be combined with 'claims'"),
+        ({"INPUT_STREAM": "s", "INPUT_EVIDENCE": "e"}, "inputs 'stream' and 'evidence' cannot"),
+        ({"INPUT_EVIDENCE": "e1\ne2"}, "input 'evidence' lists 2 file(s) and input 'claims' 1"),
+        ({"INPUT_BASE": "abc"}, "give input 'changed' or inputs 'base' and 'head', not both"),
+        ({"INPUT_CHANGED": "", "INPUT_BASE": "abc"}, "input 'changed' (the changed-file list) or"),
+        ({"INPUT_REPO": ""}, "input 'repo' is required"),
+        ({"INPUT_REVISION": ""}, "input 'revision' is required"),
+        ({"INPUT_OUTPUT_DIR": ""}, "input 'output-dir' is required"),
+    ],
+)
+def test_a_missing_wrong_or_conflicting_input_is_a_usage_error_naming_it(
+    change: dict[str, str], message: str
+) -> None:
+    with pytest.raises(UsageError) as raised:
+        parse_inputs({**BASE_INPUTS, **change})
+    assert str(raised.value).startswith(message)
+    assert raised.value.exit_code == 2

@@ -26,6 +26,7 @@ from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode, Usa
 from coverage_gate.stdio import write_stdout
 
 if TYPE_CHECKING:
+    from coverage_gate.commands.flags import ModeChoice
     from coverage_gate.model import DepthPolicy, UnknownPolicy, Verdict
 
 E = TypeVar("E", bound=StrEnum)
@@ -92,7 +93,7 @@ class ActionInputs:
     base: str | None = None
     head: str | None = None
     exclude: list[str] = field(default_factory=list)
-    mode: str = "auto"
+    mode: ModeChoice | None = None
     flags: Path | None = None
     depth_policy: DepthPolicy | None = None
     unknown_policy: UnknownPolicy | None = None
@@ -122,8 +123,10 @@ class _Raw:
     def lines(self, name: str) -> list[str]:
         return [line.strip() for line in self._values[name].splitlines() if line.strip()]
 
-    def choice(self, name: str, kind: type[E]) -> E | None:
-        value = self.text(name)
+    def choice(self, name: str, kind: type[E], *, required: str = "") -> E | None:
+        """The input as a member of ``kind``; ``required`` says what is expected when the input
+        must be given."""
+        value = self.required(name, required) if required else self.text(name)
         if value is None:
             return None
         try:
@@ -136,16 +139,12 @@ class _Raw:
 def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
     """The action's inputs from ``INPUT_*`` variables; a missing, unknown or conflicting one is
     a usage error naming the input."""
+    from coverage_gate.commands.flags import ModeChoice  # noqa: PLC0415
     from coverage_gate.model import DepthPolicy, UnknownPolicy, Verdict  # noqa: PLC0415
 
     raw = _Raw(env)
-    verdicts = ", ".join(member.value for member in Verdict)
-    raw.required("verdict", verdicts)
-    verdict = raw.choice("verdict", Verdict)
-    assert verdict is not None  # noqa: S101 - required just above
-    mode = raw.text("mode") or "auto"
-    if mode not in {"auto", "off", "shadow", "enforce"}:
-        raise UsageError(f"input 'mode': {mode!r} is not one of: auto, off, shadow, enforce")
+    verdict = raw.choice("verdict", Verdict, required=", ".join(member.value for member in Verdict))
+    assert verdict is not None  # noqa: S101 - a required choice is never None
     claims, streams, evidence = raw.lines("claims"), raw.lines("stream"), raw.lines("evidence")
     bundle = raw.path("bundle")
     if bundle is not None and (claims or streams or evidence):
@@ -188,7 +187,7 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
         base=base,
         head=head,
         exclude=raw.lines("exclude"),
-        mode=mode,
+        mode=raw.choice("mode", ModeChoice),
         flags=raw.path("flags"),
         depth_policy=raw.choice("depth-policy", DepthPolicy),
         unknown_policy=raw.choice("unknown-policy", UnknownPolicy),
@@ -341,7 +340,7 @@ def _decide(inputs: ActionInputs, folder: Path, stage: list[str]) -> Path:
         changed=inputs.changed,
         base=inputs.base,
         head=inputs.head,
-        mode=ModeChoice(inputs.mode),
+        mode=inputs.mode or ModeChoice.AUTO,
         flags_file=inputs.flags,
         unknown_policy=inputs.unknown_policy,
         depth_policy=inputs.depth_policy,
