@@ -4,7 +4,8 @@ It reads ``action.yml``, fills each input from the ones given or from its defaul
 ``${{ ... }}`` expressions the action uses (context lookups and ``||``; anything else fails the
 test, so the action cannot rely on what is not simulated), and runs each ``run`` step with bash as
 the runner does (``bash --noprofile --norc -eo pipefail FILE``) in the workspace, with the
-``GITHUB_*`` variables and a fresh ``GITHUB_OUTPUT`` and ``GITHUB_STEP_SUMMARY`` file per step. It
+``GITHUB_*`` variables, a fresh ``GITHUB_OUTPUT`` and ``GITHUB_STEP_SUMMARY`` file per step, and
+one ``GITHUB_ENV`` and ``GITHUB_PATH`` file whose entries later steps get. It
 parses step outputs and workflow commands from stdout the way the runner reads them back.
 """
 
@@ -133,6 +134,10 @@ class ActionRun:
 
     steps: list[StepRun] = field(default_factory=list)
     outputs: dict[str, str] = field(default_factory=dict)
+    #: What the steps added to the job's environment (GITHUB_ENV) and PATH (GITHUB_PATH): later
+    #: steps of the action, and of the caller's job, see them.
+    env: dict[str, str] = field(default_factory=dict)
+    path: list[str] = field(default_factory=list)
 
     @property
     def succeeded(self) -> bool:
@@ -242,6 +247,11 @@ def run_action(
         "RUNNER_TEMP": str(runner_temp),
     }
     result = ActionRun()
+    job_files = runner_temp / "_runner_file_commands"
+    job_files.mkdir(parents=True, exist_ok=True)
+    env_file, path_file = job_files / "env", job_files / "path"
+    env_file.write_text("")
+    path_file.write_text("")
     for number, step in enumerate(runs["steps"]):
         assert "uses" not in step, "steps that use other actions are not simulated"
         assert step.get("shell") == "bash", "every run step names its shell"
@@ -257,9 +267,14 @@ def run_action(
         step_env = {
             **base,
             **{key: evaluate(str(value), contexts) for key, value in step.get("env", {}).items()},
+            **result.env,
             "GITHUB_OUTPUT": str(output),
             "GITHUB_STEP_SUMMARY": str(summary),
+            "GITHUB_ENV": str(env_file),
+            "GITHUB_PATH": str(path_file),
         }
+        if result.path:
+            step_env["PATH"] = os.pathsep.join([*reversed(result.path), step_env["PATH"]])
         done = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
             cwd=workspace,
@@ -276,6 +291,8 @@ def run_action(
             )
         )
         contexts["steps"][step_id] = {"outputs": outputs}
+        result.env = parse_file_commands(env_file.read_text())
+        result.path = [line for line in path_file.read_text().splitlines() if line]
         if done.returncode != 0:
             return result
     result.outputs = {

@@ -102,6 +102,7 @@ def test_a_lying_reviewer_under_enforce_is_downgraded_with_one_error_per_unsuppo
     assert Path(done.outputs["decision"]).parent == workspace.parent.parent / "runner temp" / (
         "coverage-gate"
     )
+    assert (done.env, done.path) == ({}, [])  # the caller's later steps see nothing new
 
 
 def test_an_honest_reviewer_gets_no_annotations_and_keeps_its_approve(workspace: Path) -> None:
