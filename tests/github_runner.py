@@ -145,7 +145,14 @@ class ActionRun:
 
     @property
     def commands(self) -> list[Command]:
-        return [command for step in self.steps for command in commands_of(step.stdout)]
+        """The runner reads workflow commands from both streams, each as it arrives; which of
+        two pipes it reads first is a race, so stderr is read here after all of stdout."""
+        return [
+            command
+            for step in self.steps
+            for stream in (step.stdout, step.stderr)
+            for command in commands_of(stream)
+        ]
 
     @property
     def annotations(self) -> list[Command]:

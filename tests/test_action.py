@@ -17,9 +17,11 @@ import pytest
 
 from coverage_gate.commands.github import INPUTS
 from coverage_gate.demo import REVISION
+from coverage_gate.files import dump_model
 from coverage_gate.github import COMMENT_MARKER
+from coverage_gate.model import Mode
 from tests.conftest import DATA
-from tests.examples import EXAMPLES
+from tests.examples import EXAMPLES, example_review
 from tests.github_runner import (
     INPUT_DEFAULT,
     ActionRun,
@@ -258,8 +260,9 @@ def test_a_missing_or_wrong_input_fails_the_step_with_a_clear_error(
     assert gate.step_id == "gate"
     assert gate.returncode == code, done.log
     assert [(a.command, a.message) for a in done.annotations] == [("error", message)]
-    assert "Traceback" not in gate.stderr
-    assert gate.stderr.strip().splitlines()[-1].startswith("coverage-gate: error: ")
+    assert "Traceback" not in gate.stdout
+    said = [line for line in gate.stdout.splitlines() if line.startswith("coverage-gate: error: ")]
+    assert len(said) == 1, gate.stdout  # one line saying why, in the step's one ordered stream
     assert gate.outputs == {}
     assert done.outputs == {}
 
@@ -349,11 +352,20 @@ def test_what_a_reviewer_wrote_cannot_issue_workflow_commands(workspace: Path) -
     workflow command is printed while commands are stopped, so the runner obeys none of it."""
     claims = json.loads((workspace / "lying.claims.json").read_text())
     claims["inspected_files"].append("x\n::warning file=README.md::injected\n::add-mask::x")
+    claims["agent_id"] = "lying-reviewer\n::warning::injected on stderr too"
     (workspace / "lying.claims.json").write_text(json.dumps(claims))
-    done = run(workspace, **reviewer("lying", mode="enforce"))
+    # evidence recorded for agent "lying": reconcile's warning on stderr names both agents
+    (evidence,) = [r.evidence for r in example_review("lying", Mode.ENFORCE).reviewers]
+    assert evidence is not None
+    (workspace / "lying.evidence.json").write_text(dump_model(evidence))
+    inputs = {k: v for k, v in reviewer("lying", mode="enforce").items() if k != "stream"}
+    done = run(workspace, **inputs, evidence="lying.evidence.json")
     assert done.succeeded, done.log
     assert "::warning file=README.md::injected" in done.steps[-1].stdout
-    assert [(a.command, a.properties["file"]) for a in done.annotations] == [
+    assert "::warning::injected on stderr too were checked against evidence" in (
+        done.steps[-1].stdout + done.steps[-1].stderr
+    )
+    assert [(a.command, a.properties.get("file")) for a in done.annotations] == [
         ("error", "src/util/strings.py"),
         ("error", "tests/test_handlers.py"),
     ]
