@@ -35,6 +35,7 @@ from tests.test_sarif import check_sarif
 
 BIN = Path(sys.executable).parent  # this environment's coverage-gate
 SCHEMAS = DATA / "schemas"
+CODEREVIEW_REV = "1a2b3c4d5e6f0123456789abcdef0123456789ab"  # tests/data/codereview-cli's head
 PR_EVENT = {"pull_request": {"number": 7, "head": {"sha": REVISION}, "base": {"sha": "0" * 40}}}
 
 
@@ -162,6 +163,35 @@ def test_several_reviewers_are_one_decision_and_only_the_liar_is_annotated(
     assert [r["agent_id"] for r in decision["reviewers"]] == ["honest-reviewer", "lying-reviewer"]
 
 
+def test_a_codereview_cli_run_is_reconciled_and_each_unsupported_claim_annotated(
+    workspace: Path,
+) -> None:
+    """The codereview-cli fixture (a run folder with two reviewer tasks), read with the pinned
+    diff: every unsupported claim in the decision is one annotation, and nothing else is."""
+    shutil.copytree(DATA / "codereview-cli", workspace / "cr run")
+    shutil.copyfile(DATA / "pi-rpc" / "review.diff", workspace / "cr.diff")
+    done = run(
+        workspace,
+        verdict="approve",
+        mode="enforce",
+        changed="changed.txt",
+        revision=CODEREVIEW_REV,
+        diff="cr.diff",
+        **{"codereview-run": "cr run"},
+    )
+    assert done.succeeded, done.log
+    decision = json.loads(Path(done.outputs["decision"]).read_text())
+    flagged = [
+        (reviewer["agent_id"], file["path"])
+        for reviewer in decision["reviewers"]
+        for file in reviewer["files"]
+        if file["status"] == "unsupported"
+    ]
+    assert flagged
+    assert [(a.message.split(" ", 1)[0], a.properties["file"]) for a in done.annotations] == flagged
+    assert done.outputs["downgraded"] == "true"
+
+
 def test_a_path_with_a_comma_and_spaces_is_annotated_on_that_very_file(workspace: Path) -> None:
     """The file property is escaped so the runner does not split the path at its comma."""
     odd = "tests/test handlers, v2.py"
@@ -230,7 +260,8 @@ def test_fail_on_downgrade_fails_the_step_after_writing_everything(workspace: Pa
         ),
         (
             {k: v for k, v in reviewer("lying").items() if k != "claims"},
-            "coverage-gate: input 'claims' (one reviewer output per line) or 'bundle' is required",
+            "coverage-gate: input 'claims' (one reviewer output per line), 'bundle' or "
+            "'codereview-run' is required",
             2,
         ),
         (

@@ -197,6 +197,11 @@ def test_inputs_take_their_defaults_and_lists_skip_blank_lines() -> None:
         ({"INPUT_UNKNOWN_POLICY": "deny"}, "input 'unknown-policy': 'deny' is not one of"),
         ({"INPUT_FAIL_ON_DOWNGRADE": "yes"}, "input 'fail-on-downgrade': 'yes' is not true"),
         ({"INPUT_BUNDLE": "b.json"}, "input 'bundle' cannot be combined with 'claims'"),
+        ({"INPUT_CODEREVIEW_RUN": "r"}, "input 'codereview-run' cannot be combined with 'claims'"),
+        (
+            {"INPUT_CLAIMS": "", "INPUT_BUNDLE": "b.json", "INPUT_CODEREVIEW_RUN": "r"},
+            "give input 'bundle' or 'codereview-run', not both",
+        ),
         ({"INPUT_STREAM": "s", "INPUT_EVIDENCE": "e"}, "inputs 'stream' and 'evidence' cannot"),
         ({"INPUT_EVIDENCE": "e1\ne2"}, "input 'evidence' lists 2 file(s) and input 'claims' 1"),
         ({"INPUT_BASE": "abc"}, "give input 'changed' or inputs 'base' and 'head', not both"),

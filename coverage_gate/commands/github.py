@@ -51,8 +51,9 @@ INPUTS: tuple[ActionInput, ...] = (
     ActionInput("stream", "event stream file(s) to record, one per line, one per claims file"),
     ActionInput("evidence", "evidence document(s), one per line, one per claims file"),
     ActionInput("bundle", "a review bundle, instead of claims, stream and evidence"),
+    ActionInput("codereview-run", "a codereview-cli run folder, instead of claims or bundle"),
     ActionInput("format", "the streams' format (detected when empty)"),
-    ActionInput("diff", "the pinned diff the reviewer paged through, for recording"),
+    ActionInput("diff", "the pinned diff the reviewers paged through (streams, codereview-run)"),
     ActionInput("changed", "the changed-file list"),
     ActionInput("base", "base commit: the changed files from git diff base head"),
     ActionInput("head", "head commit, with base"),
@@ -87,6 +88,7 @@ class ActionInputs:
     streams: list[Path] = field(default_factory=list)
     evidence: list[Path] = field(default_factory=list)
     bundle: Path | None = None
+    codereview_run: Path | None = None
     stream_format: str | None = None
     diff: Path | None = None
     changed: Path | None = None
@@ -146,11 +148,19 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
     verdict = raw.choice("verdict", Verdict, required=", ".join(member.value for member in Verdict))
     assert verdict is not None  # noqa: S101 - a required choice is never None
     claims, streams, evidence = raw.lines("claims"), raw.lines("stream"), raw.lines("evidence")
-    bundle = raw.path("bundle")
-    if bundle is not None and (claims or streams or evidence):
-        raise UsageError("input 'bundle' cannot be combined with 'claims', 'stream' or 'evidence'")
-    if bundle is None and not claims:
-        raise UsageError("input 'claims' (one reviewer output per line) or 'bundle' is required")
+    bundle, codereview_run = raw.path("bundle"), raw.path("codereview-run")
+    for name, source in (("bundle", bundle), ("codereview-run", codereview_run)):
+        if source is not None and (claims or streams or evidence):
+            raise UsageError(
+                f"input '{name}' cannot be combined with 'claims', 'stream' or 'evidence'"
+            )
+    if bundle is not None and codereview_run is not None:
+        raise UsageError("give input 'bundle' or 'codereview-run', not both")
+    if bundle is None and codereview_run is None and not claims:
+        raise UsageError(
+            "input 'claims' (one reviewer output per line), 'bundle' or 'codereview-run' is "
+            "required"
+        )
     if streams and evidence:
         raise UsageError(
             "inputs 'stream' and 'evidence' cannot both be given: a stream is recorded into "
@@ -181,6 +191,7 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
         streams=[Path(line) for line in streams],
         evidence=[Path(line) for line in evidence],
         bundle=bundle,
+        codereview_run=codereview_run,
         stream_format=raw.text("format"),
         diff=raw.path("diff"),
         changed=changed,
@@ -337,6 +348,8 @@ def _decide(inputs: ActionInputs, folder: Path, stage: list[str]) -> Path:
         claims=claims,
         evidence=evidence_doc,
         bundle=bundle,
+        codereview_run=inputs.codereview_run,
+        diff=inputs.diff if inputs.codereview_run is not None else None,
         changed=inputs.changed,
         base=inputs.base,
         head=inputs.head,
