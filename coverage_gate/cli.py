@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from coverage_gate.commands import demo, formats, reconcile, record, report, run, schema
+from coverage_gate.commands import demo, formats, github, reconcile, record, report, run, schema
 from coverage_gate.commands._choice import Command, Group
 from coverage_gate.commands._common import say
 from coverage_gate.commands.flags import flags_app
@@ -44,6 +44,7 @@ app.command("demo", cls=Command)(demo.demo)
 app.add_typer(flags_app, name="flags")
 app.command("report", cls=Command)(report.report)  # one command, no subcommands
 app.command("run", cls=Command, context_settings=run.RUN_CONTEXT_SETTINGS)(run.run_command)
+app.command("github", cls=Command, epilog=github.INPUTS_HELP)(github.github_command)
 
 
 def main() -> None:

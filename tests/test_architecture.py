@@ -13,6 +13,7 @@ PACKAGE = Path(coverage_gate.__file__).parent
 CORE = ["model.py", "events.py", "paths.py", "diffmap.py", "evidence.py", "reconcile.py"]
 CORE += ["tracecalls.py"]  # a harness's trace of paired calls → call records
 CORE += ["citations.py"]  # replaying citations against the files at the revision
+CORE += ["findings.py"]  # what a decision holds against a reviewer, per file
 FORBIDDEN = (
     "typer",
     "click",

@@ -73,6 +73,7 @@ class OutputFormat(StrEnum):
     TEXT = "text"
     JSON = "json"
     MARKDOWN = "markdown"
+    SARIF = "sarif"
 
 
 def _scope(
@@ -163,6 +164,10 @@ def _render(decision: DecisionDocument, fmt: OutputFormat) -> str:
         return dump_model(decision)
     if fmt is OutputFormat.MARKDOWN:
         return render.markdown(decision)
+    if fmt is OutputFormat.SARIF:
+        from coverage_gate.sarif import sarif_text, tool_version  # noqa: PLC0415 - sarif only
+
+        return sarif_text(decision, tool_version=tool_version())
     return render.text(decision)
 
 
@@ -341,7 +346,10 @@ def reconcile_command(
     output_format: Annotated[
         OutputFormat,
         typer.Option(
-            "--format", **choice(OutputFormat), help="text, json (the decision) or markdown."
+            "--format",
+            **choice(OutputFormat),
+            help="text, json (the decision), markdown (a PR comment) or sarif (SARIF 2.1.0: "
+            "each unsupported, shallow or unverifiable claim on its file).",
         ),
     ] = OutputFormat.TEXT,
     output: Annotated[

@@ -1,0 +1,65 @@
+"""Findings: what a decision holds against each reviewer, file by file, from one rule table."""
+
+from __future__ import annotations
+
+from coverage_gate.findings import RULES, findings
+from coverage_gate.model import DepthPolicy, Mode, Reason, UnknownPolicy
+from coverage_gate.reconcile import reconcile
+from tests.examples import example_decision, unverifiable_decision
+from tests.test_reconcile import PARTIAL_TAX, TAX, tax_evidence, tax_review
+
+
+def test_the_lying_reviewers_unsupported_claims_are_its_findings_and_errors_under_enforce() -> None:
+    found = findings(example_decision("lying", Mode.ENFORCE))
+    assert [(f.rule.rule_id, f.agent_id, f.spot.path, f.enforced) for f in found] == [
+        ("claim-unsupported", "lying-reviewer", "src/util/strings.py", True),
+        ("claim-unsupported", "lying-reviewer", "tests/test_handlers.py", True),
+    ]
+    assert found[0].message == (
+        "lying-reviewer claimed `src/util/strings.py` inspected; no successful read or diff of "
+        "it was recorded at 4b825dc642cb (1 failed read(s))"
+    )
+    assert found[0].spot.start_line is None
+
+
+def test_shadow_and_off_show_the_same_findings_but_not_as_enforced() -> None:
+    for mode in (Mode.SHADOW, Mode.OFF):
+        found = findings(example_decision("lying", mode))
+        assert [f.spot.path for f in found] == ["src/util/strings.py", "tests/test_handlers.py"]
+        assert not any(f.enforced for f in found)
+
+
+def test_an_honest_reviewer_has_no_findings() -> None:
+    assert findings(example_decision("honest", Mode.ENFORCE)) == []
+
+
+def test_a_shallow_claim_points_at_its_first_unseen_changed_lines() -> None:
+    decision = reconcile(tax_review(tax_evidence(PARTIAL_TAX), DepthPolicy.ALL_HUNKS))
+    (finding,) = findings(decision)
+    assert finding.rule.rule_id == "claim-shallow"
+    assert (finding.spot.path, finding.spot.start_line, finding.spot.end_line) == (TAX, 480, 492)
+    assert "27 of its 40 changed lines (1/2 hunks), too few for depth policy all-hunks" in (
+        finding.message
+    )
+    assert finding.message.endswith("not seen: lines 480-492")
+
+
+def test_unknown_claims_are_findings_only_when_the_unknown_policy_holds_them_against_it() -> None:
+    assert findings(unverifiable_decision(UnknownPolicy.ACCEPT)) == []
+    found = findings(unverifiable_decision(UnknownPolicy.DOWNGRADE))
+    assert len(found) == 6
+    assert {f.rule.rule_id for f in found} == {"claim-unverifiable"}
+    assert "(no_evidence_document)" in found[0].message
+
+
+def test_every_reason_that_counts_a_claim_against_a_reviewer_has_one_rule() -> None:
+    """One row per reason, stable unique rule ids: a new reason is one new row."""
+    reasons = [rule.reason for rule in RULES]
+    assert len(set(reasons)) == len(reasons)
+    assert set(reasons) == {
+        Reason.CLAIMS_UNSUPPORTED,
+        Reason.CLAIMS_SHALLOW,
+        Reason.CLAIMS_UNVERIFIABLE,
+    }
+    ids = [rule.rule_id for rule in RULES]
+    assert len(set(ids)) == len(ids)
