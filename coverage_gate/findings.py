@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from coverage_gate.citations import WINDOW
 from coverage_gate.model import (
+    CitationCheck,
+    CitationReason,
     DecisionDocument,
     FileDecision,
     FileStatus,
@@ -19,7 +22,7 @@ from coverage_gate.model import (
     Reason,
     ReviewerDecision,
 )
-from coverage_gate.reconcile import line_ranges
+from coverage_gate.reconcile import line_ranges, quoted
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,33 @@ def _unverifiable(reviewer: ReviewerDecision, decision: DecisionDocument) -> Ite
         )
 
 
+def _failed_citations(reviewer: ReviewerDecision, decision: DecisionDocument) -> Iterator[Spot]:
+    for check in reviewer.citations.failed if reviewer.citations is not None else []:
+        path = check.file or check.path
+        yield Spot(
+            path,
+            f"cited `{path}` line {check.line}{_contradiction(check, decision.revision[:12])}",
+            check.line,
+            check.line,
+        )
+
+
+def _contradiction(check: CitationCheck, revision: str) -> str:
+    """What a failed citation said, and what the file at the revision says instead."""
+    if check.reason is CitationReason.EMPTY_CONTENT:
+        return " with empty content, which says nothing that can be checked"
+    said = f" as {quoted(check.content)}"
+    if check.reason is CitationReason.MISSING_AT_REVISION:
+        return f"{said}; no such file at {revision}"
+    if check.reason is CitationReason.LINE_OUT_OF_RANGE:
+        return f"{said}; the file has {check.file_lines or 0} line(s) at {revision}"
+    there = quoted(check.found) if check.found and check.found.strip() else "nothing (a blank line)"
+    return (
+        f"{said}; line {check.line} reads {there} at {revision}, and no line within {WINDOW} "
+        "of it holds the cited content"
+    )
+
+
 def _claimed(file: FileDecision) -> str:
     return f"claimed `{file.path}` inspected;"
 
@@ -137,6 +167,15 @@ RULES: tuple[Rule, ...] = (
         "The reviewer claimed this changed file inspected, its evidence cannot speak for the file, "
         "and the repository's unknown policy holds that against the reviewer.",
         _unverifiable,
+    ),
+    Rule(
+        Reason.CITATIONS_FAILED,
+        "citation-failed",
+        "CitationFailed",
+        "cited line does not hold the cited content",
+        "The reviewer cited this line of the file at the revision as holding content that neither "
+        f"it nor any line within {WINDOW} of it holds (or the file or line does not exist there).",
+        _failed_citations,
     ),
 )
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from coverage_gate.findings import RULES, findings
-from coverage_gate.model import DepthPolicy, Mode, Reason, UnknownPolicy
+from coverage_gate.model import CitationPolicy, DepthPolicy, Mode, Reason, UnknownPolicy
 from coverage_gate.reconcile import reconcile
 from tests.examples import example_decision, unverifiable_decision
+from tests.test_citation_decisions import FABRICATED, REAL, claims, decide
+from tests.test_citation_decisions import REV as CITE_REV
 from tests.test_reconcile import PARTIAL_TAX, TAX, tax_evidence, tax_review
 
 
@@ -60,6 +64,46 @@ def test_every_reason_that_counts_a_claim_against_a_reviewer_has_one_rule() -> N
         Reason.CLAIMS_UNSUPPORTED,
         Reason.CLAIMS_SHALLOW,
         Reason.CLAIMS_UNVERIFIABLE,
+        Reason.CITATIONS_FAILED,
     }
     ids = [rule.rule_id for rule in RULES]
     assert len(set(ids)) == len(ids)
+
+
+# --- failed citations (DESIGN §7.10) ------------------------------------------------------------
+
+
+def test_a_failed_citation_is_a_finding_on_its_line_saying_what_stands_there() -> None:
+    found = findings(decide(claims(REAL, FABRICATED)))
+    assert [(f.rule.rule_id, f.spot.path, f.spot.start_line, f.enforced) for f in found] == [
+        ("citation-failed", "src/tax.py", 3, True)
+    ]
+    assert found[0].message == (
+        "reviewer cited `src/tax.py` line 3 as `RATE = 0.3`; line 3 reads `RATE = 0.2` at "
+        f"{CITE_REV[:12]}, and no line within 3 of it holds the cited content"
+    )
+
+
+@pytest.mark.parametrize(
+    ("citation", "said"),
+    [
+        (("src/gone.py", 1, "x = 1"), "as `x = 1`; no such file at"),
+        (("src/tax.py", 99, "RATE"), "as `RATE`; the file has 7 line(s) at"),
+        (("src/tax.py", 3, "  "), "with empty content, which says nothing that can be checked"),
+    ],
+)
+def test_each_way_a_citation_fails_is_said_in_its_finding(
+    citation: tuple[str, int, str], said: str
+) -> None:
+    (finding,) = findings(decide(claims(citation)))
+    assert said in finding.message
+    assert finding.spot.start_line == citation[1]
+
+
+def test_failed_citations_are_findings_only_when_the_citation_policy_holds_them() -> None:
+    """Under citation policy accept they are replayed and recorded, never held against anyone;
+    under shadow they are findings that do not enforce."""
+    assert findings(decide(claims(FABRICATED), policy=CitationPolicy.ACCEPT)) == []
+    (shadow,) = findings(decide(claims(FABRICATED), mode=Mode.SHADOW))
+    assert not shadow.enforced
+    assert findings(decide(claims(REAL))) == []

@@ -27,6 +27,7 @@ from coverage_gate.github import (
 from coverage_gate.model import Mode
 from tests.examples import example_decision, renamed_scope_decision
 from tests.github_runner import parse_command, parse_file_commands
+from tests.test_citation_decisions import FABRICATED, claims, decide
 
 AWKWARD = "a,b: 100% done\r\nnext line"
 
@@ -108,6 +109,20 @@ def test_more_findings_than_github_shows_end_in_a_notice_saying_how_many_were_le
     assert notice is not None
     assert notice.message.startswith("1 more finding(s) not annotated (GitHub shows 1 per step)")
     assert ANNOTATIONS_PER_LEVEL == 10  # GitHub's own limit, per level and step
+
+
+def test_a_failed_citation_is_an_annotation_on_the_cited_line() -> None:
+    (line,) = annotation_lines(decide(claims(FABRICATED)))
+    parsed = parse_command(line)
+    assert parsed is not None
+    assert (parsed.command, parsed.properties["file"], parsed.properties["line"]) == (
+        "error",
+        "src/tax.py",
+        "3",
+    )
+    assert parsed.properties["title"] == (
+        "coverage-gate: cited line does not hold the cited content (reviewer)"
+    )
 
 
 def test_an_honest_review_has_no_annotations() -> None:

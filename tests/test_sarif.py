@@ -20,6 +20,7 @@ from coverage_gate.reconcile import reconcile
 from coverage_gate.sarif import sarif_log
 from tests.conftest import DATA, lying_reconcile_args
 from tests.examples import example_decision, renamed_scope_decision
+from tests.test_citation_decisions import FABRICATED, claims, decide
 from tests.test_reconcile import PARTIAL_TAX, tax_evidence, tax_review
 
 SCHEMA = json.loads((DATA / "schemas" / "sarif-2.1.0.json").read_text())
@@ -148,3 +149,11 @@ def test_reconcile_format_sarif_prints_a_valid_log_of_the_unsupported_claims(
         for r in run["results"]
     ] == [("claim-unsupported", "warning", "src/db.py")]
     assert json.loads((tmp_path / "d.json").read_text())["schema"] == "coverage-gate/decision"
+
+
+def test_a_failed_citation_is_a_result_on_the_cited_line() -> None:
+    log = sarif_log(decide(claims(FABRICATED)), tool_version="0")
+    check_sarif(log)
+    (result,) = log["runs"][0]["results"]
+    assert result["ruleId"] == "citation-failed"
+    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": 3, "endLine": 3}
