@@ -191,7 +191,9 @@ def test_a_pulled_snapshot_and_the_flags_disk_copy_get_the_umasks_mode(
     pulled = CliRunner().invoke(flags_app, ["pull", "-o", str(out)], env=env)
     assert pulled.exit_code == 0, pulled.output
     resolve_mode("acme/payments", live(servers.url, tmp_path))
-    assert {p.name: oct(mode_of(p)) for p in (out, tmp_path / "copy.json")} == {
+    # the disk copy is kept per deployment, beside the configured path: copy.<key>.json
+    (copy,) = tmp_path.glob("copy.*.json")
+    assert {p.name: oct(mode_of(p)) for p in (out, copy)} == {
         "pulled.json": oct(0o644),
-        "copy.json": oct(0o644),
+        copy.name: oct(0o644),
     }
