@@ -16,6 +16,7 @@ from coverage_gate.commands import demo, formats, reconcile, record, report, run
 from coverage_gate.commands._choice import Command, Group
 from coverage_gate.commands._common import say
 from coverage_gate.commands.flags import flags_app
+from coverage_gate.commands.receipts import receipts_app
 from coverage_gate.errors import ExitCode
 from coverage_gate.stdio import discard_stdout
 
@@ -44,6 +45,7 @@ app.command("demo", cls=Command)(demo.demo)
 app.add_typer(flags_app, name="flags")
 app.command("report", cls=Command)(report.report)  # one command, no subcommands
 app.command("run", cls=Command, context_settings=run.RUN_CONTEXT_SETTINGS)(run.run_command)
+app.add_typer(receipts_app, name="receipts")
 
 
 def main() -> None:
