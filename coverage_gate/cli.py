@@ -12,7 +12,16 @@ import sys
 
 import typer
 
-from coverage_gate.commands import demo, formats, reconcile, record, report, run, schema
+from coverage_gate.commands import (
+    demo,
+    formats,
+    reconcile,
+    record,
+    replay,
+    report,
+    run,
+    schema,
+)
 from coverage_gate.commands._choice import Command, Group
 from coverage_gate.commands._common import say
 from coverage_gate.commands.flags import flags_app
@@ -46,6 +55,7 @@ app.add_typer(flags_app, name="flags")
 app.command("report", cls=Command)(report.report)  # one command, no subcommands
 app.command("run", cls=Command, context_settings=run.RUN_CONTEXT_SETTINGS)(run.run_command)
 app.add_typer(receipts_app, name="receipts")
+app.command("replay", cls=Command)(replay.replay)
 
 
 def main() -> None:
