@@ -274,8 +274,8 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
 
 
-def parse(data: bytes) -> Receipt:
-    """A receipt from its content (the decompressed JSON), or ``ReceiptError`` naming the field."""
+def _check_header(data: bytes) -> None:
+    """Why content that is not a valid receipt is none: not JSON, not a receipt, too new."""
     try:
         document = json.loads(data)
     except UnicodeDecodeError as error:
@@ -289,6 +289,10 @@ def parse(data: bytes) -> Receipt:
     schema, version = document.get("schema"), document.get("version")
     if schema != RECEIPT_SCHEMA:
         raise ReceiptError(f"field 'schema' is {schema!r}, not {RECEIPT_SCHEMA!r}")
+    _check_version(version)
+
+
+def _check_version(version: object) -> None:
     if not isinstance(version, str) or not version.split(".")[0].isdigit():
         raise ReceiptError(f"field 'version' is {version!r}, not 'MAJOR.MINOR'")
     if int(version.split(".")[0]) > SUPPORTED_RECEIPT_MAJOR:
@@ -296,10 +300,19 @@ def parse(data: bytes) -> Receipt:
             f"version {version} is newer than this coverage-gate reads "
             f"({SUPPORTED_RECEIPT_MAJOR}.x); upgrade coverage-gate"
         )
+
+
+def parse(data: bytes) -> Receipt:
+    """A receipt from its content (the decompressed JSON), or ``ReceiptError`` naming the field.
+    The content is parsed once; only content that fails the contract is looked at again, to say
+    first whether it is JSON, a receipt, and of a version this code reads."""
     try:
-        return Receipt.model_validate_json(data)
+        receipt = Receipt.model_validate_json(data)
     except ValidationError as error:
+        _check_header(data)
         raise ReceiptError(_describe(error)) from None
+    _check_version(receipt.version)
+    return receipt
 
 
 # --- deciding again ----------------------------------------------------------------------------
