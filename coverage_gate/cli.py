@@ -12,10 +12,21 @@ import sys
 
 import typer
 
-from coverage_gate.commands import demo, formats, github, reconcile, record, report, run, schema
+from coverage_gate.commands import (
+    demo,
+    formats,
+    github,
+    reconcile,
+    record,
+    replay,
+    report,
+    run,
+    schema,
+)
 from coverage_gate.commands._choice import Command, Group
 from coverage_gate.commands._common import say
 from coverage_gate.commands.flags import flags_app
+from coverage_gate.commands.receipts import receipts_app
 from coverage_gate.errors import ExitCode
 from coverage_gate.stdio import discard_stdout
 
@@ -45,6 +56,8 @@ app.add_typer(flags_app, name="flags")
 app.command("report", cls=Command)(report.report)  # one command, no subcommands
 app.command("run", cls=Command, context_settings=run.RUN_CONTEXT_SETTINGS)(run.run_command)
 app.command("github", cls=Command, epilog=github.INPUTS_HELP)(github.github_command)
+app.add_typer(receipts_app, name="receipts")
+app.command("replay", cls=Command)(replay.replay)
 
 
 def main() -> None:

@@ -199,8 +199,9 @@ def check_writable(path: Path) -> None:
     probe.unlink()
 
 
-def write_atomic(path: Path, text: str, *, make_parents: bool = False) -> None:
-    """Write ``text`` so that ``path`` holds either its old content or all of the new one.
+def write_atomic(path: Path, text: str | bytes, *, make_parents: bool = False) -> None:
+    """Write ``text`` (UTF-8 text, or bytes as they are) so that ``path`` holds either its old
+    content or all of the new one.
 
     The text goes to a temporary file of ours next to ``path`` (see ``temp_path_for``), is synced,
     and replaces ``path`` in one rename. Temporary files that earlier writers in that folder left
@@ -209,9 +210,10 @@ def write_atomic(path: Path, text: str, *, make_parents: bool = False) -> None:
     A device or FIFO target (``/dev/stdout``, ``/dev/null``, a named pipe) is written straight
     through: replacing it with a file would break it for everyone else.
     """
+    data = text.encode() if isinstance(text, str) else text
     if path.is_char_device() or path.is_fifo():
-        with path.open("w", encoding="utf-8") as handle:
-            handle.write(text)
+        with path.open("wb") as handle:
+            handle.write(data)
         return
     if make_parents:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -221,8 +223,8 @@ def write_atomic(path: Path, text: str, *, make_parents: bool = False) -> None:
     # permissions once the temporary file replaces it.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

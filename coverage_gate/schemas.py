@@ -5,10 +5,12 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from coverage_gate.model import DecisionDocument, EvidenceDocument, ReviewBundle, ReviewerOutput
+from coverage_gate.receipts import Receipt
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "reviewer-output": ReviewerOutput,
     "evidence": EvidenceDocument,
     "bundle": ReviewBundle,
     "decision": DecisionDocument,
+    "receipt": Receipt,
 }

@@ -34,8 +34,9 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from coverage_gate import metrics, otel_setup
+from coverage_gate import metrics, otel_setup, receipt_store, receipts
 from coverage_gate.citations import FileAtRevision, Presence
 from coverage_gate.model import (
     Capability,
@@ -53,6 +54,8 @@ from coverage_gate.model import (
     UnknownPolicy,
     Verdict,
 )
+from coverage_gate.paths import StaticTree
+from coverage_gate.receipts import RecordingTree
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
 from coverage_gate.report import Criteria, Report, build_report, load_folder, render_text
 
@@ -143,7 +146,12 @@ def _evidence(spec: ReviewerSpec, revision: str) -> EvidenceDocument | None:
     )
 
 
-def decide(
+def decide(repo: str, **review: Any) -> DecisionDocument:
+    """A decision made by the real reconciler from reviewer specs (``review_of``'s keywords)."""
+    return reconcile(review_of(repo, **review))
+
+
+def review_of(
     repo: str,
     *,
     scope: Sequence[str],
@@ -154,40 +162,38 @@ def decide(
     revision: str = "0123456789abcdef",
     unknown_policy: UnknownPolicy = UnknownPolicy.ACCEPT,
     depth_policy: DepthPolicy = DepthPolicy.ACCEPT,
-) -> DecisionDocument:
-    """A decision made by the real reconciler from reviewer specs."""
-    return reconcile(
-        ReviewInput(
-            repo=repo,
-            revision=revision,
-            verdict_in=verdict,
-            mode=mode,
-            mode_source=mode_source,
-            scope=list(scope),
-            unknown_policy=unknown_policy,
-            depth_policy=depth_policy,
-            files=SimulatedFiles(),
-            reviewers=[
-                ReviewerInput(
+) -> ReviewInput:
+    """A review of reviewer specs, as the real reconciler takes it."""
+    return ReviewInput(
+        repo=repo,
+        revision=revision,
+        verdict_in=verdict,
+        mode=mode,
+        mode_source=mode_source,
+        scope=list(scope),
+        unknown_policy=unknown_policy,
+        depth_policy=depth_policy,
+        files=SimulatedFiles(),
+        reviewers=[
+            ReviewerInput(
+                agent_id=spec.agent,
+                claims=None
+                if spec.failed
+                else ReviewerOutput(
+                    schema_version=1,
                     agent_id=spec.agent,
-                    claims=None
-                    if spec.failed
-                    else ReviewerOutput(
-                        schema_version=1,
-                        agent_id=spec.agent,
-                        inspected_files=list(spec.claimed),
-                        skipped_files=list(spec.skipped),
-                        citations=[
-                            Citation(path=path, line=line, content=content)
-                            for path, line, content in spec.citations
-                        ],
-                    ),
-                    evidence=_evidence(spec, revision),
-                    failed=spec.failed,
-                )
-                for spec in reviewers
-            ],
-        )
+                    inspected_files=list(spec.claimed),
+                    skipped_files=list(spec.skipped),
+                    citations=[
+                        Citation(path=path, line=line, content=content)
+                        for path, line, content in spec.citations
+                    ],
+                ),
+                evidence=_evidence(spec, revision),
+                failed=spec.failed,
+            )
+            for spec in reviewers
+        ],
     )
 
 
@@ -238,7 +244,12 @@ def _verdict(index: int) -> Verdict:
 
 def plan_decisions(plan: RepoPlan, reviews: int) -> list[tuple[DecisionDocument, int, float]]:
     """(decision, span end time, duration) for each review of one repository."""
-    out: list[tuple[DecisionDocument, int, float]] = []
+    return [(reconcile(review), end, took) for review, end, took in plan_reviews(plan, reviews)]
+
+
+def plan_reviews(plan: RepoPlan, reviews: int) -> list[tuple[ReviewInput, int, float]]:
+    """(review, span end time, duration) for each review of one repository."""
+    out: list[tuple[ReviewInput, int, float]] = []
     step = int(plan.days * DAY_NS / max(reviews - 1, 1))
     for i in range(reviews):
         scope = [f"src/module_{i % 7}.py", f"src/module_{(i + 1) % 7}.py", "README.md"]
@@ -261,7 +272,7 @@ def plan_decisions(plan: RepoPlan, reviews: int) -> list[tuple[DecisionDocument,
                 "style", claimed=scope, read=(), source="codex-exec", capability=Capability.NONE
             )
         fallback = bool(plan.fallback_every) and i % plan.fallback_every == 1
-        decision = decide(
+        review = review_of(
             plan.repo,
             scope=scope,
             reviewers=[security, second],
@@ -269,8 +280,20 @@ def plan_decisions(plan: RepoPlan, reviews: int) -> list[tuple[DecisionDocument,
             mode_source=ModeSource.FALLBACK if fallback else ModeSource.SNAPSHOT,
             revision=f"{i:040x}",
         )
-        out.append((decision, START_NS + i * step, 0.002 + (i % 9) * 0.001))
+        out.append((review, START_NS + i * step, 0.002 + (i % 9) * 0.001))
     return out
+
+
+def write_receipts(folder: Path, reviews: int = 70) -> int:
+    """The rollout's receipts, as `reconcile --receipt` writes them, into ``folder``; returns
+    how many files it holds (identical decisions share one)."""
+    for plan in PLANS:
+        for planned, _end, _took in plan_reviews(plan, reviews):
+            recorder = RecordingTree(StaticTree())
+            review = replace(planned, tree=recorder)
+            decision = reconcile(review)
+            receipt_store.write(folder, receipts.build(review, decision, recorder.record()))
+    return len(list(folder.glob(f"*{receipts.SUFFIX}")))
 
 
 def simulate(folder: Path, reviews: int = 70) -> None:

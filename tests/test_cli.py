@@ -344,7 +344,13 @@ def test_record_output_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> Non
 
 def test_schema_prints_every_contract() -> None:
     result = runner.invoke(app, ["schema"])
-    assert set(json.loads(result.stdout)) == {"reviewer-output", "evidence", "bundle", "decision"}
+    assert set(json.loads(result.stdout)) == {
+        "reviewer-output",
+        "evidence",
+        "bundle",
+        "decision",
+        "receipt",
+    }
     single = json.loads(runner.invoke(app, ["schema", "reviewer-output"]).stdout)
     assert single["additionalProperties"] is False
     assert runner.invoke(app, ["schema", "nope"]).exit_code == ExitCode.USAGE

@@ -64,6 +64,19 @@ CODEREVIEW_RECONCILE = (
     "--changed changed-files.txt --codereview-run run --diff review.diff --format json"
 )
 
+#: The rollout runbook, in its order.
+RUNBOOK = (
+    'coverage-gate reconcile --repo acme/shop --revision "$HEAD_SHA" --verdict approve '
+    "--changed changed-files.txt --claims reviewer-output.json "
+    "--evidence reviewer.evidence.json --flags flags.json --receipt receipts",
+    "coverage-gate report --list would_downgrade",
+    "coverage-gate receipts verify receipts",
+    "coverage-gate replay receipts --flags candidate-flags.json --format markdown",
+    "coverage-gate flags --repo acme/shop --flags candidate-flags.json",
+    "coverage-gate report",
+    "coverage-gate replay receipts --mode shadow",
+)
+
 #: Run as written by a test of this file.
 RUN_HERE = {
     RECORD: "test_pipeline_commands_run_as_written",
@@ -71,6 +84,7 @@ RUN_HERE = {
     CODEREVIEW_RECORD: "test_codereview_commands_run_as_written",
     CODEREVIEW_RECONCILE: "test_codereview_commands_run_as_written",
     SIMULATE: "test_simulated_rollout_command_runs_as_written",
+    **dict.fromkeys(RUNBOOK, "test_rollout_runbook_runs_as_written"),
 }
 
 #: Run verbatim by CI's script: each part between ``&&`` is one of its lines (checked below).
@@ -181,6 +195,43 @@ def test_codereview_commands_run_as_written(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     decision = json.loads(done.stdout)
     assert [r["agent_id"] for r in decision["reviewers"]] == ["correctness", "security"]
+
+
+def _snapshot(enforced: list[str]) -> str:
+    """The example snapshot, serving every repository shadow and ``enforced`` enforce."""
+    document = json.loads((ROOT / "coverage_gate/examples/flags.snapshot.json").read_text())
+    enforce, shadow = document["features"][0]["strategies"]
+    enforce["constraints"][0]["values"] = enforced
+    shadow["parameters"]["rollout"] = "100"
+    return json.dumps(document)
+
+
+def test_rollout_runbook_runs_as_written(tmp_path: Path) -> None:
+    """The runbook's commands, in order, over an overclaiming reviewer's review of acme/shop:
+    shadow keeps the Approve and leaves a receipt; the replay of the candidate flag shows its
+    one verdict changing; the candidate resolves acme/shop to enforce."""
+    shutil.copyfile(DATA / "pi-rpc" / "pi_b_overclaim.jsonl", tmp_path / "reviewer.jsonl")
+    shutil.copyfile(DATA / "pi-rpc" / "review.diff", tmp_path / "review.diff")
+    (tmp_path / "changed-files.txt").write_text("\n".join(CHANGED_FILES) + "\n")
+    claims = {"schema_version": 1, "agent_id": "r", "inspected_files": list(CHANGED_FILES)}
+    (tmp_path / "reviewer-output.json").write_text(json.dumps(claims))
+    (tmp_path / "flags.json").write_text(_snapshot(["acme/payments"]))
+    (tmp_path / "candidate-flags.json").write_text(_snapshot(["acme/payments", "acme/shop"]))
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "HEAD_SHA": REV, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    assert _bash(RECORD, tmp_path, env).returncode == 0
+    outputs = []
+    for command in RUNBOOK:
+        done = _bash(command, tmp_path, env)
+        assert done.returncode == 0, f"{command}: {done.stderr}"
+        outputs.append(done.stdout)
+    shadow, _, verified, replayed, resolved, _, rolled_back = outputs
+    assert "(mode shadow)" in shadow
+    assert verified == "1 of 1 receipt(s) verified\n"
+    assert "| `acme/shop` | 1 | 1 | 1 | 0 | 0 | 0 |" in replayed
+    assert "approve → comment" in replayed
+    assert "enforce" in resolved
+    assert "changes (0):" in rolled_back
 
 
 def test_simulated_rollout_command_runs_as_written() -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import time
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -67,6 +69,10 @@ from coverage_gate.scope import (
     reviewable,
 )
 from coverage_gate.stdio import require_stdout, stdin_bytes, write_stdout
+
+if TYPE_CHECKING:
+    from coverage_gate.paths import RepoTree
+    from coverage_gate.receipts import FlagRecord, RecordingTree
 
 
 class OutputFormat(StrEnum):
@@ -220,6 +226,53 @@ def _reconcile_guarded(review: ReviewInput) -> DecisionDocument:
         )
 
 
+#: How ``reconcile`` decides a review; ``receipts verify`` and ``replay`` decide again this way.
+decide = _reconcile_guarded
+
+
+def _recorder(tree: RepoTree) -> RecordingTree:
+    from coverage_gate.receipts import RecordingTree  # noqa: PLC0415 - only with --receipt
+
+    return RecordingTree(tree)
+
+
+def _flag_record(resolution: ModeResolution, settings: FlagSettings) -> FlagRecord | None:
+    """The flag that answered, for a receipt; a snapshot's own definition of it goes along."""
+    from coverage_gate.receipts import FlagRecord, reduce_snapshot  # noqa: PLC0415
+
+    if not resolution.flag_found:
+        return None
+    snapshot_sha256 = snapshot_flag = None
+    if resolution.source is ModeSource.SNAPSHOT and settings.snapshot is not None:
+        data = read_bytes(settings.snapshot, "flags snapshot")
+        snapshot_sha256 = hashlib.sha256(data).hexdigest()
+        snapshot_flag = reduce_snapshot(json.loads(data), settings.flag_name)
+    return FlagRecord(
+        name=settings.flag_name,
+        variant=resolution.variant,
+        payload=dict(resolution.payload) if resolution.payload is not None else None,
+        snapshot_sha256=snapshot_sha256,
+        snapshot_flag=snapshot_flag,
+    )
+
+
+def _write_receipt(
+    folder: Path,
+    review: ReviewInput,
+    decision: DecisionDocument,
+    recorder: RecordingTree,
+    resolution: ModeResolution,
+    settings: FlagSettings,
+) -> None:
+    from coverage_gate import receipt_store, receipts  # noqa: PLC0415 - only with --receipt
+
+    receipt = receipts.build(
+        review, decision, recorder.record(), _flag_record(resolution, settings)
+    )
+    path = receipt_store.write(folder, receipt)
+    say(f"coverage-gate: receipt {path}")
+
+
 def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration_s: float) -> None:
     formats = {
         reviewer.agent_id: reviewer.evidence_source or "none" for reviewer in decision.reviewers
@@ -359,6 +412,13 @@ def reconcile_command(
         bool,
         typer.Option("--exit-code", **FLAG, help="Exit 1 when the decision changed the verdict."),
     ] = False,
+    receipt: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write the decision's receipt (its inputs, what the repository answered, "
+            "the decision; content-addressed, gzipped) into this folder."
+        ),
+    ] = None,
 ) -> None:
     """Reconcile claims with evidence over the changed files and print the decision."""
     with errors_to_exit():  # not counted: a malformed --repo is no repository to count for
@@ -412,28 +472,30 @@ def reconcile_command(
                 unknown_policy=unknown_policy,
                 citation_policy=citation_policy,
             )
-            with GitTree(root.absolute(), revision) as tree:
-                decision = _reconcile_guarded(
-                    ReviewInput(
-                        repo=repo,
-                        revision=revision,
-                        verdict_in=verdict,
-                        mode=resolution.mode,
-                        mode_source=resolution.source,
-                        scope=scope,
-                        reviewers=reviewers,
-                        unknown_policy=policies.unknown_policy,
-                        unknown_policy_source=policies.unknown_policy_source,
-                        depth_policy=policies.depth_policy,
-                        depth_policy_source=policies.depth_policy_source,
-                        citation_policy=policies.citation_policy,
-                        citation_policy_source=policies.citation_policy_source,
-                        repo_root=str(root.absolute()),
-                        tree=tree,
-                        files=tree,
-                    )
+            with GitTree(root.absolute(), revision) as git_tree:
+                recorder = _recorder(git_tree) if receipt is not None else None
+                review = ReviewInput(
+                    repo=repo,
+                    revision=revision,
+                    verdict_in=verdict,
+                    mode=resolution.mode,
+                    mode_source=resolution.source,
+                    scope=scope,
+                    reviewers=reviewers,
+                    unknown_policy=policies.unknown_policy,
+                    unknown_policy_source=policies.unknown_policy_source,
+                    depth_policy=policies.depth_policy,
+                    depth_policy_source=policies.depth_policy_source,
+                    citation_policy=policies.citation_policy,
+                    citation_policy_source=policies.citation_policy_source,
+                    repo_root=str(root.absolute()),
+                    tree=recorder or git_tree,
+                    files=git_tree,
                 )
+                decision = _reconcile_guarded(review)
             duration_s = time.perf_counter() - began
+            if receipt is not None and recorder is not None:
+                _write_receipt(receipt, review, decision, recorder, resolution, settings)
             _warn_about(decision, empty_scope)
             if output is not None:
                 emit_document(dump_model(decision), output, DECISION)

@@ -31,6 +31,7 @@ process they start runs in a process group of its own that is killed on the way 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import selectors
@@ -343,15 +344,39 @@ def record(procs: Processes, ws: Workspace, fmt: str, stream: Path, out: Path) -
 
 
 def reconcile(procs: Processes, ws: Workspace, claims: Json, evidence: Path, mode: str) -> Json:
+    """Reconcile with a receipt, and verify every receipt of the workspace so far offline."""
     claims_file = evidence.with_suffix(".claims.json")
     claims_file.write_text(json.dumps(claims))
     done = cg(
         procs, "reconcile", "--repo", "example/notes-service", "--revision", ws.revision,
         "--verdict", "approve", "--claims", claims_file, "--evidence", evidence,
         "--changed", ws.changed, "--mode", mode, "--repo-root", ws.repo, "--format", "json",
+        "--receipt", receipts_of(ws),
     )  # fmt: skip
     decision: Json = json.loads(done.stdout)
+    verified = cg(procs, "receipts", "verify", receipts_of(ws)).stdout.decode()
+    count = len(list(receipts_of(ws).glob("*.receipt.json.gz")))
+    assert verified == f"{count} of {count} receipt(s) verified\n"
     return decision
+
+
+def receipts_of(ws: Workspace) -> Path:
+    return ws.root / "receipts"
+
+
+def assert_one_byte_of_evidence_fails_its_receipt(procs: Processes, ws: Workspace) -> None:
+    """A receipt whose evidence differs by one byte from what was decided fails verify, named."""
+    forged = ws.root / "forged-receipts"
+    shutil.copytree(receipts_of(ws), forged)
+    path = sorted(forged.glob("*.receipt.json.gz"))[0]
+    content = gzip.decompress(path.read_bytes())
+    at = content.index(b'"reads_succeeded":') + len(b'"reads_succeeded":')
+    changed = content[:at] + bytes([content[at] ^ 0x01]) + content[at + 1 :]
+    path.write_bytes(gzip.compress(changed, mtime=0))
+    done = procs.run([*coverage_gate(), "receipts", "verify", str(forged)], timeout=120,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert done.returncode == 3, done.stderr.decode()
+    assert f"receipt {path} fails: its content hashes to" in done.stderr.decode()
 
 
 def file_evidence(evidence: Json) -> dict[str, Json]:
@@ -645,6 +670,7 @@ def test_claude_code_overclaiming_reviewer_is_downgraded(
     assert files["src/util"]["reads_failed"] == 1
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
+    assert_one_byte_of_evidence_fails_its_receipt(procs, workspace)
 
 
 # --- Codex -------------------------------------------------------------------------------------

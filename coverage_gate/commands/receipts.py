@@ -1,0 +1,59 @@
+"""`coverage-gate receipts verify DIR`: every receipt decides again to the same bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from coverage_gate.commands._choice import Command, Group
+from coverage_gate.commands._common import errors_to_exit, say
+from coverage_gate.errors import BadInputError, ExitCode
+from coverage_gate.stdio import write_stdout
+
+receipts_app = typer.Typer(
+    cls=Group,
+    help="Review receipts written by `reconcile --receipt DIR`.",
+    no_args_is_help=True,
+)
+
+
+@receipts_app.command("verify", cls=Command)
+def verify(
+    folder: Annotated[Path, typer.Argument(help="The receipt folder (reconcile --receipt DIR).")],
+) -> None:
+    """Check that each receipt's content hashes to its name and decides again, offline, to the
+    same decision bytes. Exit 0 when all do, 3 when any does not (each one named)."""
+    from coverage_gate import receipt_store, receipts  # noqa: PLC0415 - pydantic contracts
+    from coverage_gate.commands.reconcile import decide  # noqa: PLC0415
+
+    with errors_to_exit():
+        found = receipt_store.listing(folder)
+        if not found.paths:
+            raise BadInputError(f"receipt folder {folder}: no receipt (*{receipts.SUFFIX}) in it")
+        failed = 0
+        for path in found.paths:
+            try:
+                problems = receipts.verify(receipt_store.read_content(path), path.name, decide)
+            except BadInputError as error:
+                problems = [str(error).removeprefix(f"receipt {path}: ")]
+            except receipts.ReceiptError as error:
+                problems = [str(error)]
+            if not receipt_store.well_named(path):
+                problems.insert(0, "its name is not the SHA-256 of a receipt's content")
+            if problems:
+                failed += 1
+                for problem in problems:
+                    say(f"coverage-gate: receipt {path} fails: {problem}")
+        skipped = (
+            f"; {found.skipped} other file(s) skipped (not *{receipts.SUFFIX})"
+            if found.skipped
+            else ""
+        )
+        verified = len(found.paths) - failed
+        write_stdout(
+            f"{verified} of {len(found.paths)} receipt(s) verified{skipped}\n", "verify summary"
+        )
+    if failed:
+        raise typer.Exit(int(ExitCode.BAD_INPUT))

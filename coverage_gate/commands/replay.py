@@ -1,0 +1,237 @@
+"""`coverage-gate replay DIR`: which verdicts candidate settings would change, per repository.
+
+Receipts are read one at a time (never all at once); the per-repository counts are held, and
+the audit list is spooled to a temporary file and streamed out at the end, so memory stays
+bounded however many receipts the folder holds.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterator
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Annotated
+
+import typer
+
+from coverage_gate.commands._choice import choice
+from coverage_gate.commands._common import errors_to_exit
+from coverage_gate.commands.flags import FlagNameOption, FlagsFileOption
+from coverage_gate.errors import BadInputError, UsageError
+from coverage_gate.model import DepthPolicy, UnknownPolicy
+from coverage_gate.stdio import require_stdout, write_stdout
+
+if TYPE_CHECKING:
+    from coverage_gate.replay import Candidate, FlagAnswer, Tally
+
+REPLAY = "replay"
+#: Characters written to stdout at a time.
+CHUNK = 1 << 16
+
+
+class ReplayFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+class CandidateMode(StrEnum):
+    OFF = "off"
+    SHADOW = "shadow"
+    ENFORCE = "enforce"
+
+
+def _flag_lookup(snapshot: Path, flag_name: str | None) -> Callable[..., FlagAnswer]:
+    """The candidate snapshot's answer per repository, evaluated as reconcile would (once per
+    repository, agents and formats)."""
+    from coverage_gate.flags import resolve_mode, settings_from_env  # noqa: PLC0415
+    from coverage_gate.replay import FlagAnswer  # noqa: PLC0415
+
+    if not snapshot.is_file():
+        raise BadInputError(f"flags snapshot {snapshot}: no such file")
+    settings = settings_from_env({}, snapshot=snapshot, flag_name=flag_name)
+    answers: dict[tuple[str, tuple[str, ...], tuple[str, ...]], FlagAnswer] = {}
+
+    def lookup(repo: str, agents: tuple[str, ...], formats: tuple[str, ...]) -> FlagAnswer:
+        key = (repo, agents, formats)
+        if key not in answers:
+            properties = {"agent": ",".join(agents), "format": ",".join(formats)}
+            found = resolve_mode(repo, settings, properties=properties)
+            answers[key] = FlagAnswer(
+                mode=found.mode,
+                mode_source=found.source,
+                unknown_policy=found.policies.unknown_policy,
+                depth_policy=found.policies.depth_policy,
+            )
+        return answers[key]
+
+    return lookup
+
+
+def _run(folder: Path, candidate: Candidate, spool: IO[str]) -> tuple[Tally, int, int]:
+    """Replay each receipt of ``folder``; audit entries go to ``spool`` as JSON lines.
+    Returns the tally, the number of changes and of other files skipped."""
+    from coverage_gate import receipt_store, receipts  # noqa: PLC0415
+    from coverage_gate.commands.reconcile import decide  # noqa: PLC0415
+    from coverage_gate.replay import Tally, replay_one  # noqa: PLC0415
+
+    found = receipt_store.listing(folder)
+    if not found.paths:
+        raise BadInputError(f"receipt folder {folder}: no receipt (*{receipts.SUFFIX}) in it")
+    tally = Tally()
+    changes = 0
+    for path in found.paths:
+        data = receipt_store.read_content(path)
+        stem = path.name.removesuffix(receipts.SUFFIX)
+        if receipts.receipt_id(data) != stem:
+            raise BadInputError(
+                f"receipt {path}: its content hashes to {receipts.receipt_id(data)}, not to its "
+                "name (run `coverage-gate receipts verify`)"
+            )
+        try:
+            receipt = receipts.parse(data)
+        except receipts.ReceiptError as error:
+            raise BadInputError(f"receipt {path}: {error}") from None
+        outcome = replay_one(stem, receipt, candidate, decide)
+        tally.add(outcome)
+        if outcome.entry is not None:
+            changes += 1
+            spool.write(json.dumps(outcome.entry.as_json(), sort_keys=True) + "\n")
+    return tally, changes, found.skipped
+
+
+def _entries(spool: IO[str]) -> Iterator[dict[str, object]]:
+    spool.seek(0)
+    for line in spool:
+        entry: dict[str, object] = json.loads(line)
+        yield entry
+
+
+def _emit(parts: Iterator[str]) -> None:
+    """Write ``parts`` to stdout in chunks of about ``CHUNK`` characters."""
+    buffer: list[str] = []
+    size = 0
+    for part in parts:
+        buffer.append(part)
+        size += len(part)
+        if size >= CHUNK:
+            write_stdout("".join(buffer), REPLAY)
+            buffer, size = [], 0
+    write_stdout("".join(buffer), REPLAY)
+
+
+_COLUMNS = (
+    ("receipts", "receipts"),
+    ("verdict_changed", "verdict changed"),
+    ("newly_downgraded", "newly downgraded"),
+    ("no_longer_downgraded", "no longer downgraded"),
+    ("would_downgrade_changed", "would-downgrade changed"),
+    ("unchanged", "unchanged"),
+)
+
+
+def _entry_line(entry: dict[str, object]) -> str:
+    agents = ",".join(str(a) for a in entry["agents"])  # type: ignore[attr-defined]
+    return (
+        f"{str(entry['receipt'])[:12]} {entry['repo']} {entry['revision']} {agents}: "
+        f"{entry['verdict_before']} → {entry['verdict_after']}"
+        f" (would downgrade {entry['would_downgrade_before']} → {entry['would_downgrade_after']})"
+        f": {entry['why']}"
+    )
+
+
+def _text(head: str, rows: list[dict[str, object]], changes: int, spool: IO[str]) -> Iterator[str]:
+    yield head + "\n\n"
+    width = max([len("repository"), *(len(str(row["repo"])) for row in rows)])
+    yield "repository".ljust(width) + "".join(f"  {title}" for _, title in _COLUMNS) + "\n"
+    for row in rows:
+        cells = "".join(f"  {str(row[key]).rjust(len(title))}" for key, title in _COLUMNS)
+        yield str(row["repo"]).ljust(width) + cells + "\n"
+    yield f"\nchanges ({changes}):\n"
+    for entry in _entries(spool):
+        yield f"  {_entry_line(entry)}\n"
+
+
+def _markdown(
+    head: str, rows: list[dict[str, object]], changes: int, spool: IO[str]
+) -> Iterator[str]:
+    yield f"### Replay\n\n{head}\n\n"
+    yield "| repository | " + " | ".join(title for _, title in _COLUMNS) + " |\n"
+    yield "| --- |" + " ---: |" * len(_COLUMNS) + "\n"
+    for row in rows:
+        yield f"| `{row['repo']}` | " + " | ".join(str(row[k]) for k, _ in _COLUMNS) + " |\n"
+    yield f"\n#### Changes ({changes})\n\n"
+    for entry in _entries(spool):
+        yield f"- {_entry_line(entry)}\n"
+
+
+def _json(
+    candidate: str, receipts: int, skipped: int, rows: list[dict[str, object]], spool: IO[str]
+) -> Iterator[str]:
+    head = {
+        "schema": "coverage-gate/replay",
+        "candidate": candidate,
+        "receipts": receipts,
+        "skipped_files": skipped,
+        "repositories": rows,
+    }
+    yield json.dumps(head, sort_keys=True)[:-1] + ', "changes": ['
+    for index, entry in enumerate(_entries(spool)):
+        yield ("" if index == 0 else ", ") + json.dumps(entry, sort_keys=True)
+    yield "]}\n"
+
+
+def replay(
+    folder: Annotated[Path, typer.Argument(help="The receipt folder (reconcile --receipt DIR).")],
+    mode: Annotated[
+        CandidateMode | None,
+        typer.Option(**choice(CandidateMode), help="Candidate mode for every repository."),
+    ] = None,
+    unknown_policy: Annotated[
+        UnknownPolicy | None,
+        typer.Option(**choice(UnknownPolicy), help="Candidate unknown policy.", show_default=False),
+    ] = None,
+    depth_policy: Annotated[
+        DepthPolicy | None,
+        typer.Option(**choice(DepthPolicy), help="Candidate depth policy.", show_default=False),
+    ] = None,
+    flags_file: FlagsFileOption = None,
+    flag_name: FlagNameOption = None,
+    output_format: Annotated[
+        ReplayFormat,
+        typer.Option("--format", **choice(ReplayFormat), help="text, json or markdown."),
+    ] = ReplayFormat.TEXT,
+) -> None:
+    """Decide each receipt again under candidate settings (a mode, policies, or a flags snapshot
+    evaluated per repository) and show, per repository, which verdicts would change."""
+    from coverage_gate.model import Mode  # noqa: PLC0415
+    from coverage_gate.replay import Candidate  # noqa: PLC0415
+
+    with errors_to_exit():
+        require_stdout(REPLAY)
+        if mode is None and unknown_policy is None and depth_policy is None and not flags_file:
+            raise UsageError(
+                "give a candidate: --mode, --unknown-policy, --depth-policy or --flags FILE"
+            )
+        candidate = Candidate(
+            mode=Mode(mode.value) if mode is not None else None,
+            unknown_policy=unknown_policy,
+            depth_policy=depth_policy,
+            flags=_flag_lookup(flags_file, flag_name) if flags_file else None,
+        )
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+            tally, changes, skipped = _run(folder, candidate, spool)
+            rows = tally.rows()
+            total = sum(r.receipts for r in tally.repos.values())
+            described = candidate.describe()
+            head = f"Replay of {total} receipt(s) in {folder} under {described}"
+            if skipped:
+                head += f"; {skipped} other file(s) skipped"
+            if output_format is ReplayFormat.JSON:
+                _emit(_json(described, total, skipped, rows, spool))
+            elif output_format is ReplayFormat.MARKDOWN:
+                _emit(_markdown(head, rows, changes, spool))
+            else:
+                _emit(_text(head, rows, changes, spool))

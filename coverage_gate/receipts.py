@@ -1,0 +1,409 @@
+"""Review receipts: one self-contained, content-addressed record per decision, and its re-decision.
+
+A receipt holds what decided a review and the decision it led to:
+
+* the inputs ``reconcile`` was given: repository, revision, verdict, scope, the repository root
+  (it places absolute claimed paths), each reviewer's claims and evidence document (already
+  bounded by the evidence rules), the mode and its source, each policy and its source, and the
+  flag that answered (its name, variant, payload and, when a snapshot answered, the snapshot's
+  SHA-256 and the flag's own definition out of it);
+* what the ports answered while deciding: the repository at the revision is consulted only
+  through ``RepoTree.symlink_target`` (claimed paths with ``..``), and each question asked and
+  its answer are recorded (``RecordingTree``). A receipt never holds a file of the repository;
+* the decision document.
+
+Self-contained means re-decidable offline, without the repository: ``redecide`` rebuilds the
+review from the receipt and answers the ports from the record alone (``RecordedTree``). A
+question the record does not hold is a failure of the receipt, said plainly, never answered.
+
+Content address: the receipt's content is its canonical JSON (sorted keys, compact separators,
+UTF-8); its id is the SHA-256 of that content, and its file ``<id>.receipt.json.gz`` holds that
+content gzipped with mtime 0, so the same decision always gives the same bytes. No clock is in a
+receipt (the decision carries none): two identical decisions are one receipt file.
+
+Pure: no files, clock or environment here (``receipt_store`` reads and writes the files).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from coverage_gate.model import (
+    DecisionDocument,
+    DepthPolicy,
+    EvidenceDocument,
+    Mode,
+    ModeSource,
+    PolicySource,
+    ReviewerOutput,
+    UnknownPolicy,
+    Verdict,
+)
+from coverage_gate.paths import RepoTree, TreeUnavailableError
+from coverage_gate.reconcile import ReviewerInput, ReviewInput
+
+RECEIPT_SCHEMA = "coverage-gate/receipt"
+RECEIPT_VERSION = "1.0"
+SUPPORTED_RECEIPT_MAJOR = int(RECEIPT_VERSION.split(".", maxsplit=1)[0])
+#: A receipt's file name: its content's SHA-256 (64 lowercase hex digits) and this suffix.
+SUFFIX = ".receipt.json.gz"
+HEX_DIGITS = 64
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class SymlinkAnswer(_Contract):
+    """One question the reconciler asked the repository at the revision, and its answer: the
+    link's ``target``, ``None`` when the path is no link, or why the tree could not tell."""
+
+    path: str
+    target: str | None = None
+    unavailable: str | None = None
+
+
+class RecordedPorts(_Contract):
+    """What the ports answered during the decision, sorted by question."""
+
+    symlink_targets: list[SymlinkAnswer] = Field(default_factory=list)
+
+
+class FlagRecord(_Contract):
+    """The flag that answered for the repository (absent when no flag source was consulted)."""
+
+    name: str
+    variant: str | None = None
+    payload: dict[str, object] | None = None
+    # A snapshot that answered: its SHA-256 and the flag's own definition in it (the feature and
+    # the segments it uses), enough to evaluate the flag again offline.
+    snapshot_sha256: str | None = None
+    snapshot_flag: dict[str, object] | None = None
+
+
+class ReceiptReviewer(_Contract):
+    agent_id: Annotated[str, Field(min_length=1)]
+    claims: ReviewerOutput | None = None
+    evidence: EvidenceDocument | None = None
+    failed: bool = False
+
+
+class ReceiptInputs(_Contract):
+    """What ``reconcile`` was given (DESIGN §7): enough to decide the review again."""
+
+    repo: str
+    revision: str
+    verdict_in: Verdict
+    mode: Mode
+    mode_source: ModeSource
+    scope: list[str]
+    unknown_policy: UnknownPolicy
+    unknown_policy_source: PolicySource
+    depth_policy: DepthPolicy
+    depth_policy_source: PolicySource
+    repo_root: str | None = None
+    reviewers: list[ReceiptReviewer]
+    flag: FlagRecord | None = None
+
+
+class Receipt(_Contract):
+    """A review receipt (``coverage-gate schema receipt``)."""
+
+    schema_: Literal["coverage-gate/receipt"] = Field(
+        alias="schema", default="coverage-gate/receipt"
+    )
+    version: str = RECEIPT_VERSION
+    inputs: ReceiptInputs
+    ports: RecordedPorts = Field(default_factory=RecordedPorts)
+    decision: DecisionDocument
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class ReceiptError(Exception):
+    """A receipt that cannot be read: not gzip, not JSON, not a receipt of a version we read.
+    The message names the field at fault; the caller names the file."""
+
+
+# --- the ports: recorded while deciding, answered from the record when deciding again ----------
+
+
+@dataclass
+class RecordingTree:
+    """A ``RepoTree`` that passes each question to ``tree`` and records the answer."""
+
+    tree: RepoTree
+    answers: dict[str, SymlinkAnswer] = field(default_factory=dict)
+
+    def symlink_target(self, path: str) -> str | None:
+        try:
+            target = self.tree.symlink_target(path)
+        except TreeUnavailableError as error:
+            self.answers[path] = SymlinkAnswer(path=path, unavailable=str(error))
+            raise
+        self.answers[path] = SymlinkAnswer(path=path, target=target)
+        return target
+
+    def record(self) -> RecordedPorts:
+        return RecordedPorts(symlink_targets=[self.answers[key] for key in sorted(self.answers)])
+
+
+@dataclass
+class RecordedTree:
+    """A ``RepoTree`` answering only from a receipt's record. A question the record does not
+    hold is noted in ``unrecorded`` (and answered as unavailable, so deciding goes on)."""
+
+    record: Mapping[str, SymlinkAnswer]
+    unrecorded: list[str] = field(default_factory=list)
+
+    def symlink_target(self, path: str) -> str | None:
+        answer = self.record.get(path)
+        if answer is None:
+            self.unrecorded.append(path)
+            raise TreeUnavailableError("not in the receipt's record")
+        if answer.unavailable is not None:
+            raise TreeUnavailableError(answer.unavailable)
+        return answer.target
+
+
+# --- building, encoding, reading ---------------------------------------------------------------
+
+
+def reduce_snapshot(document: Mapping[str, Any], flag_name: str) -> dict[str, object] | None:
+    """The flag's own definition out of a features document: its feature and the segments its
+    strategies use (``None`` when the document does not define it)."""
+    features = [
+        f
+        for f in document.get("features", [])
+        if isinstance(f, dict) and f.get("name") == flag_name
+    ]
+    if not features:
+        return None
+    used = {
+        segment
+        for feature in features
+        for strategy in feature.get("strategies") or []
+        if isinstance(strategy, dict)
+        for segment in strategy.get("segments") or []
+    }
+    segments = [
+        s for s in document.get("segments") or [] if isinstance(s, dict) and s.get("id") in used
+    ]
+    reduced: dict[str, object] = {"version": document.get("version", 2), "features": features}
+    if segments:
+        reduced["segments"] = segments
+    return reduced
+
+
+def build(
+    review: ReviewInput,
+    decision: DecisionDocument,
+    ports: RecordedPorts,
+    flag: FlagRecord | None = None,
+) -> Receipt:
+    """The receipt of one decision."""
+    return Receipt(
+        inputs=ReceiptInputs(
+            repo=review.repo,
+            revision=review.revision,
+            verdict_in=review.verdict_in,
+            mode=review.mode,
+            mode_source=review.mode_source,
+            scope=list(review.scope),
+            unknown_policy=review.unknown_policy,
+            unknown_policy_source=review.unknown_policy_source,
+            depth_policy=review.depth_policy,
+            depth_policy_source=review.depth_policy_source,
+            repo_root=review.repo_root,
+            reviewers=[
+                ReceiptReviewer(
+                    agent_id=r.agent_id, claims=r.claims, evidence=r.evidence, failed=r.failed
+                )
+                for r in review.reviewers
+            ],
+            flag=flag,
+        ),
+        ports=ports,
+        decision=decision,
+    )
+
+
+def canonical(value: object) -> bytes:
+    """Canonical JSON: sorted keys, compact separators, UTF-8."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def content(receipt: Receipt) -> bytes:
+    return canonical(receipt.model_dump(mode="json", by_alias=True))
+
+
+def receipt_id(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_name(data: bytes) -> str:
+    return receipt_id(data) + SUFFIX
+
+
+def compress(data: bytes) -> bytes:
+    """gzip with mtime 0 and no file name: the same content always gives the same bytes."""
+    return gzip.compress(data, compresslevel=6, mtime=0)
+
+
+def decompress(data: bytes) -> bytes:
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as error:
+        raise ReceiptError(f"not a complete gzip file ({error})") from None
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors()[:3]:
+        where = ".".join(str(part) for part in item["loc"]) or "(document)"
+        parts.append(f"field '{where}': {item['msg']}")
+    more = len(error.errors()) - 3
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _check_header(data: bytes) -> None:
+    """Why content that is not a valid receipt is none: not JSON, not a receipt, too new."""
+    try:
+        document = json.loads(data)
+    except UnicodeDecodeError as error:
+        raise ReceiptError(f"not UTF-8 text (byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise ReceiptError(f"not JSON: line {error.lineno} column {error.colno}") from None
+    except (RecursionError, ValueError):
+        raise ReceiptError("JSON beyond the parser's limits (nesting or a number)") from None
+    if not isinstance(document, dict):
+        raise ReceiptError("not a JSON object")
+    schema, version = document.get("schema"), document.get("version")
+    if schema != RECEIPT_SCHEMA:
+        raise ReceiptError(f"field 'schema' is {schema!r}, not {RECEIPT_SCHEMA!r}")
+    _check_version(version)
+
+
+def _check_version(version: object) -> None:
+    if not isinstance(version, str) or not version.split(".")[0].isdigit():
+        raise ReceiptError(f"field 'version' is {version!r}, not 'MAJOR.MINOR'")
+    if int(version.split(".")[0]) > SUPPORTED_RECEIPT_MAJOR:
+        raise ReceiptError(
+            f"version {version} is newer than this coverage-gate reads "
+            f"({SUPPORTED_RECEIPT_MAJOR}.x); upgrade coverage-gate"
+        )
+
+
+def parse(data: bytes) -> Receipt:
+    """A receipt from its content (the decompressed JSON), or ``ReceiptError`` naming the field.
+    The content is parsed once; only content that fails the contract is looked at again, to say
+    first whether it is JSON, a receipt, and of a version this code reads."""
+    try:
+        receipt = Receipt.model_validate_json(data)
+    except ValidationError as error:
+        _check_header(data)
+        raise ReceiptError(_describe(error)) from None
+    _check_version(receipt.version)
+    return receipt
+
+
+# --- deciding again ----------------------------------------------------------------------------
+
+
+def review_input(receipt: Receipt, tree: RepoTree, **changes: Any) -> ReviewInput:
+    """The review a receipt records, with the tree given and any ``changes`` (candidate mode or
+    policies for a replay)."""
+    inputs = receipt.inputs
+    fields: dict[str, Any] = {
+        "repo": inputs.repo,
+        "revision": inputs.revision,
+        "verdict_in": inputs.verdict_in,
+        "mode": inputs.mode,
+        "mode_source": inputs.mode_source,
+        "scope": inputs.scope,
+        "reviewers": [
+            ReviewerInput(r.agent_id, r.claims, r.evidence, failed=r.failed)
+            for r in inputs.reviewers
+        ],
+        "unknown_policy": inputs.unknown_policy,
+        "unknown_policy_source": inputs.unknown_policy_source,
+        "depth_policy": inputs.depth_policy,
+        "depth_policy_source": inputs.depth_policy_source,
+        "repo_root": inputs.repo_root,
+        "tree": tree,
+    }
+    return ReviewInput(**(fields | changes))
+
+
+Decide = Callable[[ReviewInput], DecisionDocument]
+
+
+@dataclass(frozen=True)
+class Redecision:
+    decision: DecisionDocument
+    #: Questions to the repository the record does not hold (the receipt is not self-contained).
+    unrecorded: Sequence[str]
+
+
+def redecide(receipt: Receipt, decide: Decide, **changes: Any) -> Redecision:
+    """Decide the receipt's review again, offline: the ports answer from its record only."""
+    tree = RecordedTree({a.path: a for a in receipt.ports.symlink_targets})
+    decision = decide(review_input(receipt, tree, **changes))
+    return Redecision(decision, tuple(tree.unrecorded))
+
+
+def _walk(first: object, second: object, where: str) -> Iterator[str]:
+    if isinstance(first, dict) and isinstance(second, dict):
+        for key in sorted(set(first) | set(second)):
+            if key not in first or key not in second:
+                yield f"{where}.{key}".lstrip(".")
+                return
+            yield from _walk(first[key], second[key], f"{where}.{key}")
+        return
+    if isinstance(first, list) and isinstance(second, list):
+        for index, (one, other) in enumerate(zip(first, second, strict=False)):
+            yield from _walk(one, other, f"{where}[{index}]")
+        if len(first) != len(second):
+            yield f"{where}[{min(len(first), len(second))}]".lstrip(".")
+        return
+    if first != second:
+        yield where.lstrip(".") or "(document)"
+
+
+def first_difference(recorded: object, again: object) -> str | None:
+    """The path of the first field (in sorted key order) where two JSON values differ."""
+    return next(_walk(recorded, again, ""), None)
+
+
+def verify(data: bytes, name: str, decide: Decide) -> list[str]:
+    """Why a receipt file's content fails (empty: it verifies). Checks that the content hashes
+    to the name, that it is canonical, and that deciding again gives the same decision bytes."""
+    problems: list[str] = []
+    stem = name.removesuffix(SUFFIX)
+    actual = receipt_id(data)
+    if actual != stem:
+        problems.append(f"its content hashes to {actual}, not to its name {stem}")
+    receipt = parse(data)
+    if content(receipt) != data:
+        problems.append("its content is not the canonical JSON of a receipt")
+    again = redecide(receipt, decide)
+    if again.unrecorded:
+        asked = ", ".join(repr(p) for p in sorted(set(again.unrecorded))[:5])
+        problems.append(
+            f"deciding again asked the repository about {asked}, which the receipt does not "
+            "record: it cannot be re-decided offline"
+        )
+    recorded = receipt.decision.model_dump(mode="json", by_alias=True)
+    replayed = again.decision.model_dump(mode="json", by_alias=True)
+    if canonical(recorded) != canonical(replayed):
+        where = first_difference(recorded, replayed)
+        problems.append(f"deciding again gives another decision: first difference at '{where}'")
+    return problems
