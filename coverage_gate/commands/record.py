@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
-from opentelemetry.sdk.trace import TracerProvider
 
 from coverage_gate import render
 from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
@@ -41,6 +40,11 @@ from coverage_gate.model import Capability, EvidenceDocument
 from coverage_gate.recording import Recorder, RecordSettings, feed_all
 from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
 from coverage_gate.stdio import require_stdout
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from coverage_gate.telemetry import SpanSink
 
 
 def record(
@@ -102,20 +106,13 @@ def record(
                 )
             if source_format is None:
                 say(f"coverage-gate: format {chosen} (detected from the first lines)")
-            provider = telemetry.tracer_provider
+            provider, spans = telemetry.for_recording()
             if chosen in DOCUMENT_FORMATS:
-                _record_document(
-                    handle,
-                    stream,
-                    replace(settings, trees=trees),
-                    provider if isinstance(provider, TracerProvider) else None,
-                    output,
-                )
+                located = replace(settings, trees=trees)
+                _record_document(handle, stream, located, provider, spans, output)
                 return
             recorder = Recorder(
-                ADAPTERS[chosen],
-                replace(settings, trees=trees),
-                provider if isinstance(provider, TracerProvider) else None,
+                ADAPTERS[chosen], replace(settings, trees=trees), provider, spans=spans
             )
             document = _feed_proto(handle, recorder) if proto else feed_all(handle, recorder)
         say(root_note(recorder.root))
@@ -157,6 +154,7 @@ def _record_document(
     stream: str,
     settings: RecordSettings,
     provider: TracerProvider | None,
+    spans: SpanSink | None,
     output: Path | None,
 ) -> None:
     """``--format codereview-cli``: one task's ``metadata.json``, read whole."""
@@ -170,7 +168,9 @@ def _record_document(
         data = handle.read(MAX_METADATA_BYTES + 1)
     except OSError as error:
         raise BadInputError(f"stream {where}: cannot be read ({error.strerror})") from None
-    recorded = record_metadata(data, None if stream == "-" else Path(stream), settings, provider)
+    recorded = record_metadata(
+        data, None if stream == "-" else Path(stream), settings, provider, spans=spans
+    )
     for note in recorded.notes:
         say(f"coverage-gate: warning: {note}")
     if recorded.root.path is not None:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
-from opentelemetry.sdk.trace import TracerProvider
 
 from coverage_gate import otel_setup, render
 from coverage_gate.adapters import ADAPTERS, placeholder
@@ -302,17 +301,25 @@ def _run(
     trees = GitTrees(settings.revision)
     capture: TelemetryCapture | None = None
     try:
-        provider = telemetry.tracer_provider
-        exported = provider if isinstance(provider, TracerProvider) else None
+        provider, spans = telemetry.for_recording()
         located_settings = replace(settings, trees=trees)
-        located = Recorder(adapter, located_settings, None if plan and plan.alone else exported)
+        alone = plan is not None and plan.alone
+        located = Recorder(
+            adapter,
+            located_settings,
+            None if alone else provider,
+            spans=None if alone else spans,
+        )
         recorder = _KeepingHead(located)
         env: dict[str, str] | None = None
         if plan is not None:
             from coverage_gate.intake import TelemetryCapture  # noqa: PLC0415 - start-up
 
             capture = TelemetryCapture(
-                plan.client, located_settings, exported if plan.alone else None
+                plan.client,
+                located_settings,
+                provider if plan.alone else None,
+                spans=spans if plan.alone else None,
             ).start()
             env = capture.environment(os.environ)
             command = capture.command(command) or command
