@@ -64,7 +64,6 @@ import contextlib
 import logging
 import os
 import re
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -255,7 +254,7 @@ class JsonLinesFile:
         self.folder.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self._clock()))
         for _ in range(8):
-            name = f"{self.signal}-{stamp}-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+            name = f"{self.signal}-{stamp}-{os.getpid()}-{os.urandom(4).hex()}.jsonl"
             path = self.folder / name
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)

@@ -10,7 +10,16 @@ from coverage_gate.adapters import ADAPTERS
 from coverage_gate.events import Adapter, Decoder
 
 PACKAGE = Path(coverage_gate.__file__).parent
-CORE = ["model.py", "events.py", "paths.py", "diffmap.py", "evidence.py", "reconcile.py"]
+CORE = [
+    "model.py",
+    "enums.py",
+    "defaults.py",
+    "events.py",
+    "paths.py",
+    "diffmap.py",
+    "evidence.py",
+    "reconcile.py",
+]
 CORE += ["tracecalls.py"]  # a harness's trace of paired calls → call records
 FORBIDDEN = (
     "typer",

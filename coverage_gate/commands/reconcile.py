@@ -7,11 +7,10 @@ import time
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from coverage_gate import otel_setup, render
 from coverage_gate.commands._choice import FLAG, choice
 from coverage_gate.commands._common import (
     DECISION,
@@ -32,40 +31,15 @@ from coverage_gate.commands.flags import (
     ModeChoice,
     OnErrorChoice,
 )
+from coverage_gate.enums import DepthPolicy, Mode, ModeSource, Reason, UnknownPolicy, Verdict
 from coverage_gate.errors import ExitCode, UsageError, check_repo
-from coverage_gate.files import dump_model, load_evidence, load_model, read_bytes
-from coverage_gate.flags import (
-    FlagSettings,
-    ModeResolution,
-    effective_policies,
-    override_from_env,
-    parse_mode,
-    resolve_mode,
-    settings_from_env,
-)
-from coverage_gate.gittree import GitTree, GitTrees
-from coverage_gate.metrics import record_decision, record_reconcile_span
-from coverage_gate.model import (
-    DecisionDocument,
-    DepthPolicy,
-    Mode,
-    ModeSource,
-    Reason,
-    ReviewBundle,
-    ReviewerOutput,
-    UnknownPolicy,
-    Verdict,
-)
-from coverage_gate.otel_setup import Telemetry
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, agent_mismatches, reconcile
-from coverage_gate.scope import (
-    build_filter,
-    changed_from_git,
-    decode_changed,
-    parse_changed,
-    reviewable,
-)
 from coverage_gate.stdio import require_stdout, stdin_bytes, write_stdout
+
+if TYPE_CHECKING:
+    from coverage_gate.flags import FlagSettings, ModeResolution
+    from coverage_gate.model import DecisionDocument
+    from coverage_gate.otel_setup import Telemetry
+    from coverage_gate.reconcile import ReviewerInput, ReviewInput
 
 
 class OutputFormat(StrEnum):
@@ -83,6 +57,15 @@ def _scope(
     default_excludes: bool,
 ) -> tuple[list[str], str]:
     """The review's scope, and what an empty scope is to be blamed on."""
+    from coverage_gate.files import read_bytes  # noqa: PLC0415 - start-up: see commands._common
+    from coverage_gate.scope import (  # noqa: PLC0415
+        build_filter,
+        changed_from_git,
+        decode_changed,
+        parse_changed,
+        reviewable,
+    )
+
     if changed is not None and (base or head):
         raise UsageError("give either --changed or --base/--head, not both")
     if changed is not None:
@@ -119,7 +102,20 @@ def _warn_about(decision: DecisionDocument, empty_scope: str) -> None:
             )
 
 
+def _one_reviewer(claims: Path, evidence: Path | None) -> list[ReviewerInput]:
+    from coverage_gate.files import load_evidence, load_model  # noqa: PLC0415 - start-up
+    from coverage_gate.model import ReviewerOutput  # noqa: PLC0415
+    from coverage_gate.reconcile import ReviewerInput  # noqa: PLC0415
+
+    output = load_model(claims, ReviewerOutput, "reviewer output")
+    return [ReviewerInput(output.agent_id, output, load_evidence(evidence) if evidence else None)]
+
+
 def _reviewers_from_bundle(bundle_path: Path) -> list[ReviewerInput]:
+    from coverage_gate.files import load_evidence, load_model  # noqa: PLC0415 - start-up
+    from coverage_gate.model import ReviewBundle, ReviewerOutput  # noqa: PLC0415
+    from coverage_gate.reconcile import ReviewerInput  # noqa: PLC0415
+
     bundle = load_model(bundle_path, ReviewBundle, "review bundle")
     base = bundle_path.parent
     reviewers: list[ReviewerInput] = []
@@ -140,6 +136,7 @@ def _reviewers_from_run(
 ) -> list[ReviewerInput]:
     """A codereview-cli run's reviewer tasks; what was made of them is said on stderr."""
     from coverage_gate.codereview import load_run  # noqa: PLC0415 - start-up time
+    from coverage_gate.gittree import GitTrees  # noqa: PLC0415
 
     settings = record_settings(
         revision=revision,
@@ -158,6 +155,9 @@ def _reviewers_from_run(
 
 
 def _render(decision: DecisionDocument, fmt: OutputFormat) -> str:
+    from coverage_gate import render  # noqa: PLC0415 - start-up: see commands._common
+    from coverage_gate.files import dump_model  # noqa: PLC0415
+
     if fmt is OutputFormat.JSON:
         return dump_model(decision)
     if fmt is OutputFormat.MARKDOWN:
@@ -172,6 +172,8 @@ def _resolve_mode(
     reviewers: list[ReviewerInput],
 ) -> ModeResolution:
     """Explicit --mode, else COVERAGE_GATE_MODE, else the flag sources (DESIGN §8)."""
+    from coverage_gate.flags import override_from_env, parse_mode, resolve_mode  # noqa: PLC0415
+
     override = parse_mode(mode.value, what="--mode") or override_from_env(os.environ)
     agents = sorted({reviewer.agent_id for reviewer in reviewers})
     formats = sorted({r.evidence.source for r in reviewers if r.evidence is not None})
@@ -185,6 +187,8 @@ def _reconcile_guarded(review: ReviewInput) -> DecisionDocument:
     Like a scientist experiment, shadow returns the control value: if the evidence check itself
     fails, the legacy gate alone decides, and the note says the check failed.
     """
+    from coverage_gate.reconcile import reconcile  # noqa: PLC0415 - start-up: see commands._common
+
     if review.mode is not Mode.SHADOW:
         return reconcile(review)
     try:
@@ -207,6 +211,8 @@ def _reconcile_guarded(review: ReviewInput) -> DecisionDocument:
 
 
 def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration_s: float) -> None:
+    from coverage_gate.metrics import record_decision, record_reconcile_span  # noqa: PLC0415
+
     formats = {
         reviewer.agent_id: reviewer.evidence_source or "none" for reviewer in decision.reviewers
     }
@@ -333,6 +339,13 @@ def reconcile_command(
     ] = False,
 ) -> None:
     """Reconcile claims with evidence over the changed files and print the decision."""
+    # What only a run needs (start-up: see commands._common)
+    from coverage_gate import otel_setup  # noqa: PLC0415
+    from coverage_gate.files import dump_model  # noqa: PLC0415
+    from coverage_gate.flags import effective_policies, parse_mode, settings_from_env  # noqa: PLC0415
+    from coverage_gate.gittree import GitTree  # noqa: PLC0415
+    from coverage_gate.reconcile import ReviewInput, agent_mismatches  # noqa: PLC0415
+
     with errors_to_exit():  # not counted: a malformed --repo is no repository to count for
         check_repo(repo)
     telemetry = otel_setup.setup(os.environ)
@@ -352,9 +365,7 @@ def reconcile_command(
             require_stdout(DECISION)
             scope, empty_scope = _scope(changed, base, head, root, exclude or [], default_excludes)
             if claims is not None:
-                output_model = load_model(claims, ReviewerOutput, "reviewer output")
-                evidence_doc = load_evidence(evidence) if evidence else None
-                reviewers = [ReviewerInput(output_model.agent_id, output_model, evidence_doc)]
+                reviewers = _one_reviewer(claims, evidence)
             elif bundle is not None:
                 reviewers = _reviewers_from_bundle(bundle)
             else:

@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
-from coverage_gate import render
-from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.commands._common import (
     EVIDENCE,
     emit_document,
@@ -34,16 +32,13 @@ from coverage_gate.commands._options import (
     root_note,
 )
 from coverage_gate.errors import BadInputError, UsageError
-from coverage_gate.files import dump_model
-from coverage_gate.gittree import GitTrees
-from coverage_gate.model import Capability, EvidenceDocument
-from coverage_gate.recording import Recorder, RecordSettings, feed_all
-from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
 from coverage_gate.stdio import require_stdout
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
+    from coverage_gate.model import EvidenceDocument
+    from coverage_gate.recording import Recorder, RecordSettings
     from coverage_gate.telemetry import SpanSink
 
 
@@ -73,6 +68,14 @@ def record(
     max_line_bytes: MaxLineBytesOption = DEFAULT_LINE_BYTES,
 ) -> None:
     """Read an agent's event stream and write the evidence document (JSON)."""
+    # What only a run needs (start-up: see commands._common)
+    from coverage_gate import render  # noqa: PLC0415
+    from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS  # noqa: PLC0415
+    from coverage_gate.files import dump_model  # noqa: PLC0415
+    from coverage_gate.gittree import GitTrees  # noqa: PLC0415
+    from coverage_gate.recording import Recorder, feed_all  # noqa: PLC0415
+    from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint  # noqa: PLC0415
+
     with errors_to_exit():
         known = source_format is None or source_format in ADAPTERS
         if not known and source_format not in DOCUMENT_FORMATS:
@@ -125,9 +128,11 @@ def record(
 
 def _proto_file(prefix: bytes, source_format: str | None) -> bool:
     """A Collector ``format: proto`` file, read as the ``otlp-json`` format."""
+    if source_format not in (None, "otlp-json"):
+        return False  # decided without loading protobuf (otlp_wire's)
     from coverage_gate.otlp_wire import looks_like_proto_file  # noqa: PLC0415 - start-up
 
-    return source_format in (None, "otlp-json") and looks_like_proto_file(prefix)
+    return looks_like_proto_file(prefix)
 
 
 def _feed_proto(handle: BinaryIO, recorder: Recorder) -> EvidenceDocument:
@@ -158,10 +163,13 @@ def _record_document(
     output: Path | None,
 ) -> None:
     """``--format codereview-cli``: one task's ``metadata.json``, read whole."""
-    from coverage_gate.codereview import (  # noqa: PLC0415 - start-up time
+    from coverage_gate import render  # noqa: PLC0415 - start-up time
+    from coverage_gate.codereview import (  # noqa: PLC0415
         MAX_METADATA_BYTES,
         record_metadata,
     )
+    from coverage_gate.enums import Capability  # noqa: PLC0415
+    from coverage_gate.files import dump_model  # noqa: PLC0415
 
     where = "(stdin)" if stream == "-" else stream
     try:

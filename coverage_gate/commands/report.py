@@ -23,18 +23,16 @@ from typing import Annotated
 
 import typer
 
-from coverage_gate.commands._choice import Group, choice
+from coverage_gate import defaults
+from coverage_gate.commands._choice import HELP_WIDTH, Group, choice
+from coverage_gate.enums import DepthPolicy
 from coverage_gate.errors import BadInputError
-from coverage_gate.model import DepthPolicy
 from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir
-from coverage_gate.report import Criteria, build_report, load_folder, render_text, to_json
 from coverage_gate.stdio import require_stdout, write_stdout
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 3
 EXIT_BAD_CONFIG = 4
-
-_DEFAULTS = Criteria()
 
 
 class ReportFormat(StrEnum):
@@ -50,6 +48,8 @@ report_app = typer.Typer(
     cls=Group,
     add_completion=False,
     help="Per repository: what the coverage check did or would do, and readiness to enforce.",
+    rich_markup_mode=None,  # plain help, as the main command's (start-up)
+    context_settings=HELP_WIDTH,
 )
 
 
@@ -82,24 +82,24 @@ def report(
     ] = None,
     min_approvals: Annotated[
         int, typer.Option(help="Ready only with at least this many approvals.")
-    ] = _DEFAULTS.min_approvals,
+    ] = defaults.MIN_APPROVALS,
     min_days: Annotated[
         float, typer.Option(help="Ready only when reviews span at least this many days.")
-    ] = _DEFAULTS.min_days,
+    ] = defaults.MIN_DAYS,
     min_evidence: Annotated[
         float,
         typer.Option(help="Ready only when evidence was available in this share of reviews."),
-    ] = _DEFAULTS.min_evidence_availability,
+    ] = defaults.MIN_EVIDENCE_AVAILABILITY,
     max_errors: Annotated[
         int, typer.Option(help="Ready only with at most this many reconcile errors.")
-    ] = _DEFAULTS.max_errors,
+    ] = defaults.MAX_ERRORS,
     max_fallbacks: Annotated[
         int, typer.Option(help="Ready only with at most this many mode-source fallbacks.")
-    ] = _DEFAULTS.max_fallbacks,
+    ] = defaults.MAX_FALLBACKS,
     max_would_downgrade_rate: Annotated[
         float,
         typer.Option(help="Ready only when at most this share of approvals would downgrade."),
-    ] = _DEFAULTS.max_would_downgrade_rate,
+    ] = defaults.MAX_WOULD_DOWNGRADE_RATE,
     depth_policy: Annotated[
         DepthPolicy | None,
         typer.Option(
@@ -112,6 +112,15 @@ def report(
 ) -> None:
     """Per repository: what the coverage check did or would do, and readiness to enforce
     (from the local telemetry folder)."""
+    # start-up: see commands._common
+    from coverage_gate.report import (  # noqa: PLC0415
+        Criteria,
+        build_report,
+        load_folder,
+        render_text,
+        to_json,
+    )
+
     criteria = Criteria(
         min_approvals=min_approvals,
         min_days=min_days,
