@@ -47,7 +47,9 @@ PolicySource = enums.PolicySource
 
 
 class _Contract(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # defer_build: a contract's validator and serializer are built when it is first used, not
+    # at import, so a command builds only the few contracts it uses (start-up time).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 def _integer_only(value: object) -> object:

@@ -31,7 +31,7 @@ from coverage_gate.commands.flags import (
     ModeChoice,
     OnErrorChoice,
 )
-from coverage_gate.enums import DepthPolicy, Mode, ModeSource, Reason, UnknownPolicy, Verdict
+from coverage_gate.enums import DepthPolicy, ModeSource, Reason, UnknownPolicy, Verdict
 from coverage_gate.errors import ExitCode, UsageError, check_repo
 from coverage_gate.stdio import require_stdout, stdin_bytes, write_stdout
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from coverage_gate.flags import FlagSettings, ModeResolution
     from coverage_gate.model import DecisionDocument
     from coverage_gate.otel_setup import Telemetry
-    from coverage_gate.reconcile import ReviewerInput, ReviewInput
+    from coverage_gate.reconcile import ReviewerInput
 
 
 class OutputFormat(StrEnum):
@@ -181,35 +181,6 @@ def _resolve_mode(
     return resolve_mode(repo, settings, override=override, properties=properties)
 
 
-def _reconcile_guarded(review: ReviewInput) -> DecisionDocument:
-    """Reconcile; in shadow mode a failure of the new check must not change the review.
-
-    Like a scientist experiment, shadow returns the control value: if the evidence check itself
-    fails, the legacy gate alone decides, and the note says the check failed.
-    """
-    from coverage_gate.reconcile import reconcile  # noqa: PLC0415 - start-up: see commands._common
-
-    if review.mode is not Mode.SHADOW:
-        return reconcile(review)
-    try:
-        return reconcile(review)
-    # Shadow boundary: the experimental check may fail in ways no test foresaw; in shadow mode
-    # that must never cost the review its verdict. The legacy-only decision stands instead.
-    except Exception as error:  # noqa: BLE001
-        legacy = [replace(reviewer, evidence=None) for reviewer in review.reviewers]
-        fallback = reconcile(
-            replace(review, mode=Mode.OFF, reviewers=legacy, unknown_policy=UnknownPolicy.ACCEPT)
-        )
-        note = f"The shadow evidence check failed ({type(error).__name__}); legacy gate only."
-        return fallback.model_copy(
-            update={
-                "mode": Mode.SHADOW,
-                "would_downgrade": False,
-                "note": f"{note}\n\n{fallback.note}",
-            }
-        )
-
-
 def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration_s: float) -> None:
     from coverage_gate.metrics import record_decision, record_reconcile_span  # noqa: PLC0415
 
@@ -341,6 +312,7 @@ def reconcile_command(
     """Reconcile claims with evidence over the changed files and print the decision."""
     # What only a run needs (start-up: see commands._common)
     from coverage_gate import otel_setup  # noqa: PLC0415
+    from coverage_gate.api import guarded_reconcile  # noqa: PLC0415
     from coverage_gate.files import dump_model  # noqa: PLC0415
     from coverage_gate.flags import effective_policies, parse_mode, settings_from_env  # noqa: PLC0415
     from coverage_gate.gittree import GitTree  # noqa: PLC0415
@@ -392,7 +364,7 @@ def reconcile_command(
                 resolution, os.environ, depth_policy=depth_policy, unknown_policy=unknown_policy
             )
             with GitTree(root.absolute(), revision) as tree:
-                decision = _reconcile_guarded(
+                decision = guarded_reconcile(
                     ReviewInput(
                         repo=repo,
                         revision=revision,
