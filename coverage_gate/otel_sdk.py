@@ -12,18 +12,9 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from google.protobuf.json_format import (  # type: ignore[import-untyped, unused-ignore]
-    MessageToDict,
-)
 from opentelemetry.context import Context
-from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-    ExportMetricsServiceRequest,
-)
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.metrics import (
     Counter,
     Histogram,
@@ -35,15 +26,21 @@ from opentelemetry.sdk.metrics import (
 )
 from opentelemetry.sdk.metrics.export import (
     AggregationTemporality,
+    Gauge,
     MetricExporter,
     MetricExportResult,
     MetricsData,
     PeriodicExportingMetricReader,
+    Sum,
 )
+from opentelemetry.sdk.metrics.export import Histogram as HistogramData
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import SpanKind
 
+from coverage_gate import otlp_encode
 from coverage_gate.otel_setup import (
     EXPORT_CHUNK_SPANS,
     METRIC_INTERVAL_MS,
@@ -53,6 +50,14 @@ from coverage_gate.otel_setup import (
     _Endpoint,
     resource_attributes,
 )
+
+if TYPE_CHECKING:
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
 
 _log = logging.getLogger("coverage_gate.otel_setup")
 #: Where a failed export request is reported (collected by ``otel_setup.ExportTrouble``).
@@ -83,8 +88,14 @@ def build_resource_from(attributes: Mapping[str, str]) -> Resource:
 
 
 def otlp_json(message: ExportTraceServiceRequest | ExportMetricsServiceRequest) -> str:
-    """One OTLP JSON line: protobuf JSON mapping, enums as integers, trace and span ids as hex
-    (OTLP/JSON's one departure from the standard mapping, which would use base64)."""
+    """One OTLP JSON line from a protobuf request: protobuf's JSON mapping, enums as integers,
+    trace and span ids as hex (OTLP/JSON's one departure from the standard mapping, which would
+    use base64). The local files are written without protobuf (``span_line``, ``metrics_line``);
+    this is what they must equal, and what writes what those leave to protobuf."""
+    from google.protobuf.json_format import (  # type: ignore[import-untyped, unused-ignore]  # noqa: PLC0415
+        MessageToDict,
+    )
+
     as_dict: dict[str, Any] = MessageToDict(message, use_integers_for_enums=True)
     return json.dumps(_hex_ids(as_dict), separators=(",", ":"), sort_keys=False)
 
@@ -102,6 +113,163 @@ def _hex_ids(node: Any) -> Any:
     return node
 
 
+# OTLP's numbers for the SDK's span kinds
+_KINDS = {
+    SpanKind.INTERNAL: 1,
+    SpanKind.SERVER: 2,
+    SpanKind.CLIENT: 3,
+    SpanKind.PRODUCER: 4,
+    SpanKind.CONSUMER: 5,
+}
+
+
+def _scope_text(scope: InstrumentationScope | None) -> str | None:
+    if scope is None:
+        return "{}"
+    if scope.attributes or scope.schema_url:
+        return None
+    return otlp_encode.scope(scope.name, scope.version)
+
+
+def span_line(spans: Sequence[ReadableSpan]) -> str | None:
+    """The OTLP JSON line of ``spans`` (``otlp_json(encode_spans(spans))``), written without
+    protobuf; ``None`` for what this leaves to protobuf (links, trace state, schema URLs, scope
+    attributes)."""
+    groups: dict[Resource, dict[InstrumentationScope | None, list[str]]] = {}
+    scopes: dict[InstrumentationScope | None, str] = {}
+    for span in spans:
+        context = span.get_span_context()
+        resource = span.resource
+        if (
+            context is None
+            or span.links
+            or span.dropped_links
+            or context.trace_state
+            or resource.schema_url
+            or span.start_time is None
+            or span.end_time is None
+        ):
+            return None
+        scope = span.instrumentation_scope or None
+        if scope not in scopes:
+            text = _scope_text(scope)
+            if text is None:
+                return None
+            scopes[scope] = text
+        parent = span.parent
+        status = span.status
+        groups.setdefault(resource, {}).setdefault(scope, []).append(
+            otlp_encode.span(
+                trace_id=context.trace_id,
+                span_id=context.span_id,
+                parent_id=parent.span_id if parent else None,
+                name=span.name,
+                start_ns=span.start_time,
+                end_ns=span.end_time,
+                attributes=span.attributes,
+                events=[
+                    otlp_encode.event(e.name, e.timestamp, e.attributes, e.dropped_attributes)
+                    for e in span.events
+                ],
+                dropped_events=span.dropped_events,
+                kind=_KINDS[span.kind],
+                dropped_attributes=span.dropped_attributes,
+                status=(status.status_code.value, status.description),
+                remote_parent=bool(parent and parent.is_remote),
+            )
+        )
+    resources = [
+        otlp_encode.resourced(
+            otlp_encode.resource(resource.attributes),
+            "scopeSpans",
+            [otlp_encode.scoped(scopes[scope], "spans", texts) for scope, texts in by.items()],
+        )
+        for resource, by in groups.items()
+    ]
+    return f'{{"resourceSpans":[{",".join(resources)}]}}'
+
+
+def _metric_data(data: object) -> str | None:
+    """The ``"sum"``, ``"gauge"`` or ``"histogram"`` field of a metric; ``None`` for what this
+    leaves to protobuf (exponential histograms, exemplars)."""
+    if isinstance(data, Sum):
+        if any(point.exemplars for point in data.data_points):
+            return None
+        points = [
+            otlp_encode.number_point(
+                start_ns=p.start_time_unix_nano,
+                time_ns=p.time_unix_nano,
+                value=p.value,
+                attributes=p.attributes or {},
+            )
+            for p in data.data_points
+        ]
+        body = otlp_encode.points(points, data.aggregation_temporality.value, data.is_monotonic)
+        return f'"sum":{body}'
+    if isinstance(data, Gauge):
+        if any(point.exemplars for point in data.data_points):
+            return None
+        points = [
+            otlp_encode.number_point(
+                start_ns=None,
+                time_ns=p.time_unix_nano,
+                value=p.value,
+                attributes=p.attributes or {},
+            )
+            for p in data.data_points
+        ]
+        return f'"gauge":{otlp_encode.points(points)}'
+    if isinstance(data, HistogramData):
+        if any(point.exemplars for point in data.data_points):
+            return None
+        points = [
+            otlp_encode.histogram_point(
+                start_ns=p.start_time_unix_nano,
+                time_ns=p.time_unix_nano,
+                count=p.count,
+                total=p.sum,
+                bucket_counts=p.bucket_counts,
+                bounds=p.explicit_bounds,
+                attributes=p.attributes or {},
+                low=p.min,
+                high=p.max,
+            )
+            for p in data.data_points
+        ]
+        return f'"histogram":{otlp_encode.points(points, data.aggregation_temporality.value)}'
+    return None
+
+
+def metrics_line(data: MetricsData) -> str | None:
+    """The OTLP JSON line of ``data`` (``otlp_json(encode_metrics(data))``), written without
+    protobuf; ``None`` for what this leaves to protobuf."""
+    resources: list[str] = []
+    for resource_metrics in data.resource_metrics:
+        resource = resource_metrics.resource
+        if resource.schema_url:
+            return None
+        scope_texts: list[str] = []
+        for scope_metrics in resource_metrics.scope_metrics:
+            scope = _scope_text(scope_metrics.scope)
+            if scope is None:
+                return None
+            metric_texts: list[str] = []
+            for found in scope_metrics.metrics:
+                body = _metric_data(found.data)
+                if body is None:
+                    return None
+                metric_texts.append(
+                    otlp_encode.metric(found.name, found.description or "", found.unit or "", body)
+                )
+            scope_texts.append(otlp_encode.scoped(scope, "metrics", metric_texts))
+        resources.append(
+            otlp_encode.resourced(
+                otlp_encode.resource(resource.attributes), "scopeMetrics", scope_texts
+            )
+        )
+    return otlp_encode.metrics_request(resources)
+
+
 class JsonLinesSpanExporter(SpanExporter):
     def __init__(self, sink: JsonLinesFile) -> None:
         self.sink = sink
@@ -109,8 +277,15 @@ class JsonLinesSpanExporter(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if not spans:
             return SpanExportResult.SUCCESS
+        line = span_line(spans)
+        if line is None:
+            from opentelemetry.exporter.otlp.proto.common.trace_encoder import (  # noqa: PLC0415
+                encode_spans,
+            )
+
+            line = otlp_json(encode_spans(spans))
         try:
-            self.sink.write_line(otlp_json(encode_spans(spans)))
+            self.sink.write_line(line)
         except OSError as error:
             _log.warning("telemetry: cannot write spans to %s: %s", self.sink.folder, error)
             return SpanExportResult.FAILURE
@@ -131,11 +306,17 @@ class JsonLinesMetricExporter(MetricExporter):
     def export(
         self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
     ) -> MetricExportResult:
-        request = encode_metrics(metrics_data)
-        if not request.resource_metrics:
+        if not metrics_data.resource_metrics:
             return MetricExportResult.SUCCESS
+        line = metrics_line(metrics_data)
+        if line is None:
+            from opentelemetry.exporter.otlp.proto.common.metrics_encoder import (  # noqa: PLC0415
+                encode_metrics,
+            )
+
+            line = otlp_json(encode_metrics(metrics_data))
         try:
-            self.sink.write_line(otlp_json(request))
+            self.sink.write_line(line)
         except OSError as error:
             _log.warning("telemetry: cannot write metrics to %s: %s", self.sink.folder, error)
             return MetricExportResult.FAILURE
@@ -216,6 +397,10 @@ class HttpSpanExporter(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         if not spans:
             return SpanExportResult.SUCCESS
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import (  # noqa: PLC0415
+            encode_spans,  # an endpoint speaks protobuf (or its JSON mapping): loaded for it
+        )
+
         ok = self.poster.send(encode_spans(spans))
         return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
 
@@ -234,6 +419,10 @@ class HttpMetricExporter(MetricExporter):
     def export(
         self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
     ) -> MetricExportResult:
+        from opentelemetry.exporter.otlp.proto.common.metrics_encoder import (  # noqa: PLC0415
+            encode_metrics,  # an endpoint speaks protobuf (or its JSON mapping): loaded for it
+        )
+
         request = encode_metrics(metrics_data)
         if not request.resource_metrics:
             return MetricExportResult.SUCCESS

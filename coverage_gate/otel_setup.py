@@ -437,10 +437,12 @@ class SpanLines(ChunkedExport[tuple[str, str]]):
         self.keep((scope, span))
 
     def _send(self, chunk: list[tuple[str, str]]) -> bool:
-        scoped: dict[str, list[str]] = {}
+        groups: dict[str, list[str]] = {}
         for scope, span in chunk:
-            scoped.setdefault(scope, []).append(span)
-        line = otlp_encode.trace_request(self._resource, list(scoped.items()))
+            groups.setdefault(scope, []).append(span)
+        line = otlp_encode.trace_request(
+            self._resource, [(otlp_encode.scope(name), spans) for name, spans in groups.items()]
+        )
         try:
             self.sink.write_line(line)
         except OSError as error:

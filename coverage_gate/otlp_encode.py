@@ -29,8 +29,10 @@ INT64_MAX = (1 << 63) - 1
 KIND_INTERNAL = 1
 #: ``Status.StatusCode.STATUS_CODE_ERROR``
 STATUS_ERROR = 2
-#: ``SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK``: the parent is known to be local.
+#: ``SpanFlags.SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK``: whether the parent is remote is known.
 FLAGS_LOCAL_PARENT = 0x100
+#: ``SpanFlags.SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK``: the parent is remote.
+FLAGS_REMOTE_PARENT = 0x200
 
 _TAIL = {False: f'"status":{{}},"flags":{FLAGS_LOCAL_PARENT}}}',
          True: f'"status":{{"code":{STATUS_ERROR}}},"flags":{FLAGS_LOCAL_PARENT}}}'}  # fmt: skip
@@ -112,7 +114,9 @@ def key_values(attributes: Mapping[str, object] | None) -> str:
     return ",".join(out)
 
 
-def event(name: str, time_ns: int, attributes: Mapping[str, object]) -> str:
+def event(
+    name: str, time_ns: int, attributes: Mapping[str, object] | None, dropped_attributes: int = 0
+) -> str:
     """``Span.Event``."""
     out = f'{{"timeUnixNano":"{time_ns}"'
     if name:
@@ -120,6 +124,8 @@ def event(name: str, time_ns: int, attributes: Mapping[str, object]) -> str:
     encoded = key_values(attributes)
     if encoded:
         out += f',"attributes":[{encoded}]'
+    if dropped_attributes:
+        out += f',"droppedAttributesCount":{dropped_attributes}'
     return out + "}"
 
 
@@ -131,45 +137,146 @@ def span(
     name: str,
     start_ns: int,
     end_ns: int,
-    attributes: Mapping[str, object],
+    attributes: Mapping[str, object] | None,
     events: Sequence[str] = (),
     dropped_events: int = 0,
     error: bool = False,
+    kind: int = KIND_INTERNAL,
+    dropped_attributes: int = 0,
+    status: tuple[int, str | None] | None = None,
+    remote_parent: bool = False,
 ) -> str:
-    """``Span`` of kind internal, with a local parent or none, status unset or error."""
+    """``Span``: ``kind`` as OTLP numbers it; status unset, or error, or ``status`` (code and
+    message) as given."""
     parts = [f'{{"traceId":"{trace_id:032x}","spanId":"{span_id:016x}",']
     if parent_id is not None:
         parts.append(f'"parentSpanId":"{parent_id:016x}",')
     if name:
         parts.append(f'"name":{string(name)},')
-    parts.append(
-        f'"kind":{KIND_INTERNAL},"startTimeUnixNano":"{start_ns}","endTimeUnixNano":"{end_ns}",'
-    )
+    if kind:
+        parts.append(f'"kind":{kind},')
+    parts.append(f'"startTimeUnixNano":"{start_ns}","endTimeUnixNano":"{end_ns}",')
     encoded = key_values(attributes)
     if encoded:
         parts.append(f'"attributes":[{encoded}],')
+    if dropped_attributes:
+        parts.append(f'"droppedAttributesCount":{dropped_attributes},')
     if events:
         parts.append(f'"events":[{",".join(events)}],')
     if dropped_events:
         parts.append(f'"droppedEventsCount":{dropped_events},')
-    parts.append(_TAIL[error])
+    if status is None:
+        parts.append(_TAIL[error])
+        return "".join(parts)
+    code, message = status
+    fields = ([f'"message":{string(message)}'] if message else []) + (
+        [f'"code":{code}'] if code else []
+    )
+    flags = FLAGS_LOCAL_PARENT | (FLAGS_REMOTE_PARENT if remote_parent else 0)
+    parts.append(f'"status":{{{",".join(fields)}}},"flags":{flags}}}')
     return "".join(parts)
 
 
-def resource(attributes: Mapping[str, object]) -> str:
+def resource(attributes: Mapping[str, object] | None) -> str:
     """``Resource``."""
     encoded = key_values(attributes)
     return f'{{"attributes":[{encoded}]}}' if encoded else "{}"
 
 
-def trace_request(resource_json: str, scoped: Sequence[tuple[str, Sequence[str]]]) -> str:
+def scope(name: str, version: str | None = None) -> str:
+    """``InstrumentationScope`` with a name and a version, no attributes."""
+    fields = ([f'"name":{string(name)}'] if name else []) + (
+        [f'"version":{string(version)}'] if version else []
+    )
+    return f"{{{','.join(fields)}}}"
+
+
+def scoped(scope_json: str, key: str, items: Sequence[str]) -> str:
+    """``ScopeSpans`` (``key`` "spans") or ``ScopeMetrics`` (``key`` "metrics")."""
+    inner = f',"{key}":[{",".join(items)}]' if items else ""
+    return f'{{"scope":{scope_json}{inner}}}'
+
+
+def resourced(resource_json: str, key: str, items: Sequence[str]) -> str:
+    """``ResourceSpans`` (``key`` "scopeSpans") or ``ResourceMetrics`` ("scopeMetrics")."""
+    inner = f',"{key}":[{",".join(items)}]' if items else ""
+    return f'{{"resource":{resource_json}{inner}}}'
+
+
+def trace_request(resource_json: str, groups: Sequence[tuple[str, Sequence[str]]]) -> str:
     """``ExportTraceServiceRequest`` of one resource (``resource``'s text): spans grouped by
-    scope name, in order."""
-    scope_spans: list[str] = []
-    for name, spans in scoped:
-        entry = f'{{"scope":{{"name":{string(name)}}}' if name else '{"scope":{}'
-        if spans:
-            entry += f',"spans":[{",".join(spans)}]'
-        scope_spans.append(entry + "}")
-    inner = f',"scopeSpans":[{",".join(scope_spans)}]' if scope_spans else ""
-    return f'{{"resourceSpans":[{{"resource":{resource_json}{inner}}}]}}'
+    scope (``scope``'s text), in order."""
+    scopes = [scoped(scope_json, "spans", spans) for scope_json, spans in groups]
+    return f'{{"resourceSpans":[{resourced(resource_json, "scopeSpans", scopes)}]}}'
+
+
+# --- metrics -------------------------------------------------------------------------------------
+
+
+def number_point(
+    *, start_ns: int | None, time_ns: int, value: int | float, attributes: Mapping[str, object]
+) -> str:
+    """``NumberDataPoint`` (a sum's, with a start time, or a gauge's, without)."""
+    out = f'{{"startTimeUnixNano":"{start_ns}",' if start_ns else "{"
+    out += f'"timeUnixNano":"{time_ns}"'
+    if isinstance(value, int) and not isinstance(value, bool):
+        out += f',"asInt":"{value}"'
+    else:
+        out += f',"asDouble":{double(float(value))}'
+    encoded = key_values(attributes)
+    if encoded:
+        out += f',"attributes":[{encoded}]'
+    return out + "}"
+
+
+def histogram_point(
+    *,
+    start_ns: int,
+    time_ns: int,
+    count: int,
+    total: float,
+    bucket_counts: Sequence[int],
+    bounds: Sequence[float],
+    attributes: Mapping[str, object],
+    low: float,
+    high: float,
+) -> str:
+    """``HistogramDataPoint`` with its sum, min and max."""
+    out = f'{{"startTimeUnixNano":"{start_ns}","timeUnixNano":"{time_ns}"'
+    if count:
+        out += f',"count":"{count}"'
+    out += f',"sum":{double(float(total))}'
+    if bucket_counts:
+        out += ',"bucketCounts":[' + ",".join(f'"{n}"' for n in bucket_counts) + "]"
+    if bounds:
+        out += ',"explicitBounds":[' + ",".join(double(float(b)) for b in bounds) + "]"
+    encoded = key_values(attributes)
+    if encoded:
+        out += f',"attributes":[{encoded}]'
+    return out + f',"min":{double(float(low))},"max":{double(float(high))}}}'
+
+
+def metric(name: str, description: str, unit: str, data: str) -> str:
+    """``Metric``: ``data`` is the text of its ``"gauge"``, ``"sum"`` or ``"histogram"`` field."""
+    fields = [f'"name":{string(name)}'] if name else []
+    if description:
+        fields.append(f'"description":{string(description)}')
+    if unit:
+        fields.append(f'"unit":{string(unit)}')
+    fields.append(data)
+    return f"{{{','.join(fields)}}}"
+
+
+def points(points_json: Sequence[str], temporality: int = 0, monotonic: bool = False) -> str:
+    """The body of a ``Sum``, ``Gauge`` or ``Histogram``: its points, temporality, monotonicity."""
+    fields = [f'"dataPoints":[{",".join(points_json)}]'] if points_json else []
+    if temporality:
+        fields.append(f'"aggregationTemporality":{temporality}')
+    if monotonic:
+        fields.append('"isMonotonic":true')
+    return f"{{{','.join(fields)}}}"
+
+
+def metrics_request(resources: Sequence[str]) -> str:
+    """``ExportMetricsServiceRequest`` of ``resourced(..., "scopeMetrics", ...)`` texts."""
+    return f'{{"resourceMetrics":[{",".join(resources)}]}}'

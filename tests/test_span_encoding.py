@@ -19,23 +19,49 @@ from typing import Any
 import pytest
 from google.protobuf.json_format import MessageToDict
 from opentelemetry.exporter.otlp.proto.common._internal import _encode_attributes
+from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
-from opentelemetry.trace import Status, StatusCode, set_span_in_context
+from opentelemetry.trace import (
+    Link,
+    NonRecordingSpan,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TraceFlags,
+    set_span_in_context,
+)
 
-from coverage_gate import otel_setup, otlp_encode
+from coverage_gate import metrics, otel_setup, otlp_encode
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.otel_sdk import build_resource_from, otlp_json
+from coverage_gate.model import Capability
+from coverage_gate.otel_sdk import DELTA, build_resource_from, metrics_line, otlp_json, span_line
 from coverage_gate.otel_setup import SpanLines
 from coverage_gate.recording import Recorder, RecordSettings, feed_all
 from tests.conftest import DATA, REPO_ROOT
+from tests.simulate_rollout import ReviewerSpec, decide
 from tests.test_record_unchanged import _canonical_spans
 from tests.test_span_export import pi_stream
 
 ROOT = Path(__file__).resolve().parent.parent
+SCOPE = ["src/api.py", "src/db.py"]
+DECISIONS = [
+    decide("acme/api", scope=SCOPE, reviewers=[ReviewerSpec("a", claimed=SCOPE, read=SCOPE[:1])]),
+    decide(
+        "acme/web",
+        scope=SCOPE,
+        reviewers=[
+            ReviewerSpec("a", claimed=SCOPE, read=SCOPE),
+            ReviewerSpec("b", claimed=SCOPE, read=(), capability=Capability.NONE),
+        ],
+    ),
+]
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 
 
@@ -236,8 +262,83 @@ def test_a_line_of_spans_is_the_sdk_encoders_line() -> None:
     request = otlp_encode.trace_request(
         otlp_encode.resource(resource),
         [
-            ("two", [direct(first, True, [])]),
-            ("one", [direct(second, False, [otlp_encode.event("e", event.timestamp, {"k": "v"})])]),
+            (otlp_encode.scope("two"), [direct(first, True, [])]),
+            (
+                otlp_encode.scope("one"),
+                [direct(second, False, [otlp_encode.event("e", event.timestamp, {"k": "v"})])],
+            ),
         ],
     )
     assert request == sdk_line
+
+
+# --- the SDK's spans and metrics, written without protobuf ---------------------------------------
+
+
+def sdk_spans() -> list[ReadableSpan]:
+    """Spans of two resources and three scopes: every kind, a remote and a local parent, unset,
+    ok and error statuses (with a message), events, list attributes, and attributes and events
+    past the span limits (dropped and counted)."""
+    exporter = InMemorySpanExporter()
+    limits = SpanLimits(max_span_attributes=3, max_events=2, max_event_attributes=1)
+    for name in ("coverage-gate", "other"):
+        provider = TracerProvider(
+            resource=build_resource_from({"service.name": name}), span_limits=limits
+        )
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        remote = NonRecordingSpan(
+            SpanContext(0x1234, 0x5678, is_remote=True, trace_flags=TraceFlags(1))
+        )
+        for scope, version in (("one", None), ("two", "1.2")):
+            tracer = provider.get_tracer(scope, version)
+            root = tracer.start_span(
+                "root", context=set_span_in_context(remote), kind=SpanKind.SERVER
+            )
+            for kind in SpanKind:
+                child = tracer.start_span(
+                    f"child {kind.name} é",
+                    context=set_span_in_context(root),
+                    kind=kind,
+                    attributes={"s": "x", "n": -1, "b": True, "l": ["a", "b"], "f": 0.5},
+                )
+                child.set_status(Status(StatusCode.ERROR, "it broke"))
+                child.end()
+            root.add_event("e1", {"k": "v", "dropped": 1})
+            root.add_event("e2", {})
+            root.add_event("e3", {"k": "v"})
+            root.set_status(Status(StatusCode.OK))
+            root.end()
+    return list(exporter.get_finished_spans())
+
+
+def test_sdk_spans_are_written_as_protobuf_writes_them() -> None:
+    spans = sdk_spans()
+    assert span_line(spans) == otlp_json(encode_spans(spans))
+
+
+def test_spans_with_links_are_left_to_protobuf() -> None:
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    link = Link(SpanContext(1, 2, is_remote=False))
+    provider.get_tracer("t").start_span("linked", links=[link]).end()
+    assert span_line(exporter.get_finished_spans()) is None
+
+
+def test_sdk_metrics_are_written_as_protobuf_writes_them() -> None:
+    """Every instrument a decision records (counters and the duration histogram, as deltas),
+    and a float counter, an up-down counter and a gauge."""
+    reader = InMemoryMetricReader(preferred_temporality=DELTA)
+    provider = MeterProvider(
+        metric_readers=[reader], resource=build_resource_from({"service.name": "coverage-gate"})
+    )
+    meter = provider.get_meter("coverage_gate", "9.9")
+    for decision in DECISIONS:
+        metrics.record_decision(meter, decision, duration_s=0.0123)
+    metrics.record_error(meter, repo="acme/api", kind=metrics.ErrorKind.BAD_INPUT)
+    meter.create_counter("floats").add(0.25, {"a": "b"})
+    meter.create_up_down_counter("updown").add(-3)
+    meter.create_gauge("gauge").set(1.5, {"l": [1, 2]})
+    data = reader.get_metrics_data()
+    assert data is not None
+    assert metrics_line(data) == otlp_json(encode_metrics(data))
