@@ -19,8 +19,8 @@ import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from opentelemetry.sdk.trace import TracerProvider
 from pydantic import ValidationError
 
 from coverage_gate.adapters import codereview_cli
@@ -30,8 +30,11 @@ from coverage_gate.files import describe_validation, load_model, parse_json, rea
 from coverage_gate.model import Capability, EvidenceDocument, ReviewerOutput
 from coverage_gate.reconcile import ReviewerInput, same_revision
 from coverage_gate.recording import TRACER_NAME, RecordSettings, RootChoice
-from coverage_gate.telemetry import EvidenceSpanProcessor, emit_spans
+from coverage_gate.telemetry import SpanSink, record_calls
 from coverage_gate.tracecalls import TraceRecords, trace_records
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 METADATA = "metadata.json"
 CLAIMS = "validated-output.json"
@@ -64,6 +67,8 @@ def evidence_from_metadata(
     metadata: codereview_cli.Metadata,
     settings: RecordSettings,
     tracer_provider: TracerProvider | None = None,
+    *,
+    spans: SpanSink | None = None,
 ) -> tuple[EvidenceDocument, RootChoice]:
     """The evidence a task's trace gives (module notes), and the root its paths were placed
     under. Without a tracer provider the records are folded directly (the same document)."""
@@ -90,7 +95,7 @@ def evidence_from_metadata(
             codereview_cli.INT64_MAX,  # what a span attribute holds
         ),
     )
-    document = _fold(records, summary, settings, tracer_provider)
+    document = _fold(records, summary, settings, tracer_provider, spans)
     if trace is not None and trace.truncated and not document.truncated:
         document = document.model_copy(update={"truncated": True})
     return document, root
@@ -117,6 +122,8 @@ def record_metadata(
     where: Path | None,
     settings: RecordSettings,
     tracer_provider: TracerProvider | None = None,
+    *,
+    spans: SpanSink | None = None,
 ) -> Recorded:
     """``record --format codereview-cli``: a task's metadata (read from the file ``where``, or
     from stdin when ``None``) → its evidence.
@@ -137,7 +144,7 @@ def record_metadata(
                 f"for {settings.revision[:12]})"
             )
             settings = replace(settings, revision=task.head)
-    document, root = evidence_from_metadata(metadata, settings, tracer_provider)
+    document, root = evidence_from_metadata(metadata, settings, tracer_provider, spans=spans)
     return Recorded(document, root, notes)
 
 
@@ -154,20 +161,24 @@ def _fold(
     summary: StreamSummary,
     settings: RecordSettings,
     tracer_provider: TracerProvider | None,
+    spans: SpanSink | None = None,
 ) -> EvidenceDocument:
+    """As ``Recorder.finish`` folds (``coverage_gate.telemetry``): through SDK spans on a
+    provider given, else from the span attributes, with the spans encoded into ``spans``."""
+    max_issues = settings.bounds.max_issues
     if tracer_provider is not None:
-        processor = EvidenceSpanProcessor(EvidenceFolder(settings.bounds, settings.diff))
-        tracer_provider.add_span_processor(processor)
-        tracer = tracer_provider.get_tracer(TRACER_NAME)
-        emit_spans(tracer, summary, records, settings.bounds.max_issues)
-        if processor.document is not None:
-            return processor.document
-    # No provider, or one whose SDK is disabled (OTEL_SDK_DISABLED): the same records, folded
-    # directly; evidence never depends on telemetry being on.
+        from coverage_gate.sdk_spans import record_through  # noqa: PLC0415 - the SDK path
+
+        folder = EvidenceFolder(settings.bounds, settings.diff)
+        document = record_through(
+            tracer_provider, TRACER_NAME, folder, summary, records, max_issues
+        )
+        if document is not None:
+            return document
+    # No provider, or one whose SDK is disabled (OTEL_SDK_DISABLED): the same document, folded
+    # from the same span attributes; evidence never depends on telemetry being on.
     folder = EvidenceFolder(settings.bounds, settings.diff)
-    for record in records:
-        folder.add(record)
-    return folder.document(summary)
+    return record_calls(folder, summary, records, max_issues, spans, scope=TRACER_NAME)
 
 
 # --- runs --------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Protocol
 
-from coverage_gate.model import Capability
+from coverage_gate.enums import Capability
 
 
 class ShownKind(StrEnum):

@@ -28,6 +28,7 @@ from coverage_gate.live import Ending, RunOutcome
 from coverage_gate.model import EvidenceDocument
 from coverage_gate.otlp_receiver import IntakeSummary, TelemetryIntake
 from coverage_gate.recording import Recorder, RecordSettings
+from coverage_gate.telemetry import SpanSink
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,11 @@ class TelemetryCapture:
         client: IntakeClient,
         settings: RecordSettings,
         tracer_provider: TracerProvider | None = None,
+        *,
+        spans: SpanSink | None = None,
     ) -> None:
         self.client = client
-        self.recorder = Recorder(otlp_json.ADAPTER, settings, tracer_provider)
+        self.recorder = Recorder(otlp_json.ADAPTER, settings, tracer_provider, spans=spans)
         self.intake = TelemetryIntake(self._feed)
 
     def _feed(self, line: bytes) -> None:

@@ -18,9 +18,10 @@ import codecs
 from collections.abc import Callable, Sequence
 from enum import Enum
 
+from coverage_gate import defaults
 from coverage_gate.events import HEAD_BYTES, Decoder, Event, LineClass, LineReader, TooLarge
 
-DEFAULT_MAX_LINE_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_LINE_BYTES = defaults.MAX_LINE_BYTES
 BOM = codecs.BOM_UTF8
 
 

@@ -30,15 +30,16 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import IO, Protocol
+from typing import IO, TYPE_CHECKING, Protocol
 
-from coverage_gate import watchdog
-from coverage_gate.files import dump_model, write_atomic
-from coverage_gate.model import EvidenceDocument
+from coverage_gate import defaults, watchdog
 from coverage_gate.watchdog import group_alive
 
+if TYPE_CHECKING:
+    from coverage_gate.model import EvidenceDocument
+
 CHUNK = 64 * 1024
-DEFAULT_GRACE_SECONDS = 5.0
+DEFAULT_GRACE_SECONDS = defaults.GRACE_SECONDS
 EXIT_TIMEOUT = 124  # what GNU timeout(1) returns; documented in the README
 _SIGNAL_EXIT_BASE = 128  # the shell's convention: 128 + signal number
 _KILL_WAIT_SECONDS = 5.0
@@ -497,6 +498,8 @@ def run_recorded(
     )
     evidence = recorder.finish(interrupted=outcome.cut_off)
     if output is not None:
+        from coverage_gate.files import dump_model, write_atomic  # noqa: PLC0415 - start-up
+
         try:
             write_atomic(output, dump_model(evidence))
         except OSError as exc:

@@ -32,11 +32,18 @@ temporality every run of the same service adds to the same series, where a per-r
 one series per run.
 
 Spans: every span a run ends is kept and exported when the run ends, in the order they ended, in
-requests (or lines) of at most ``EXPORT_CHUNK_SPANS`` (``SpanExport``). None is dropped for lack
-of room: a ``record`` of 10,000 calls ends 10,001 spans at once, which the SDK's batch processor
-(a queue of 2,048 that drops the oldest) would cut to its last 2,048. After a failed request the
-rest is not sent, and counted: the ``invoke_agent`` span ends last, so an export cut short never
-carries the completion marker of calls it lost.
+requests (or lines) of at most ``EXPORT_CHUNK_SPANS`` (``ChunkedExport``). None is dropped for
+lack of room: a ``record`` of 10,000 calls ends 10,001 spans at once, which the SDK's batch
+processor (a queue of 2,048 that drops the oldest) would cut to its last 2,048. After a failed
+request the rest is not sent, and counted: the ``invoke_agent`` span ends last, so an export cut
+short never carries the completion marker of calls it lost.
+
+Start-up: nothing of OpenTelemetry is imported here. The SDK providers (``otel_sdk``) are built
+when a run first asks for one. ``record`` and ``run`` on the local files ask for none: their spans
+are encoded directly as OTLP JSON (``Telemetry.for_recording``, ``SpanLines``), the same spans
+the SDK would export, unless the environment sets something the SDK would apply to them (a
+sampler, span limits: ``SDK_SPAN_SETTINGS``), when the SDK makes them.
+
 
 Exit: ``Telemetry.shutdown(budget_s)`` flushes and shuts both providers down in daemon threads.
 It waits while the export makes progress, and stops waiting once ``budget_s`` has passed with no
@@ -52,56 +59,29 @@ exporters and the SDK are collected for that line, never printed one by one.
 
 from __future__ import annotations
 
-import base64
 import collections
 import contextlib
-import json
 import logging
 import os
 import re
-import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import unquote
 
-from google.protobuf.json_format import (  # type: ignore[import-untyped, unused-ignore]
-    MessageToDict,
-)
-from opentelemetry import metrics as metrics_api
-from opentelemetry import trace as trace_api
-from opentelemetry.context import Context
-from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-    ExportMetricsServiceRequest,
-)
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.sdk.metrics import (
-    Counter,
-    Histogram,
-    MeterProvider,
-    ObservableCounter,
-    ObservableGauge,
-    ObservableUpDownCounter,
-    UpDownCounter,
-)
-from opentelemetry.sdk.metrics.export import (
-    AggregationTemporality,
-    MetricExporter,
-    MetricExportResult,
-    MetricsData,
-    PeriodicExportingMetricReader,
-)
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from coverage_gate import otlp_encode
 
-from coverage_gate.metrics import METER_NAME, TRACER_NAME
+if TYPE_CHECKING:
+    from opentelemetry import metrics as metrics_api
+    from opentelemetry import trace as trace_api
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from coverage_gate.otel_sdk import SpanExport
+    from coverage_gate.telemetry import SpanSink
 
 _log = logging.getLogger(__name__)
 #: Where a failed export request is reported (collected by ``ExportTrouble``).
@@ -121,18 +101,23 @@ _PROGRESS_POLL_S = 0.05
 TELEMETRY_DIR_ENV = "COVERAGE_GATE_TELEMETRY_DIR"
 SERVICE_NAME = "coverage-gate"
 
-#: The OTLP "delta" temporality preference: monotonic sums and histograms as deltas.
-DELTA: dict[type, AggregationTemporality] = {
-    Counter: AggregationTemporality.DELTA,
-    Histogram: AggregationTemporality.DELTA,
-    ObservableCounter: AggregationTemporality.DELTA,
-    UpDownCounter: AggregationTemporality.CUMULATIVE,
-    ObservableUpDownCounter: AggregationTemporality.CUMULATIVE,
-    ObservableGauge: AggregationTemporality.CUMULATIVE,
-}
+#: What the SDK reads from the environment and applies to spans as it makes them (a sampler;
+#: bounds on attributes, their values and events). With any of these set, spans are made by the
+#: SDK, so that they are what it would make.
+SDK_SPAN_SETTINGS = frozenset(
+    {
+        "OTEL_TRACES_SAMPLER",
+        "OTEL_TRACES_SAMPLER_ARG",
+        "OTEL_ATTRIBUTE_COUNT_LIMIT",
+        "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+        "OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
+        "OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT",
+        "OTEL_SPAN_EVENT_COUNT_LIMIT",
+        "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT",
+    }
+)
 
 _SIGNAL_PATHS = {"traces": "v1/traces", "metrics": "v1/metrics"}
-_ID_KEYS = frozenset({"traceId", "spanId", "parentSpanId"})
 
 
 # --- environment ------------------------------------------------------------------------------
@@ -233,7 +218,10 @@ def export_timeout(
     return min(millis / 1000.0, SHUTDOWN_BUDGET_S)
 
 
-def build_resource(environ: Mapping[str, str], service_version: str | None = None) -> Resource:
+def resource_attributes(
+    environ: Mapping[str, str], service_version: str | None = None
+) -> dict[str, str]:
+    """The resource every signal of the run carries."""
     attributes: dict[str, str] = _parse_pairs(_get(environ, "OTEL_RESOURCE_ATTRIBUTES"))
     attributes["service.name"] = _get(environ, "OTEL_SERVICE_NAME") or attributes.get(
         "service.name", SERVICE_NAME
@@ -241,30 +229,10 @@ def build_resource(environ: Mapping[str, str], service_version: str | None = Non
     if service_version:
         attributes.setdefault("service.version", service_version)
     attributes.update({"telemetry.sdk.language": "python", "telemetry.sdk.name": "opentelemetry"})
-    return Resource(attributes)
+    return attributes
 
 
 # --- the local OTLP JSON lines sink -----------------------------------------------------------
-
-
-def otlp_json(message: ExportTraceServiceRequest | ExportMetricsServiceRequest) -> str:
-    """One OTLP JSON line: protobuf JSON mapping, enums as integers, trace and span ids as hex
-    (OTLP/JSON's one departure from the standard mapping, which would use base64)."""
-    as_dict: dict[str, Any] = MessageToDict(message, use_integers_for_enums=True)
-    return json.dumps(_hex_ids(as_dict), separators=(",", ":"), sort_keys=False)
-
-
-def _hex_ids(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {
-            key: base64.b64decode(value).hex()
-            if key in _ID_KEYS and isinstance(value, str)
-            else _hex_ids(value)
-            for key, value in node.items()
-        }
-    if isinstance(node, list):
-        return [_hex_ids(item) for item in node]
-    return node
 
 
 class JsonLinesFile:
@@ -286,7 +254,7 @@ class JsonLinesFile:
         self.folder.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self._clock()))
         for _ in range(8):
-            name = f"{self.signal}-{stamp}-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+            name = f"{self.signal}-{stamp}-{os.getpid()}-{os.urandom(4).hex()}.jsonl"
             path = self.folder / name
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
@@ -311,151 +279,6 @@ class JsonLinesFile:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
-
-
-class JsonLinesSpanExporter(SpanExporter):
-    def __init__(self, sink: JsonLinesFile) -> None:
-        self.sink = sink
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        if not spans:
-            return SpanExportResult.SUCCESS
-        try:
-            self.sink.write_line(otlp_json(encode_spans(spans)))
-        except OSError as error:
-            _log.warning("telemetry: cannot write spans to %s: %s", self.sink.folder, error)
-            return SpanExportResult.FAILURE
-        return SpanExportResult.SUCCESS
-
-    def shutdown(self) -> None:
-        self.sink.close()
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return True
-
-
-class JsonLinesMetricExporter(MetricExporter):
-    def __init__(self, sink: JsonLinesFile) -> None:
-        super().__init__(preferred_temporality=DELTA)
-        self.sink = sink
-
-    def export(
-        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
-    ) -> MetricExportResult:
-        request = encode_metrics(metrics_data)
-        if not request.resource_metrics:
-            return MetricExportResult.SUCCESS
-        try:
-            self.sink.write_line(otlp_json(request))
-        except OSError as error:
-            _log.warning("telemetry: cannot write metrics to %s: %s", self.sink.folder, error)
-            return MetricExportResult.FAILURE
-        return MetricExportResult.SUCCESS
-
-    def force_flush(self, timeout_millis: float = 10_000) -> bool:
-        return True
-
-    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
-        self.sink.close()
-
-
-# --- OTLP/HTTP ---------------------------------------------------------------------------------
-
-
-class OtlpPoster:
-    """POSTs one OTLP export request per call, protobuf or JSON (the local files' encoding, sent
-    as ``application/json``). One attempt per request within ``timeout_s``: the exit budget, not
-    a retry loop, bounds the wait, and a failure is logged once with its reason (the OS error or
-    the HTTP status), which ``Telemetry.shutdown`` turns into its one line."""
-
-    def __init__(
-        self,
-        endpoint: str,
-        protocol: Protocol,
-        headers: Mapping[str, str],
-        timeout_s: float,
-        gzip: bool,
-    ) -> None:
-        import requests  # noqa: PLC0415 - only an endpoint needs the HTTP stack
-
-        self.endpoint = endpoint
-        self.protocol = protocol
-        self.timeout_s = timeout_s
-        self.gzip = gzip
-        self._session = requests.Session()
-        kind = "application/json" if protocol is Protocol.JSON else "application/x-protobuf"
-        self._session.headers.update({"Content-Type": kind, **headers})
-        if gzip:
-            self._session.headers["Content-Encoding"] = "gzip"
-
-    def send(self, request: ExportTraceServiceRequest | ExportMetricsServiceRequest) -> bool:
-        import gzip  # noqa: PLC0415 - only when compressing
-
-        import requests  # noqa: PLC0415 - imported by __init__ already
-
-        data = (
-            otlp_json(request).encode("utf-8")
-            if self.protocol is Protocol.JSON
-            else request.SerializeToString()
-        )
-        try:
-            response = self._session.post(
-                self.endpoint,
-                data=gzip.compress(data) if self.gzip else data,
-                timeout=self.timeout_s,
-            )
-        except requests.RequestException as error:
-            _export_log.warning("Failed to export to %s: %s", self.endpoint, error)
-            return False
-        if not response.ok:
-            _export_log.warning(
-                "Failed to export to %s code: %s, reason: %s",
-                self.endpoint,
-                response.status_code,
-                response.reason,
-            )
-        return bool(response.ok)
-
-    def close(self) -> None:
-        self._session.close()
-
-
-class HttpSpanExporter(SpanExporter):
-    def __init__(self, poster: OtlpPoster) -> None:
-        self.poster = poster
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        if not spans:
-            return SpanExportResult.SUCCESS
-        ok = self.poster.send(encode_spans(spans))
-        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
-
-    def shutdown(self) -> None:
-        self.poster.close()
-
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return True
-
-
-class HttpMetricExporter(MetricExporter):
-    def __init__(self, poster: OtlpPoster) -> None:
-        super().__init__(preferred_temporality=DELTA)
-        self.poster = poster
-
-    def export(
-        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
-    ) -> MetricExportResult:
-        request = encode_metrics(metrics_data)
-        if not request.resource_metrics:
-            return MetricExportResult.SUCCESS
-        ok = self.poster.send(request)
-        return MetricExportResult.SUCCESS if ok else MetricExportResult.FAILURE
-
-    def force_flush(self, timeout_millis: float = 10_000) -> bool:
-        return True
-
-    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
-        self.poster.close()
 
 
 # --- what an export to an endpoint says --------------------------------------------------------
@@ -515,24 +338,23 @@ def _reason(message: str) -> str:
 
 # --- exporting every span ----------------------------------------------------------------------
 
+Item = TypeVar("Item")
 
-class SpanExport(SpanProcessor):
-    """Keeps every ended span of the run; exports them on ``force_flush`` or ``shutdown``, in the
-    order they ended, in requests of at most ``chunk`` spans.
 
-    The queue holds what the run made (one span per call, as many as the records the recorder
-    holds anyway), so no span is dropped for lack of room. Once a request fails, later spans are
-    not sent: they are counted in ``not_exported`` and never wait out a deadline of their own.
-    ``progress_at`` (monotonic seconds) moves on each completed request, for the exit wait.
+class ChunkedExport(Generic[Item]):
+    """Keeps every span of the run; exports them on ``flush`` or ``close``, in the order they
+    were kept, ``chunk`` at a time (one request, or one line).
+
+    Once a request fails, later spans are not sent: they are counted in ``not_exported`` and
+    never wait out a deadline of their own. ``progress_at`` (monotonic seconds) moves on each
+    completed request, for the exit wait. Subclasses say how a chunk is sent (``_send``, true on
+    success) and what closing releases (``_close``).
     """
 
-    def __init__(
-        self, exporter: SpanExporter, chunk: int = EXPORT_CHUNK_SPANS, *, warn: bool = True
-    ) -> None:
-        self._exporter = exporter
+    def __init__(self, chunk: int = EXPORT_CHUNK_SPANS, *, warn: bool = True) -> None:
         self._warn = warn  # False when ``Telemetry.shutdown`` says it in its one line
         self._chunk = max(chunk, 1)
-        self._pending: collections.deque[ReadableSpan] = collections.deque()
+        self._pending: collections.deque[Item] = collections.deque()
         self._lock = threading.Lock()
         self._export_lock = threading.Lock()
         self._closed = False
@@ -542,37 +364,38 @@ class SpanExport(SpanProcessor):
         self.failed = False
         self.progress_at = time.monotonic()
 
-    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        del span, parent_context
+    def _send(self, chunk: list[Item]) -> bool:
+        raise NotImplementedError
 
-    def on_end(self, span: ReadableSpan) -> None:
-        if not (span.context and span.context.trace_flags.sampled):
-            return
+    def _close(self) -> None:
+        return None
+
+    def keep(self, item: Item) -> None:
         with self._lock:
             self.ended += 1
             if self._closed:
                 self.not_exported += 1
             else:
-                self._pending.append(span)
+                self._pending.append(item)
 
-    def _next_chunk(self) -> list[ReadableSpan]:
+    def _next_chunk(self) -> list[Item]:
         with self._lock:
             return [self._pending.popleft() for _ in range(min(self._chunk, len(self._pending)))]
 
-    def _export_pending(self) -> bool:
+    def flush(self) -> bool:
         with self._export_lock:
             while chunk := self._next_chunk():
                 if self.failed:
                     self.not_exported += len(chunk)
                     continue
                 try:
-                    result = self._exporter.export(chunk)
+                    sent = self._send(chunk)
                 # The telemetry export boundary: an exporter may raise anything (encoding, network,
                 # a full disk); it must end this export, never the run.
                 except Exception as error:  # noqa: BLE001
                     _log.warning("telemetry: span export failed: %s", error)
-                    result = SpanExportResult.FAILURE
-                if result is SpanExportResult.SUCCESS:
+                    sent = False
+                if sent:
                     self.exported += len(chunk)
                     self.progress_at = time.monotonic()
                 else:
@@ -580,132 +403,55 @@ class SpanExport(SpanProcessor):
                     self.not_exported += len(chunk)
             return not self.failed
 
-    def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        del timeout_millis  # bounded by the exporter's own timeout per request
-        return self._export_pending()
-
-    def shutdown(self) -> None:
+    def close(self) -> None:
         with self._lock:
             self._closed = True
-        self._export_pending()
+        self.flush()
         if self.not_exported and self._warn:
             _log.warning(
                 "telemetry: %d of %d span(s) not exported (an export request failed)",
                 self.not_exported,
                 self.ended,
             )
-        self._exporter.shutdown()
+        self._close()
 
 
-# --- providers --------------------------------------------------------------------------------
+class SpanLines(ChunkedExport[tuple[str, str]]):
+    """Spans encoded directly as OTLP JSON (``telemetry.record_calls``), written to the local
+    files as ``SpanExport`` writes the SDK's: one ``ExportTraceServiceRequest`` per line, spans
+    grouped by scope in the order they came."""
 
+    def __init__(
+        self,
+        sink: JsonLinesFile,
+        resource: Mapping[str, str],
+        chunk: int = EXPORT_CHUNK_SPANS,
+        *,
+        warn: bool = True,
+    ) -> None:
+        super().__init__(chunk, warn=warn)
+        self.sink = sink
+        self._resource = otlp_encode.resource(resource)
 
-@dataclass
-class Telemetry:
-    """The providers of one run and how to end them. ``sinks`` says where each signal goes
-    (``otlp <url>``, ``files <folder>``, ``disabled``), for logs and tests."""
+    def add(self, scope: str, span: str) -> None:
+        self.keep((scope, span))
 
-    tracer_provider: trace_api.TracerProvider
-    meter_provider: metrics_api.MeterProvider
-    sinks: dict[str, str] = field(default_factory=dict)
-    span_export: SpanExport | None = None
-    #: Collects the SDK's export lines while an endpoint is used; None for files only.
-    trouble: ExportTrouble | None = None
-    _done: bool = False
-
-    def tracer(self) -> trace_api.Tracer:
-        return self.tracer_provider.get_tracer(TRACER_NAME)
-
-    def meter(self) -> metrics_api.Meter:
-        return self.meter_provider.get_meter(METER_NAME)
-
-    def shutdown(self, budget_s: float = SHUTDOWN_BUDGET_S) -> bool:
-        """Flush and shut down both providers, waiting while the span export makes progress and
-        at most ``budget_s`` past the start or the last completed request.
-
-        Returns whether both finished in time and without error. Never raises: a telemetry
-        failure must not change a decision or an exit code.
-        """
-        if self._done:
-            return True
-        self._done = True
-        budget = max(budget_s, 0.0)
-        began = time.monotonic()
-        results: dict[str, bool] = {}
-        threads = [
-            threading.Thread(
-                target=_quietly,
-                args=(name, stop, results),
-                name=f"coverage-gate-telemetry-{name}",
-                daemon=True,  # a hanging collector must not keep the interpreter alive
-            )
-            for name, stop in self._stoppers()
-        ]
-        with self.trouble.installed() if self.trouble else contextlib.nullcontext():
-            for thread in threads:
-                thread.start()
-            while alive := [t for t in threads if t.is_alive()]:
-                last = max(began, self.span_export.progress_at if self.span_export else began)
-                left = last + budget - time.monotonic()
-                if left <= 0:
-                    break
-                alive[0].join(min(left, _PROGRESS_POLL_S))
-        finished = not any(t.is_alive() for t in threads)
-        self._say_trouble(finished, budget_s)
-        return finished and all(results.values())
-
-    def _say_trouble(self, finished: bool, budget_s: float) -> None:
-        """One line for whatever went wrong with the export, or nothing."""
-        parts: list[str] = []
-        if self.trouble is not None and self.trouble.first is not None:
-            parts.append(self.trouble.first)
-        if not finished:
-            parts.append(f"no export progress for {budget_s:.1f} s, not waiting")
-        unsent = self._unsent()
-        if unsent:
-            parts.append(unsent)
-        if not parts:
-            return
-        where = ", ".join(
-            f"{name} to {sink.removeprefix('otlp ')}"
-            for name, sink in sorted(self.sinks.items())
-            if sink.startswith("otlp ")
+    def _send(self, chunk: list[tuple[str, str]]) -> bool:
+        groups: dict[str, list[str]] = {}
+        for scope, span in chunk:
+            groups.setdefault(scope, []).append(span)
+        line = otlp_encode.trace_request(
+            self._resource, [(otlp_encode.scope(name), spans) for name, spans in groups.items()]
         )
-        _log.warning(
-            "coverage-gate: warning: telemetry not exported%s: %s",
-            f" ({where})" if where else "",
-            "; ".join(parts),
-        )
+        try:
+            self.sink.write_line(line)
+        except OSError as error:
+            _log.warning("telemetry: cannot write spans to %s: %s", self.sink.folder, error)
+            return False
+        return True
 
-    def _unsent(self) -> str:
-        export = self.span_export
-        if export is None or export.exported >= export.ended:
-            return ""
-        return f"{export.ended - export.exported} of {export.ended} span(s) not exported"
-
-    def _stoppers(self) -> list[tuple[str, Callable[[], object]]]:
-        stoppers: list[tuple[str, Callable[[], object]]] = []
-        for name, provider in (("traces", self.tracer_provider), ("metrics", self.meter_provider)):
-            stop = getattr(provider, "shutdown", None)
-            if callable(stop):
-                stoppers.append((name, stop))
-        return stoppers
-
-
-def _quietly(name: str, stop: Callable[[], object], results: dict[str, bool]) -> None:
-    try:
-        stop()
-    # The telemetry export boundary: exporters and SDK internals may raise anything (encoding,
-    # network, a full disk). None of it may reach the decision or the exit code; log and go on.
-    except Exception as error:  # noqa: BLE001
-        _log.warning("telemetry: %s shutdown failed: %s", name, error)
-        results[name] = False
-    else:
-        results[name] = True
-
-
-def _signal_disabled(environ: Mapping[str, str], signal: str) -> bool:
-    return (_get(environ, f"OTEL_{signal.upper()}_EXPORTER") or "").lower() == "none"
+    def _close(self) -> None:
+        self.sink.close()
 
 
 @dataclass(frozen=True)
@@ -754,10 +500,255 @@ def _compression_name(environ: Mapping[str, str], signal: str) -> str:
     return (raw or "").lower()
 
 
-def _poster(endpoint: _Endpoint) -> OtlpPoster:
-    return OtlpPoster(
-        endpoint.url, endpoint.protocol, endpoint.headers, endpoint.timeout_s, endpoint.gzip
-    )
+# --- providers --------------------------------------------------------------------------------
+
+
+class _Plan:
+    """What ``setup`` read from the environment (said once, there), to build each provider when
+    first asked."""
+
+    def __init__(self, environ: Mapping[str, str], service_version: str | None, timeout: float):
+        said: set[str] = set()
+
+        def warn(message: str) -> None:  # the two signals share most settings: say each once
+            if message not in said:
+                said.add(message)
+                _log.warning(message)
+
+        self.resource = resource_attributes(environ, service_version)
+        self.folder = default_telemetry_dir(environ)
+        self.timeout = timeout
+        self.enabled = {signal: not _signal_disabled(environ, signal) for signal in _SIGNAL_PATHS}
+        self.endpoints = {
+            signal: _endpoint(environ, signal, timeout, self.folder, warn) if on else None
+            for signal, on in self.enabled.items()
+        }
+        self.direct_spans = (
+            self.enabled["traces"]
+            and self.endpoints["traces"] is None
+            and not any(name in environ for name in SDK_SPAN_SETTINGS)
+        )
+
+    @property
+    def remote(self) -> bool:
+        return any(endpoint is not None for endpoint in self.endpoints.values())
+
+    def sinks(self) -> dict[str, str]:
+        sinks: dict[str, str] = {}
+        for signal, on in self.enabled.items():
+            endpoint = self.endpoints[signal]
+            if not on:
+                sinks[signal] = "disabled"
+            elif endpoint is not None:
+                sinks[signal] = f"otlp {endpoint.url}"
+            else:
+                sinks[signal] = f"files {self.folder}"
+        return sinks
+
+    def tracer_provider(self) -> tuple[trace_api.TracerProvider, SpanExport | None]:
+        if not self.enabled["traces"]:
+            from opentelemetry import trace as trace_api  # noqa: PLC0415 - lazy
+
+            return trace_api.NoOpTracerProvider(), None
+        from coverage_gate import otel_sdk  # noqa: PLC0415 - the SDK, when first asked for
+
+        return otel_sdk.tracer_provider(
+            otel_sdk.build_resource_from(self.resource),
+            self.folder,
+            self.endpoints["traces"],
+            self.timeout,
+        )
+
+    def meter_provider(self) -> metrics_api.MeterProvider:
+        if not self.enabled["metrics"]:
+            from opentelemetry import metrics as metrics_api  # noqa: PLC0415 - lazy
+
+            return metrics_api.NoOpMeterProvider()
+        from coverage_gate import otel_sdk  # noqa: PLC0415 - the SDK, when first asked for
+
+        return otel_sdk.meter_provider(
+            otel_sdk.build_resource_from(self.resource),
+            self.folder,
+            self.endpoints["metrics"],
+            self.timeout,
+        )
+
+
+class Telemetry:
+    """The providers of one run, each built when first asked for, and how to end them.
+    ``sinks`` says where each signal goes (``otlp <url>``, ``files <folder>``, ``disabled``),
+    for logs and tests. Providers passed in are used as they are."""
+
+    def __init__(
+        self,
+        tracer_provider: trace_api.TracerProvider | None = None,
+        meter_provider: metrics_api.MeterProvider | None = None,
+        sinks: dict[str, str] | None = None,
+        span_export: SpanExport | None = None,
+        trouble: ExportTrouble | None = None,
+        *,
+        plan: _Plan | None = None,
+    ) -> None:
+        self._tracer_provider = tracer_provider
+        self._meter_provider = meter_provider
+        self.sinks = sinks if sinks is not None else (plan.sinks() if plan else {})
+        self.span_export = span_export
+        #: Collects the SDK's export lines while an endpoint is used; None for files only.
+        self.trouble = (
+            trouble
+            if trouble is not None
+            else (ExportTrouble() if plan is not None and plan.remote else None)
+        )
+        self.span_lines: SpanLines | None = None
+        self._plan = plan
+        self._done = False
+
+    @property
+    def tracer_provider(self) -> trace_api.TracerProvider:
+        if self._tracer_provider is None:
+            if self._plan is None:
+                from opentelemetry import trace as trace_api  # noqa: PLC0415 - lazy
+
+                self._tracer_provider = trace_api.NoOpTracerProvider()
+            else:
+                self._tracer_provider, self.span_export = self._plan.tracer_provider()
+        return self._tracer_provider
+
+    @property
+    def meter_provider(self) -> metrics_api.MeterProvider:
+        if self._meter_provider is None:
+            if self._plan is None:
+                from opentelemetry import metrics as metrics_api  # noqa: PLC0415 - lazy
+
+                self._meter_provider = metrics_api.NoOpMeterProvider()
+            else:
+                self._meter_provider = self._plan.meter_provider()
+        return self._meter_provider
+
+    def tracer(self) -> trace_api.Tracer:
+        from coverage_gate.metrics import TRACER_NAME  # noqa: PLC0415 - with the tracer
+
+        return self.tracer_provider.get_tracer(TRACER_NAME)
+
+    def meter(self) -> metrics_api.Meter:
+        from coverage_gate.metrics import METER_NAME  # noqa: PLC0415 - with the meter
+
+        return self.meter_provider.get_meter(METER_NAME)
+
+    def for_recording(self) -> tuple[TracerProvider | None, SpanSink | None]:
+        """Where a recorder's spans go: a sink that takes them encoded directly (the local
+        files), or an SDK tracer provider (an OTLP endpoint, or settings only the SDK applies),
+        or neither (traces off)."""
+        plan = self._plan
+        if self._tracer_provider is None:
+            if plan is None or not plan.enabled["traces"]:
+                return None, None
+            if plan.direct_spans:
+                if self.span_lines is None:
+                    sink = JsonLinesFile(plan.folder, "traces")
+                    self.span_lines = SpanLines(sink, plan.resource, warn=False)
+                return None, self.span_lines
+        from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415 - the SDK path
+
+        provider = self.tracer_provider
+        return (provider if isinstance(provider, TracerProvider) else None), None
+
+    def shutdown(self, budget_s: float = SHUTDOWN_BUDGET_S) -> bool:
+        """Flush and shut down what the run built, waiting while the span export makes progress
+        and at most ``budget_s`` past the start or the last completed request.
+
+        Returns whether everything finished in time and without error. Never raises: a telemetry
+        failure must not change a decision or an exit code.
+        """
+        if self._done:
+            return True
+        self._done = True
+        budget = max(budget_s, 0.0)
+        began = time.monotonic()
+        results: dict[str, bool] = {}
+        threads = [
+            threading.Thread(
+                target=_quietly,
+                args=(name, stop, results),
+                name=f"coverage-gate-telemetry-{name}",
+                daemon=True,  # a hanging collector must not keep the interpreter alive
+            )
+            for name, stop in self._stoppers()
+        ]
+        with self.trouble.installed() if self.trouble else contextlib.nullcontext():
+            for thread in threads:
+                thread.start()
+            while alive := [t for t in threads if t.is_alive()]:
+                last = max([began, *(export.progress_at for export in self._exports())])
+                left = last + budget - time.monotonic()
+                if left <= 0:
+                    break
+                alive[0].join(min(left, _PROGRESS_POLL_S))
+        finished = not any(t.is_alive() for t in threads)
+        self._say_trouble(finished, budget_s)
+        return finished and all(results.values())
+
+    def _say_trouble(self, finished: bool, budget_s: float) -> None:
+        """One line for whatever went wrong with the export, or nothing."""
+        parts: list[str] = []
+        if self.trouble is not None and self.trouble.first is not None:
+            parts.append(self.trouble.first)
+        if not finished:
+            parts.append(f"no export progress for {budget_s:.1f} s, not waiting")
+        unsent = self._unsent()
+        if unsent:
+            parts.append(unsent)
+        if not parts:
+            return
+        where = ", ".join(
+            f"{name} to {sink.removeprefix('otlp ')}"
+            for name, sink in sorted(self.sinks.items())
+            if sink.startswith("otlp ")
+        )
+        _log.warning(
+            "coverage-gate: warning: telemetry not exported%s: %s",
+            f" ({where})" if where else "",
+            "; ".join(parts),
+        )
+
+    def _exports(self) -> list[ChunkedExport[Any]]:
+        return [export for export in (self.span_export, self.span_lines) if export is not None]
+
+    def _unsent(self) -> str:
+        ended = sum(export.ended for export in self._exports())
+        exported = sum(export.exported for export in self._exports())
+        if exported >= ended:
+            return ""
+        return f"{ended - exported} of {ended} span(s) not exported"
+
+    def _stoppers(self) -> list[tuple[str, Callable[[], object]]]:
+        stoppers: list[tuple[str, Callable[[], object]]] = []
+        if self.span_lines is not None:
+            stoppers.append(("spans", self.span_lines.close))
+        for name, provider in (
+            ("traces", self._tracer_provider),
+            ("metrics", self._meter_provider),
+        ):
+            stop = getattr(provider, "shutdown", None)
+            if callable(stop):
+                stoppers.append((name, stop))
+        return stoppers
+
+
+def _quietly(name: str, stop: Callable[[], object], results: dict[str, bool]) -> None:
+    try:
+        stop()
+    # The telemetry export boundary: exporters and SDK internals may raise anything (encoding,
+    # network, a full disk). None of it may reach the decision or the exit code; log and go on.
+    except Exception as error:  # noqa: BLE001
+        _log.warning("telemetry: %s shutdown failed: %s", name, error)
+        results[name] = False
+    else:
+        results[name] = True
+
+
+def _signal_disabled(environ: Mapping[str, str], signal: str) -> bool:
+    return (_get(environ, f"OTEL_{signal.upper()}_EXPORTER") or "").lower() == "none"
 
 
 def setup(
@@ -766,69 +757,8 @@ def setup(
     service_version: str | None = None,
     export_timeout_s: float = EXPORT_TIMEOUT_S,
 ) -> Telemetry:
-    """Build the providers for one run from ``environ`` (see the module docstring). Sets no
-    global provider and registers no exit hook; call ``Telemetry.shutdown`` at the end."""
+    """The telemetry of one run, from ``environ`` (see the module docstring). Sets no global
+    provider and registers no exit hook; call ``Telemetry.shutdown`` at the end."""
     if sdk_disabled(environ):
-        return Telemetry(
-            trace_api.NoOpTracerProvider(),
-            metrics_api.NoOpMeterProvider(),
-            {"traces": "disabled", "metrics": "disabled"},
-        )
-    resource = build_resource(environ, service_version)
-    sinks: dict[str, str] = {}
-    span_export: SpanExport | None = None
-    tracer_provider: trace_api.TracerProvider = trace_api.NoOpTracerProvider()
-    meter_provider: metrics_api.MeterProvider = metrics_api.NoOpMeterProvider()
-    folder = default_telemetry_dir(environ)
-    remote = False
-    said: set[str] = set()
-
-    def warn(message: str) -> None:  # the two signals share most settings: say each once
-        if message not in said:
-            said.add(message)
-            _log.warning(message)
-
-    if _signal_disabled(environ, "traces"):
-        sinks["traces"] = "disabled"
-    else:
-        sdk_tracer = TracerProvider(resource=resource, shutdown_on_exit=False)
-        endpoint = _endpoint(environ, "traces", export_timeout_s, folder, warn)
-        exporter: SpanExporter
-        if endpoint:
-            exporter = HttpSpanExporter(_poster(endpoint))
-            sinks["traces"] = f"otlp {endpoint.url}"
-            remote = True
-        else:
-            exporter = JsonLinesSpanExporter(JsonLinesFile(folder, "traces"))
-            sinks["traces"] = f"files {folder}"
-        # Chunked on both sinks: a run with many tool-call spans writes a few lines (or
-        # requests), never one per span, ending a span never waits on I/O, and none is dropped.
-        span_export = SpanExport(exporter, warn=False)
-        sdk_tracer.add_span_processor(span_export)
-        tracer_provider = sdk_tracer
-
-    if _signal_disabled(environ, "metrics"):
-        sinks["metrics"] = "disabled"
-    else:
-        metric_endpoint = _endpoint(environ, "metrics", export_timeout_s, folder, warn)
-        metric_exporter: MetricExporter
-        if metric_endpoint:
-            metric_exporter = HttpMetricExporter(_poster(metric_endpoint))
-            sinks["metrics"] = f"otlp {metric_endpoint.url}"
-            remote = True
-        else:
-            metric_exporter = JsonLinesMetricExporter(JsonLinesFile(folder, "metrics"))
-            sinks["metrics"] = f"files {folder}"
-        reader = PeriodicExportingMetricReader(
-            metric_exporter,
-            export_interval_millis=METRIC_INTERVAL_MS,
-            export_timeout_millis=(
-                metric_endpoint.timeout_s if metric_endpoint else export_timeout_s
-            )
-            * 1000,
-        )
-        meter_provider = MeterProvider(
-            metric_readers=[reader], resource=resource, shutdown_on_exit=False
-        )
-    trouble = ExportTrouble() if remote else None
-    return Telemetry(tracer_provider, meter_provider, sinks, span_export, trouble)
+        return Telemetry(sinks={"traces": "disabled", "metrics": "disabled"})
+    return Telemetry(plan=_Plan(environ, service_version, export_timeout_s))

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from coverage_gate.model import PathRejection
+from coverage_gate.enums import PathRejection
 
 Rejection = PathRejection
 

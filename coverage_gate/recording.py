@@ -2,6 +2,10 @@
 
 ``Recorder`` is push-based (``feed`` bytes as they flow, then ``finish``) so that a live run can
 record while it passes the reviewer's output through; ``record_stream`` reads a whole stream.
+
+Spans: with a ``spans`` sink, each call's span is encoded directly into it (the local files);
+with an SDK ``tracer_provider``, SDK spans are started on it (an OTLP endpoint, a test's exporter);
+with neither, none is made. The document is the same in all three (``coverage_gate.telemetry``).
 """
 
 from __future__ import annotations
@@ -9,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import BinaryIO
-
-from opentelemetry.sdk.trace import TracerProvider
+from typing import TYPE_CHECKING, BinaryIO
 
 from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
@@ -26,7 +28,10 @@ from coverage_gate.evidence import (
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
 from coverage_gate.model import Bounds, Capability, EvidenceDocument
 from coverage_gate.paths import RepoTree
-from coverage_gate.telemetry import EvidenceSpanProcessor, emit_spans
+from coverage_gate.telemetry import SpanSink, record_calls
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
 
 CHUNK_BYTES = 1 << 22
 TRACER_NAME = "coverage_gate.record"
@@ -95,10 +100,13 @@ class Recorder:
         adapter: Adapter,
         settings: RecordSettings,
         tracer_provider: TracerProvider | None = None,
+        *,
+        spans: SpanSink | None = None,
     ) -> None:
         self._adapter = adapter
         self._settings = settings
-        self._provider = tracer_provider or TracerProvider()
+        self._provider = tracer_provider
+        self._spans = spans
         self._decoder = adapter.decoder()
         self._pairer = Pairer(settings.repo_root, max_line_issues=settings.bounds.max_issues)
         self.root = settings.root_for(None)
@@ -143,22 +151,24 @@ class Recorder:
             line_issue_total=pairer.line_issue_total,
             dropped_calls=pairer.dropped_calls,
         )
-        processor = EvidenceSpanProcessor(EvidenceFolder(settings.bounds, settings.diff))
-        self._provider.add_span_processor(processor)
         content = settings.content(root.path) if settings.content and root.path else None
         records = resolve_shown(pairer.records(), settings.diff, content)
         self.records = records
-        emit_spans(
-            self._provider.get_tracer(TRACER_NAME), summary, records, settings.bounds.max_issues
-        )
-        if processor.document is not None:
-            return processor.document
-        # The SDK records nothing when OTEL_SDK_DISABLED=true: evidence must not depend on
-        # telemetry being on, so the same records are folded directly.
+        max_issues = settings.bounds.max_issues
+        if self._provider is not None:
+            from coverage_gate.sdk_spans import record_through  # noqa: PLC0415 - the SDK path
+
+            folder = EvidenceFolder(settings.bounds, settings.diff)
+            document = record_through(
+                self._provider, TRACER_NAME, folder, summary, records, max_issues
+            )
+            if document is not None:
+                return document
+        # Without a provider, or one that recorded nothing (OTEL_SDK_DISABLED=true, a sampler):
+        # the same document, folded from the same span attributes. Evidence never depends on
+        # telemetry being on.
         folder = EvidenceFolder(settings.bounds, settings.diff)
-        for record in records:
-            folder.add(record)
-        return folder.document(summary)
+        return record_calls(folder, summary, records, max_issues, self._spans, scope=TRACER_NAME)
 
 
 def feed_all(stream: BinaryIO, recorder: Recorder) -> EvidenceDocument:
@@ -173,5 +183,7 @@ def record_stream(
     adapter: Adapter,
     settings: RecordSettings,
     tracer_provider: TracerProvider | None = None,
+    *,
+    spans: SpanSink | None = None,
 ) -> EvidenceDocument:
-    return feed_all(stream, Recorder(adapter, settings, tracer_provider))
+    return feed_all(stream, Recorder(adapter, settings, tracer_provider, spans=spans))

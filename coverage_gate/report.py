@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from coverage_gate import defaults
 from coverage_gate import metrics as m
 from coverage_gate.metrics import Outcome
 from coverage_gate.model import Depth, DepthPolicy
@@ -420,13 +421,13 @@ def _share(part: int, whole: int) -> float | None:
 class Criteria:
     """When a repository is ready to move from shadow to enforce. Every check must pass."""
 
-    min_approvals: int = 50
-    min_days: float = 7.0
-    min_evidence_availability: float = 0.99
-    max_errors: int = 0
-    max_fallbacks: int = 0
+    min_approvals: int = defaults.MIN_APPROVALS
+    min_days: float = defaults.MIN_DAYS
+    min_evidence_availability: float = defaults.MIN_EVIDENCE_AVAILABILITY
+    max_errors: int = defaults.MAX_ERRORS
+    max_fallbacks: int = defaults.MAX_FALLBACKS
     # The upper bound of the would-downgrade rate's 95% Wilson interval must be at most this.
-    max_would_downgrade_rate: float = 0.10
+    max_would_downgrade_rate: float = defaults.MAX_WOULD_DOWNGRADE_RATE
     # Judge the would-downgrade rate under this depth policy instead of the one in force: is
     # the repository ready to enforce it?
     depth_policy: DepthPolicy | None = None

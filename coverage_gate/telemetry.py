@@ -1,21 +1,26 @@
-"""Evidence as OpenTelemetry spans, and the span processor that folds them back into evidence.
+"""Evidence as OpenTelemetry spans, and the evidence document folded back from what they say.
 
 Each tool call becomes an ``execute_tool {tool}`` span (GenAI semantic conventions) under one
-``invoke_agent {reviewer}`` span. ``EvidenceSpanProcessor`` folds the ended spans of its own trace
-into the bounded evidence document, so the document is exactly what the spans say, and a reader
-of exported spans (the ``otlp-json`` adapter) can rebuild it.
+``invoke_agent {reviewer}`` span. The document is folded from the spans' own attributes and
+events, never from the records beside them, so the document is exactly what the spans say, and a
+reader of exported spans (the ``otlp-json`` adapter) can rebuild it.
+
+Two ways make the spans. ``record_calls`` (here) encodes each span directly as OTLP JSON into a
+``SpanSink`` (the local files), or makes none when no sink is given, and folds the same attribute
+mappings it encodes: no SDK span object is built per call. ``coverage_gate.sdk_spans`` starts SDK
+spans on a tracer provider the caller passes in (an OTLP endpoint, an in-memory exporter) and folds
+them in a span processor as they end. Both give the same spans and the same document under the
+SDK's default span limits (the event bound below); this module imports no OpenTelemetry package.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
-from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
-
+from coverage_gate import otlp_encode
 from coverage_gate.events import WHOLE_SHOWN, ByteSpan, Shown, ShownKind
 from coverage_gate.evidence import CallRecord, EvidenceFolder, Outcome, StreamSummary
 from coverage_gate.model import CallIssue, CallKind, Capability, EvidenceDocument, IssueKind
@@ -59,6 +64,11 @@ LINE_ISSUE_EVENT = "coverage_gate.line_issue"
 
 INVOKE_AGENT = "invoke_agent"
 EXECUTE_TOOL = "execute_tool"
+
+#: The SDK's default bound on events per span (``OTEL_SPAN_EVENT_COUNT_LIMIT``): past it the
+#: oldest are dropped and counted. Line issues travel as events of the ``invoke_agent`` span, so
+#: the document keeps the ones the span kept, and counts the rest as dropped.
+SPAN_EVENT_LIMIT = 128
 
 
 def call_attributes(record: CallRecord) -> dict[str, str | int | bool]:
@@ -193,74 +203,90 @@ def issue_from_event(attrs: Mapping[str, Any]) -> CallIssue | None:
     return CallIssue(kind=kind, line=_int(attrs, "line"), detail=str(attrs.get("detail", "")))
 
 
-class EvidenceSpanProcessor(SpanProcessor):
-    """Folds the ended spans of one ``invoke_agent`` trace into an evidence document."""
-
-    def __init__(self, folder: EvidenceFolder) -> None:
-        self._folder = folder
-        self._trace_id: int | None = None
-        self.document: EvidenceDocument | None = None
-
-    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        del parent_context
-        if self._trace_id is None and span.name.startswith(INVOKE_AGENT):
-            self._trace_id = span.context.trace_id
-
-    def on_end(self, span: ReadableSpan) -> None:
-        if span.context is None or span.context.trace_id != self._trace_id:
-            return
-        attrs = span.attributes or {}
-        if attrs.get(OPERATION) == EXECUTE_TOOL:
-            record = record_from_attributes(attrs)
-            if record is not None:
-                self._folder.add(record)
-        elif attrs.get(OPERATION) == INVOKE_AGENT:
-            issues = tuple(
-                issue
-                for event in span.events
-                if event.name == LINE_ISSUE_EVENT
-                for issue in [issue_from_event(event.attributes or {})]
-                if issue is not None
-            )
-            self.document = self._folder.document(summary_from_attributes(attrs, issues))
-
-    def shutdown(self) -> None:
-        return None
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        del timeout_millis
-        return True
+def issue_attributes(issue: CallIssue) -> dict[str, str | int]:
+    """The attributes of the ``coverage_gate.line_issue`` event that carries a line issue."""
+    return {"kind": issue.kind.value, "line": issue.line or 0, "detail": issue.detail}
 
 
-def emit_spans(
-    tracer: Tracer,
+class SpanSink(Protocol):
+    """Where spans encoded directly (OTLP JSON text, ``otlp_encode.span``) go, with the name of
+    their instrumentation scope."""
+
+    def add(self, scope: str, span: str) -> None: ...
+
+
+def _span_id() -> int:
+    """A random, valid (non-zero) 64-bit span id, as the SDK's id generator makes them."""
+    while not (found := random.getrandbits(64)):
+        pass
+    return found
+
+
+def _trace_id() -> int:
+    while not (found := random.getrandbits(128)):
+        pass
+    return found
+
+
+def record_calls(
+    folder: EvidenceFolder,
     summary: StreamSummary,
     records: list[CallRecord],
     max_line_issues: int,
-) -> None:
-    """One ``invoke_agent`` span with an ``execute_tool`` child per call.
+    spans: SpanSink | None = None,
+    *,
+    scope: str = "",
+    clock: Callable[[], int] = time.time_ns,
+) -> EvidenceDocument:
+    """The evidence document of ``records``, folded from the attributes of their spans; with
+    ``spans``, those spans too (scope ``scope``), encoded directly.
 
-    Children are started with an explicit parent context rather than made current: nothing runs
-    inside them, and this keeps thousands of calls cheap.
+    One ``execute_tool`` span per call (status error unless it succeeded), then the
+    ``invoke_agent`` span with the stream's summary and at most ``max_line_issues`` line issues
+    as events, of which it keeps the last ``SPAN_EVENT_LIMIT``, as an SDK span would.
     """
-    name = f"{INVOKE_AGENT} {summary.agent or summary.source}"
-    agent_span = tracer.start_span(name, kind=SpanKind.INTERNAL)
-    parent = trace.set_span_in_context(agent_span)
-    error = Status(StatusCode.ERROR)
+    trace_id, agent_id, agent_start = _trace_id(), _span_id(), clock()
     for record in records:
-        tool_span = tracer.start_span(
-            f"{EXECUTE_TOOL} {record.tool}",
-            context=parent,
-            kind=SpanKind.INTERNAL,
-            attributes=call_attributes(record),
+        attributes = call_attributes(record)
+        told = record_from_attributes(attributes)
+        if told is not None:
+            folder.add(told)
+        if spans is not None:
+            start = clock()
+            spans.add(
+                scope,
+                otlp_encode.span(
+                    trace_id=trace_id,
+                    span_id=_span_id(),
+                    parent_id=agent_id,
+                    name=f"{EXECUTE_TOOL} {record.tool}",
+                    start_ns=start,
+                    end_ns=clock(),
+                    attributes=attributes,
+                    error=record.outcome is not Outcome.SUCCEEDED,
+                ),
+            )
+    sent = summary.line_issues[:max_line_issues]
+    kept = sent[max(len(sent) - SPAN_EVENT_LIMIT, 0) :]
+    events = [(issue_attributes(issue), clock()) for issue in kept]
+    issues = tuple(
+        issue for attrs, _ in events for issue in [issue_from_event(attrs)] if issue is not None
+    )
+    attributes = summary_attributes(summary)
+    document = folder.document(summary_from_attributes(attributes, issues))
+    if spans is not None:
+        spans.add(
+            scope,
+            otlp_encode.span(
+                trace_id=trace_id,
+                span_id=agent_id,
+                parent_id=None,
+                name=f"{INVOKE_AGENT} {summary.agent or summary.source}",
+                start_ns=agent_start,
+                end_ns=clock(),
+                attributes=attributes,
+                events=[otlp_encode.event(LINE_ISSUE_EVENT, at, attrs) for attrs, at in events],
+                dropped_events=len(sent) - len(kept),
+            ),
         )
-        if record.outcome is not Outcome.SUCCEEDED:
-            tool_span.set_status(error)
-        tool_span.end()
-    for issue in summary.line_issues[:max_line_issues]:
-        agent_span.add_event(
-            LINE_ISSUE_EVENT,
-            {"kind": issue.kind.value, "line": issue.line or 0, "detail": issue.detail},
-        )
-    agent_span.set_attributes(summary_attributes(summary))
-    agent_span.end()
+    return document

@@ -19,7 +19,7 @@ from coverage_gate.adapters.otlp_json import ADAPTER, attributes
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.events import LineClass
 from coverage_gate.model import Depth, EvidenceDocument, IssueKind, LineRange
-from coverage_gate.otel_setup import otlp_json
+from coverage_gate.otel_sdk import otlp_json
 from coverage_gate.recording import RecordSettings, record_stream
 from coverage_gate.telemetry import CAPABILITY, STREAM_COMPLETE
 from tests.conftest import (

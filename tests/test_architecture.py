@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
 
 import coverage_gate
@@ -10,7 +11,16 @@ from coverage_gate.adapters import ADAPTERS
 from coverage_gate.events import Adapter, Decoder
 
 PACKAGE = Path(coverage_gate.__file__).parent
-CORE = ["model.py", "events.py", "paths.py", "diffmap.py", "evidence.py", "reconcile.py"]
+CORE = [
+    "model.py",
+    "enums.py",
+    "defaults.py",
+    "events.py",
+    "paths.py",
+    "diffmap.py",
+    "evidence.py",
+    "reconcile.py",
+]
 CORE += ["tracecalls.py"]  # a harness's trace of paired calls → call records
 CORE += ["citations.py"]  # replaying citations against the files at the revision
 CORE += ["findings.py"]  # what a decision holds against a reviewer, per file
@@ -83,3 +93,70 @@ def test_every_format_has_an_adapter_satisfying_the_protocol() -> None:
         assert callable(decoder.finish)
         typed: Adapter = adapter
         assert typed.description
+
+
+# --- the Python API loads no command line or telemetry SDK ---------------------------------------
+
+# What `import coverage_gate.api` may never load: the command line, and OpenTelemetry (a caller
+# who wants telemetry passes a provider in, having loaded the SDK itself).
+API_FORBIDDEN = ("typer", "click", "rich", "opentelemetry", "google.protobuf")
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of one of our modules (``coverage_gate.adapters`` ships from adapters/)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):  # a name imported from a module, not a module
+        return None
+    origin = spec.origin if spec is not None else None
+    return Path(origin) if origin and origin.endswith(".py") else None
+
+
+def _imports_at_load(name: str, path: Path) -> set[str]:
+    """Modules a module imports when it is loaded: its top-level imports, not those in function
+    bodies or under ``if TYPE_CHECKING:``."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            found.add(base)
+            # `from package import module` loads the module too
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def import_closure(root: str) -> set[str]:
+    """Every module loading ``root`` loads, through our modules' top-level imports."""
+    seen: set[str] = set()
+    pending = [root]
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if not name.startswith("coverage_gate"):
+            continue
+        path = _module_file(name)
+        if path is None:
+            seen.discard(name)  # not a module: a class or function imported from one
+            continue
+        parts = name.split(".")
+        pending.extend(".".join(parts[:n]) for n in range(1, len(parts)))  # parent packages
+        pending.extend(_imports_at_load(name, path))
+    return seen
+
+
+def test_the_api_loads_no_command_line_or_telemetry() -> None:
+    closure = import_closure("coverage_gate.api")
+    assert {"coverage_gate.model", "coverage_gate.reconcile", "pydantic"} <= closure
+    assert not [
+        name
+        for name in closure
+        if any(name == bad or name.startswith(f"{bad}.") for bad in API_FORBIDDEN)
+    ]

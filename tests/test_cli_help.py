@@ -46,10 +46,10 @@ def test_no_option_help_holds_rich_markup_brackets(path: list[str]) -> None:
 
 def test_repository_root_help_keeps_its_default() -> None:
     """`record --help` says what the repository root defaults to, not "relative to ."."""
-    result = runner.invoke(app, ["record", "--help"], env=WIDE)
+    result = runner.invoke(app, ["record", "--help"], terminal_width=250)
     assert "default: the stream's own working directory" in result.stdout
     assert "relative to ." not in result.stdout
-    result = runner.invoke(app, ["reconcile", "--help"], env=WIDE)
+    result = runner.invoke(app, ["reconcile", "--help"], terminal_width=250)
     assert "Repository root for paths and git (default: the current directory)" in result.stdout
 
 

@@ -11,6 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 import coverage_gate.commands.reconcile as cli_module
+import coverage_gate.reconcile as reconcile_module
+from coverage_gate import metrics
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
 from tests.conftest import CHANGED_FILES, DATA, reconcile_in
@@ -115,14 +117,14 @@ def test_a_failing_shadow_check_keeps_the_legacy_verdict(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Shadow returns the control value: a crash in the evidence check changes nothing."""
-    real = cli_module.reconcile
+    real = reconcile_module.reconcile
 
     def broken(review: object) -> object:
         if any(r.evidence is not None for r in review.reviewers):  # type: ignore[attr-defined]
             raise RuntimeError("boom")
         return real(review)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cli_module, "reconcile", broken)
+    monkeypatch.setattr(reconcile_module, "reconcile", broken)
     decision = decide(work, "acme/web", "--mode", "shadow")
     assert decision["verdict_out"] == "approve" and decision["mode"] == "shadow"
     assert "shadow evidence check failed (RuntimeError)" in str(decision["note"])
@@ -136,7 +138,7 @@ def test_a_telemetry_failure_never_changes_the_decision_or_exit_code(
     def broken(*_: object, **__: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(cli_module, "record_decision", broken)
+    monkeypatch.setattr(metrics, "record_decision", broken)
     result = runner.invoke(app, [*args(work, "acme/payments", "--mode", "enforce"), "--exit-code"])
     assert result.exit_code == ExitCode.DOWNGRADED
     assert json.loads(result.stdout)["verdict_out"] == "comment"

@@ -110,7 +110,7 @@ def test_record_with_an_empty_revision_is_a_usage_error() -> None:
 @pytest.mark.parametrize("command", ["record", "run"])
 def test_help_marks_revision_as_required(command: str) -> None:
     """`record --help` and `run --help` (which share the option) say --revision is required."""
-    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    result = runner.invoke(app, [command, "--help"], terminal_width=200)
     assert result.exit_code == 0
     line = next(line for line in result.stdout.splitlines() if "--revision" in line)
     assert "required" in line

@@ -37,7 +37,7 @@ from coverage_gate.model import (
     UnknownReason,
     Verdict,
 )
-from coverage_gate.otel_setup import otlp_json
+from coverage_gate.otel_sdk import otlp_json
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
 from coverage_gate.recording import RecordSettings, record_stream
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes

@@ -26,7 +26,7 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
 from typer.testing import CliRunner
 
 from coverage_gate import metrics as m
-from coverage_gate import otel_setup
+from coverage_gate import otel_sdk, otel_setup
 from coverage_gate.cli import app
 from coverage_gate.metrics import INSTRUMENTS
 from coverage_gate.model import Capability
@@ -134,7 +134,7 @@ def test_default_telemetry_dir(environ: dict[str, str], expected: Path) -> None:
 
 def test_resource_names_the_service_without_a_per_run_instance_id() -> None:
     """Runs must add to the same series: no service.instance.id unless the operator sets one."""
-    resource = otel_setup.build_resource(
+    resource = otel_sdk.build_resource(
         {"OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=ci,team=a%20b"}
     )
     attributes = dict(resource.attributes)

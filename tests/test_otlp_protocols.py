@@ -27,6 +27,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from coverage_gate import otel_setup
+from coverage_gate.otel_sdk import HttpSpanExporter
 from coverage_gate.otel_setup import SHUTDOWN_BUDGET_S, Protocol, export_timeout, otlp_protocol
 
 EXAMPLE = Path(otel_setup.__file__).parent / "examples" / "honest.pi-rpc.jsonl"
@@ -233,9 +234,10 @@ def test_the_timeout_reaches_both_exporters() -> None:
             }
         )
         try:
+            assert telemetry.tracer_provider is not None  # built when first asked for
             assert telemetry.span_export is not None
             exporter = telemetry.span_export._exporter
-            assert isinstance(exporter, otel_setup.HttpSpanExporter)
+            assert isinstance(exporter, HttpSpanExporter)
             assert (exporter.poster.protocol, exporter.poster.timeout_s) == (protocol, 0.3)
         finally:
             telemetry.shutdown(budget_s=0.5)

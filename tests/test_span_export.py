@@ -20,7 +20,8 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, SpanExport, Telemetry, otlp_json
+from coverage_gate.otel_sdk import SpanExport, otlp_json
+from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, Telemetry
 from coverage_gate.telemetry import INVOKE_AGENT
 
 CALLS = 10_000

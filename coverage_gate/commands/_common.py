@@ -1,5 +1,10 @@
 """What the commands share: one-line errors with their exit codes, the run's telemetry, opening a
-stream, writing a document."""
+stream, writing a document.
+
+Start-up: ``coverage-gate --help`` loads every command module to show its options, so these
+modules import at their top only typer, the standard library and light modules of ours (the
+enums, errors, stdio, telemetry set-up); pydantic models, adapters, the OTel SDK and the rest
+are imported in the function bodies that use them. ``tests/test_startup.py`` holds the rule."""
 
 from __future__ import annotations
 
@@ -7,17 +12,15 @@ import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import typer
 
-from coverage_gate import otel_setup
-from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
-from coverage_gate.files import write_atomic
-from coverage_gate.metrics import ErrorKind, record_error
-from coverage_gate.otel_setup import Telemetry
 from coverage_gate.stdio import stdin_bytes, write_stdout
+
+if TYPE_CHECKING:
+    from coverage_gate.otel_setup import Telemetry
 
 EVIDENCE = "evidence document"
 DECISION = "decision"
@@ -36,6 +39,8 @@ def errors_to_exit(telemetry: Telemetry | None = None, repo: str = "") -> Iterat
     except CoverageGateError as error:
         say(f"coverage-gate: error: {error}")
         if telemetry is not None:
+            from coverage_gate.metrics import ErrorKind, record_error  # noqa: PLC0415 - start-up
+
             kind = (
                 ErrorKind.BAD_CONFIGURATION
                 if error.exit_code is ExitCode.BAD_CONFIG
@@ -47,6 +52,8 @@ def errors_to_exit(telemetry: Telemetry | None = None, repo: str = "") -> Iterat
 
 
 def format_names() -> str:
+    from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS  # noqa: PLC0415 - start-up
+
     return ", ".join(sorted([*ADAPTERS, *DOCUMENT_FORMATS]))
 
 
@@ -54,6 +61,8 @@ def format_names() -> str:
 def telemetry_session() -> Iterator[Telemetry]:
     """The run's providers (OTLP when configured, else local OTLP JSON files), always shut down
     within their short budget."""
+    from coverage_gate import otel_setup  # noqa: PLC0415 - start-up
+
     telemetry = otel_setup.setup(os.environ)
     try:
         yield telemetry
@@ -82,6 +91,8 @@ def emit_document(text: str, output: Path | None, what: str) -> None:
     if output is None:
         write_stdout(text, what)
         return
+    from coverage_gate.files import write_atomic  # noqa: PLC0415 - start-up
+
     try:
         write_atomic(output, text)
     except OSError as error:

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from coverage_gate.content import RepositoryContents
-from coverage_gate.diffmap import DiffIndex
+from coverage_gate import defaults
 from coverage_gate.errors import BadInputError, UsageError
-from coverage_gate.files import read_bytes
-from coverage_gate.gittree import git_toplevel
-from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES
-from coverage_gate.model import Bounds
-from coverage_gate.recording import RecordSettings, RootChoice, RootSource
+
+if TYPE_CHECKING:
+    from coverage_gate.diffmap import DiffIndex
+    from coverage_gate.recording import RecordSettings, RootChoice
 
 RevisionOption = Annotated[
     str, typer.Option(help="The commit (head SHA) under review; evidence is bound to it.")
@@ -46,9 +44,9 @@ MaxLineBytesOption = Annotated[
     ),
 ]
 
-DEFAULT_MAX_FILES = Bounds().max_files
-DEFAULT_MAX_ISSUES = Bounds().max_issues
-DEFAULT_LINE_BYTES = DEFAULT_MAX_LINE_BYTES
+DEFAULT_MAX_FILES = defaults.MAX_FILES
+DEFAULT_MAX_ISSUES = defaults.MAX_ISSUES
+DEFAULT_LINE_BYTES = defaults.MAX_LINE_BYTES
 
 
 def record_settings(
@@ -62,6 +60,11 @@ def record_settings(
     max_line_bytes: int,
 ) -> RecordSettings:
     """Check the shared options and build the settings; a bad one is bad input."""
+    from coverage_gate.content import RepositoryContents  # noqa: PLC0415 - start-up
+    from coverage_gate.gittree import git_toplevel  # noqa: PLC0415 - start-up
+    from coverage_gate.model import Bounds  # noqa: PLC0415 - start-up
+    from coverage_gate.recording import RecordSettings  # noqa: PLC0415 - start-up
+
     if not revision:
         raise UsageError("--revision is required: evidence is bound to the commit under review")
     return RecordSettings(
@@ -82,6 +85,9 @@ _DIFF_MARKS = (b"diff --git ", b"--- ", b"+++ ", b"@@ ")
 
 def _diff_index(path: Path) -> DiffIndex:
     """The pinned diff; a non-empty file with no line of a unified diff is bad input."""
+    from coverage_gate.diffmap import DiffIndex  # noqa: PLC0415 - start-up
+    from coverage_gate.files import read_bytes  # noqa: PLC0415 - start-up
+
     data = read_bytes(path, "diff")
     if data.strip() and not any(line.startswith(_DIFF_MARKS) for line in data.splitlines()):
         raise BadInputError(
@@ -92,6 +98,8 @@ def _diff_index(path: Path) -> DiffIndex:
 
 def root_note(root: RootChoice) -> str:
     """The stderr line saying which repository root paths were placed under, and why."""
+    from coverage_gate.recording import RootSource  # noqa: PLC0415 - start-up
+
     why = {
         RootSource.OPTION: "--repo-root",
         RootSource.STREAM: "the working directory the stream records",

@@ -21,29 +21,17 @@ import json
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from coverage_gate.commands._choice import Command, Group, choice
+from coverage_gate.commands._choice import HELP_WIDTH, Command, Group, choice
+from coverage_gate.enums import CitationPolicy, DepthPolicy, UnknownPolicy
 from coverage_gate.errors import BadInputError, ExitCode, UsageError, check_repo
-from coverage_gate.files import write_atomic
-from coverage_gate.flags import (
-    FlagConfigError,
-    FlagFetchError,
-    FlagSettings,
-    ModeResolution,
-    Policies,
-    check_features_document,
-    effective_policies,
-    fetch_features,
-    override_from_env,
-    parse_mode,
-    resolve_mode,
-    settings_from_env,
-)
-from coverage_gate.model import CitationPolicy, DepthPolicy, UnknownPolicy
 from coverage_gate.stdio import require_stdout, write_stdout
+
+if TYPE_CHECKING:
+    from coverage_gate.flags import FlagSettings, ModeResolution, Policies
 
 EXIT_OK = int(ExitCode.OK)
 EXIT_USAGE = int(ExitCode.USAGE)
@@ -78,6 +66,8 @@ flags_app = typer.Typer(
     help="Show the mode a repository resolves to, and pull flag snapshots from Unleash.",
     no_args_is_help=False,
     add_completion=False,
+    rich_markup_mode=None,  # plain help, as the main command's (start-up)
+    context_settings=HELP_WIDTH,
 )
 
 FlagsFileOption = Annotated[
@@ -217,6 +207,16 @@ def flags(
     policies a reconcile would run under with where each came from."""
     if ctx.invoked_subcommand is not None:
         return
+    # start-up: see commands._common
+    from coverage_gate.flags import (  # noqa: PLC0415
+        FlagConfigError,
+        effective_policies,
+        override_from_env,
+        parse_mode,
+        resolve_mode,
+        settings_from_env,
+    )
+
     if not repo:
         raise _fail("--repo is required (or use a subcommand: pull)", EXIT_USAGE)
     try:
@@ -299,6 +299,15 @@ def pull(
     environment: EnvironmentOption = None,
 ) -> None:
     """Save the live server's features (one request) as a snapshot for `--flags FILE`."""
+    from coverage_gate.files import write_atomic  # noqa: PLC0415 - start-up: see commands._common
+    from coverage_gate.flags import (  # noqa: PLC0415
+        FlagConfigError,
+        FlagFetchError,
+        check_features_document,
+        fetch_features,
+        settings_from_env,
+    )
+
     try:
         settings = settings_from_env(
             os.environ, unleash_url=unleash_url, flag_name=flag_name, environment=environment

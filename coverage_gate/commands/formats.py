@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.commands._common import errors_to_exit
-from coverage_gate.model import Capability
+from coverage_gate.enums import Capability
 from coverage_gate.stdio import write_stdout
 
 
 def formats() -> None:
     """List the stream formats `record` reads."""
+    from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS  # noqa: PLC0415 - start-up
+
     described = {
         **{
             name: (adapter.capability.value, adapter.description)

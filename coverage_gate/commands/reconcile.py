@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from coverage_gate import otel_setup, render
 from coverage_gate.commands._choice import FLAG, choice
 from coverage_gate.commands._common import (
     DECISION,
@@ -34,45 +33,24 @@ from coverage_gate.commands.flags import (
     ModeChoice,
     OnErrorChoice,
 )
-from coverage_gate.errors import ExitCode, UsageError, check_repo
-from coverage_gate.files import dump_model, load_evidence, load_model, read_bytes
-from coverage_gate.flags import (
-    FlagSettings,
-    ModeResolution,
-    effective_policies,
-    override_from_env,
-    parse_mode,
-    resolve_mode,
-    settings_from_env,
-)
-from coverage_gate.gittree import GitTree, GitTrees
-from coverage_gate.metrics import record_decision, record_reconcile_span
-from coverage_gate.model import (
+from coverage_gate.enums import (
     CitationPolicy,
-    DecisionDocument,
     DepthPolicy,
-    Mode,
     ModeSource,
     Reason,
-    ReviewBundle,
-    ReviewerOutput,
     UnknownPolicy,
     Verdict,
 )
-from coverage_gate.otel_setup import Telemetry
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, agent_mismatches, reconcile
-from coverage_gate.scope import (
-    build_filter,
-    changed_from_git,
-    decode_changed,
-    parse_changed,
-    reviewable,
-)
+from coverage_gate.errors import ExitCode, UsageError, check_repo
 from coverage_gate.stdio import require_stdout, stdin_bytes, write_stdout
 
 if TYPE_CHECKING:
+    from coverage_gate.flags import FlagSettings, ModeResolution
+    from coverage_gate.model import DecisionDocument
+    from coverage_gate.otel_setup import Telemetry
     from coverage_gate.paths import RepoTree
     from coverage_gate.receipts import FlagRecord, RecordingTree
+    from coverage_gate.reconcile import ReviewerInput, ReviewInput
 
 
 class OutputFormat(StrEnum):
@@ -91,6 +69,15 @@ def _scope(
     default_excludes: bool,
 ) -> tuple[list[str], str]:
     """The review's scope, and what an empty scope is to be blamed on."""
+    from coverage_gate.files import read_bytes  # noqa: PLC0415 - start-up: see commands._common
+    from coverage_gate.scope import (  # noqa: PLC0415
+        build_filter,
+        changed_from_git,
+        decode_changed,
+        parse_changed,
+        reviewable,
+    )
+
     if changed is not None and (base or head):
         raise UsageError("give either --changed or --base/--head, not both")
     if changed is not None:
@@ -127,7 +114,20 @@ def _warn_about(decision: DecisionDocument, empty_scope: str) -> None:
             )
 
 
+def _one_reviewer(claims: Path, evidence: Path | None) -> list[ReviewerInput]:
+    from coverage_gate.files import load_evidence, load_model  # noqa: PLC0415 - start-up
+    from coverage_gate.model import ReviewerOutput  # noqa: PLC0415
+    from coverage_gate.reconcile import ReviewerInput  # noqa: PLC0415
+
+    output = load_model(claims, ReviewerOutput, "reviewer output")
+    return [ReviewerInput(output.agent_id, output, load_evidence(evidence) if evidence else None)]
+
+
 def _reviewers_from_bundle(bundle_path: Path) -> list[ReviewerInput]:
+    from coverage_gate.files import load_evidence, load_model  # noqa: PLC0415 - start-up
+    from coverage_gate.model import ReviewBundle, ReviewerOutput  # noqa: PLC0415
+    from coverage_gate.reconcile import ReviewerInput  # noqa: PLC0415
+
     bundle = load_model(bundle_path, ReviewBundle, "review bundle")
     base = bundle_path.parent
     reviewers: list[ReviewerInput] = []
@@ -148,6 +148,7 @@ def _reviewers_from_run(
 ) -> list[ReviewerInput]:
     """A codereview-cli run's reviewer tasks; what was made of them is said on stderr."""
     from coverage_gate.codereview import load_run  # noqa: PLC0415 - start-up time
+    from coverage_gate.gittree import GitTrees  # noqa: PLC0415
 
     settings = record_settings(
         revision=revision,
@@ -166,6 +167,9 @@ def _reviewers_from_run(
 
 
 def _render(decision: DecisionDocument, fmt: OutputFormat) -> str:
+    from coverage_gate import render  # noqa: PLC0415 - start-up: see commands._common
+    from coverage_gate.files import dump_model  # noqa: PLC0415
+
     if fmt is OutputFormat.JSON:
         return dump_model(decision)
     if fmt is OutputFormat.MARKDOWN:
@@ -184,6 +188,8 @@ def _resolve_mode(
     reviewers: list[ReviewerInput],
 ) -> ModeResolution:
     """Explicit --mode, else COVERAGE_GATE_MODE, else the flag sources (DESIGN §8)."""
+    from coverage_gate.flags import override_from_env, parse_mode, resolve_mode  # noqa: PLC0415
+
     override = parse_mode(mode.value, what="--mode") or override_from_env(os.environ)
     agents = sorted({reviewer.agent_id for reviewer in reviewers})
     formats = sorted({r.evidence.source for r in reviewers if r.evidence is not None})
@@ -191,43 +197,40 @@ def _resolve_mode(
     return resolve_mode(repo, settings, override=override, properties=properties)
 
 
-def _reconcile_guarded(review: ReviewInput) -> DecisionDocument:
-    """Reconcile; in shadow mode a failure of the new check must not change the review.
-
-    Like a scientist experiment, shadow returns the control value: if the evidence check itself
-    fails, the legacy gate alone decides, and the note says the check failed.
-    """
-    if review.mode is not Mode.SHADOW:
-        return reconcile(review)
-    try:
-        return reconcile(review)
-    # Shadow boundary: the experimental check may fail in ways no test foresaw; in shadow mode
-    # that must never cost the review its verdict. The legacy-only decision stands instead.
-    except Exception as error:  # noqa: BLE001
-        legacy = [replace(reviewer, evidence=None) for reviewer in review.reviewers]
-        fallback = reconcile(
-            replace(
-                review,
-                mode=Mode.OFF,
-                reviewers=legacy,
-                unknown_policy=UnknownPolicy.ACCEPT,
-                citation_policy=CitationPolicy.ACCEPT,
-                files=None,
-                replay_citations=False,
-            )
+def _check_sources(
+    claims: Path | None,
+    bundle: Path | None,
+    codereview_run: Path | None,
+    *,
+    diff: Path | None,
+    evidence: Path | None,
+) -> None:
+    """Exactly one source of reviewers, and only the options that go with it."""
+    if [claims, bundle, codereview_run].count(None) != 2:
+        raise UsageError(
+            "give exactly one of --claims (one reviewer), --bundle or --codereview-run (several)"
         )
-        note = f"The shadow evidence check failed ({type(error).__name__}); legacy gate only."
-        return fallback.model_copy(
-            update={
-                "mode": Mode.SHADOW,
-                "would_downgrade": False,
-                "note": f"{note}\n\n{fallback.note}",
-            }
-        )
+    if codereview_run is None and diff is not None:
+        raise UsageError("--diff goes with --codereview-run")
+    if codereview_run is not None and evidence is not None:
+        raise UsageError("--evidence goes with --claims; a run's tasks hold their own")
 
 
-#: How ``reconcile`` decides a review; ``receipts verify`` and ``replay`` decide again this way.
-decide = _reconcile_guarded
+def _say_fallback(resolution: ModeResolution) -> None:
+    """A fallback mode is said once, then why no flag answered."""
+    if resolution.source is ModeSource.FALLBACK:
+        mode_name = resolution.mode.value
+        # the detail begins "fallback <mode>: "
+        why = resolution.detail.removeprefix(f"fallback {mode_name}: ")
+        say(f"coverage-gate: mode {mode_name} (fallback): {why}")
+
+
+def decide(review: ReviewInput) -> DecisionDocument:
+    """How ``reconcile`` decides a review; ``receipts verify`` and ``replay`` decide again this
+    way (the shadow guard included)."""
+    from coverage_gate.api import guarded_reconcile  # noqa: PLC0415 - start-up
+
+    return guarded_reconcile(review)
 
 
 def _recorder(tree: RepoTree) -> RecordingTree:
@@ -238,6 +241,7 @@ def _recorder(tree: RepoTree) -> RecordingTree:
 
 def _flag_record(resolution: ModeResolution, settings: FlagSettings) -> FlagRecord | None:
     """The flag that answered, for a receipt; a snapshot's own definition of it goes along."""
+    from coverage_gate.files import read_bytes  # noqa: PLC0415 - only with --receipt
     from coverage_gate.receipts import FlagRecord, reduce_snapshot  # noqa: PLC0415
 
     if not resolution.flag_found:
@@ -274,6 +278,8 @@ def _write_receipt(
 
 
 def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration_s: float) -> None:
+    from coverage_gate.metrics import record_decision, record_reconcile_span  # noqa: PLC0415
+
     formats = {
         reviewer.agent_id: reviewer.evidence_source or "none" for reviewer in decision.reviewers
     }
@@ -421,6 +427,14 @@ def reconcile_command(
     ] = None,
 ) -> None:
     """Reconcile claims with evidence over the changed files and print the decision."""
+    # What only a run needs (start-up: see commands._common)
+    from coverage_gate import otel_setup  # noqa: PLC0415
+    from coverage_gate.api import guarded_reconcile  # noqa: PLC0415
+    from coverage_gate.files import dump_model  # noqa: PLC0415
+    from coverage_gate.flags import effective_policies, parse_mode, settings_from_env  # noqa: PLC0415
+    from coverage_gate.gittree import GitTree  # noqa: PLC0415
+    from coverage_gate.reconcile import ReviewInput, agent_mismatches  # noqa: PLC0415
+
     with errors_to_exit():  # not counted: a malformed --repo is no repository to count for
         check_repo(repo)
     telemetry = otel_setup.setup(os.environ)
@@ -428,21 +442,11 @@ def reconcile_command(
         with errors_to_exit(telemetry, repo):
             began = time.perf_counter()
             root = repo_root or Path.cwd()
-            if [claims, bundle, codereview_run].count(None) != 2:
-                raise UsageError(
-                    "give exactly one of --claims (one reviewer), --bundle or --codereview-run "
-                    "(several)"
-                )
-            if codereview_run is None and diff is not None:
-                raise UsageError("--diff goes with --codereview-run")
-            if codereview_run is not None and evidence is not None:
-                raise UsageError("--evidence goes with --claims; a run's tasks hold their own")
+            _check_sources(claims, bundle, codereview_run, diff=diff, evidence=evidence)
             require_stdout(DECISION)
             scope, empty_scope = _scope(changed, base, head, root, exclude or [], default_excludes)
             if claims is not None:
-                output_model = load_model(claims, ReviewerOutput, "reviewer output")
-                evidence_doc = load_evidence(evidence) if evidence else None
-                reviewers = [ReviewerInput(output_model.agent_id, output_model, evidence_doc)]
+                reviewers = _one_reviewer(claims, evidence)
             elif bundle is not None:
                 reviewers = _reviewers_from_bundle(bundle)
             else:
@@ -460,11 +464,7 @@ def reconcile_command(
             for mismatch in agent_mismatches(reviewers):
                 say(f"coverage-gate: warning: {mismatch}")
             resolution = _resolve_mode(repo, mode, settings, reviewers)
-            if resolution.source is ModeSource.FALLBACK:
-                mode_name = resolution.mode.value
-                # the detail begins "fallback <mode>: "; said once, then why no flag answered
-                why = resolution.detail.removeprefix(f"fallback {mode_name}: ")
-                say(f"coverage-gate: mode {mode_name} (fallback): {why}")
+            _say_fallback(resolution)
             policies = effective_policies(
                 resolution,
                 os.environ,
@@ -492,7 +492,7 @@ def reconcile_command(
                     tree=recorder or git_tree,
                     files=git_tree,
                 )
-                decision = _reconcile_guarded(review)
+                decision = guarded_reconcile(review)
             duration_s = time.perf_counter() - began
             if receipt is not None and recorder is not None:
                 _write_receipt(receipt, review, decision, recorder, resolution, settings)

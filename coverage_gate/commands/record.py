@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
-from opentelemetry.sdk.trace import TracerProvider
 
-from coverage_gate import render
-from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.commands._common import (
     EVIDENCE,
     emit_document,
@@ -35,12 +32,14 @@ from coverage_gate.commands._options import (
     root_note,
 )
 from coverage_gate.errors import BadInputError, UsageError
-from coverage_gate.files import dump_model
-from coverage_gate.gittree import GitTrees
-from coverage_gate.model import Capability, EvidenceDocument
-from coverage_gate.recording import Recorder, RecordSettings, feed_all
-from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint
 from coverage_gate.stdio import require_stdout
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from coverage_gate.model import EvidenceDocument
+    from coverage_gate.recording import Recorder, RecordSettings
+    from coverage_gate.telemetry import SpanSink
 
 
 def record(
@@ -69,6 +68,14 @@ def record(
     max_line_bytes: MaxLineBytesOption = DEFAULT_LINE_BYTES,
 ) -> None:
     """Read an agent's event stream and write the evidence document (JSON)."""
+    # What only a run needs (start-up: see commands._common)
+    from coverage_gate import render  # noqa: PLC0415
+    from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS  # noqa: PLC0415
+    from coverage_gate.files import dump_model  # noqa: PLC0415
+    from coverage_gate.gittree import GitTrees  # noqa: PLC0415
+    from coverage_gate.recording import Recorder, feed_all  # noqa: PLC0415
+    from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint  # noqa: PLC0415
+
     with errors_to_exit():
         known = source_format is None or source_format in ADAPTERS
         if not known and source_format not in DOCUMENT_FORMATS:
@@ -102,20 +109,13 @@ def record(
                 )
             if source_format is None:
                 say(f"coverage-gate: format {chosen} (detected from the first lines)")
-            provider = telemetry.tracer_provider
+            provider, spans = telemetry.for_recording()
             if chosen in DOCUMENT_FORMATS:
-                _record_document(
-                    handle,
-                    stream,
-                    replace(settings, trees=trees),
-                    provider if isinstance(provider, TracerProvider) else None,
-                    output,
-                )
+                located = replace(settings, trees=trees)
+                _record_document(handle, stream, located, provider, spans, output)
                 return
             recorder = Recorder(
-                ADAPTERS[chosen],
-                replace(settings, trees=trees),
-                provider if isinstance(provider, TracerProvider) else None,
+                ADAPTERS[chosen], replace(settings, trees=trees), provider, spans=spans
             )
             document = _feed_proto(handle, recorder) if proto else feed_all(handle, recorder)
         say(root_note(recorder.root))
@@ -128,9 +128,11 @@ def record(
 
 def _proto_file(prefix: bytes, source_format: str | None) -> bool:
     """A Collector ``format: proto`` file, read as the ``otlp-json`` format."""
+    if source_format not in (None, "otlp-json"):
+        return False  # decided without loading protobuf (otlp_wire's)
     from coverage_gate.otlp_wire import looks_like_proto_file  # noqa: PLC0415 - start-up
 
-    return source_format in (None, "otlp-json") and looks_like_proto_file(prefix)
+    return looks_like_proto_file(prefix)
 
 
 def _feed_proto(handle: BinaryIO, recorder: Recorder) -> EvidenceDocument:
@@ -157,20 +159,26 @@ def _record_document(
     stream: str,
     settings: RecordSettings,
     provider: TracerProvider | None,
+    spans: SpanSink | None,
     output: Path | None,
 ) -> None:
     """``--format codereview-cli``: one task's ``metadata.json``, read whole."""
-    from coverage_gate.codereview import (  # noqa: PLC0415 - start-up time
+    from coverage_gate import render  # noqa: PLC0415 - start-up time
+    from coverage_gate.codereview import (  # noqa: PLC0415
         MAX_METADATA_BYTES,
         record_metadata,
     )
+    from coverage_gate.enums import Capability  # noqa: PLC0415
+    from coverage_gate.files import dump_model  # noqa: PLC0415
 
     where = "(stdin)" if stream == "-" else stream
     try:
         data = handle.read(MAX_METADATA_BYTES + 1)
     except OSError as error:
         raise BadInputError(f"stream {where}: cannot be read ({error.strerror})") from None
-    recorded = record_metadata(data, None if stream == "-" else Path(stream), settings, provider)
+    recorded = record_metadata(
+        data, None if stream == "-" else Path(stream), settings, provider, spans=spans
+    )
     for note in recorded.notes:
         say(f"coverage-gate: warning: {note}")
     if recorded.root.path is not None:

@@ -27,24 +27,19 @@ import time
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from coverage_gate.commands._choice import Group, choice
+from coverage_gate import defaults
+from coverage_gate.commands._choice import HELP_WIDTH, Group, choice
+from coverage_gate.enums import DepthPolicy
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
-from coverage_gate.model import DepthPolicy
 from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir
-from coverage_gate.report import (
-    Criteria,
-    Report,
-    build_report,
-    build_window_report,
-    load_folder,
-    render_text,
-    to_json,
-)
 from coverage_gate.stdio import require_stdout, write_stdout
+
+if TYPE_CHECKING:
+    from coverage_gate.report import Criteria, Report
 
 EXIT_OK = 0
 EXIT_USAGE = int(ExitCode.USAGE)
@@ -53,8 +48,6 @@ EXIT_BAD_CONFIG = 4
 # Repeated here (not imported) to keep coverage_gate.prometheus out of --help's start-up.
 DEFAULT_SINCE = "14d"
 DEFAULT_PROMETHEUS_TIMEOUT_S = 10.0
-
-_DEFAULTS = Criteria()
 
 
 class ReportFormat(StrEnum):
@@ -70,6 +63,8 @@ report_app = typer.Typer(
     cls=Group,
     add_completion=False,
     help="Per repository: what the coverage check did or would do, and readiness to enforce.",
+    rich_markup_mode=None,  # plain help, as the main command's (start-up)
+    context_settings=HELP_WIDTH,
 )
 
 
@@ -102,27 +97,27 @@ def report(
     ] = None,
     min_approvals: Annotated[
         int, typer.Option(help="Ready only with at least this many approvals.")
-    ] = _DEFAULTS.min_approvals,
+    ] = defaults.MIN_APPROVALS,
     min_days: Annotated[
         float, typer.Option(help="Ready only when reviews span at least this many days.")
-    ] = _DEFAULTS.min_days,
+    ] = defaults.MIN_DAYS,
     min_evidence: Annotated[
         float,
         typer.Option(help="Ready only when evidence was available in this share of reviews."),
-    ] = _DEFAULTS.min_evidence_availability,
+    ] = defaults.MIN_EVIDENCE_AVAILABILITY,
     max_errors: Annotated[
         int, typer.Option(help="Ready only with at most this many reconcile errors.")
-    ] = _DEFAULTS.max_errors,
+    ] = defaults.MAX_ERRORS,
     max_fallbacks: Annotated[
         int, typer.Option(help="Ready only with at most this many mode-source fallbacks.")
-    ] = _DEFAULTS.max_fallbacks,
+    ] = defaults.MAX_FALLBACKS,
     max_would_downgrade_rate: Annotated[
         float,
         typer.Option(
             help="Ready only when the upper bound of the would-downgrade rate's 95% Wilson "
             "interval is at most this share of approvals."
         ),
-    ] = _DEFAULTS.max_would_downgrade_rate,
+    ] = defaults.MAX_WOULD_DOWNGRADE_RATE,
     depth_policy: Annotated[
         DepthPolicy | None,
         typer.Option(
@@ -169,6 +164,13 @@ def report(
 ) -> None:
     """Per repository: what the coverage check did or would do, and readiness to enforce
     (from the local telemetry folder, or from Prometheus over a window)."""
+    # start-up: see commands._common
+    from coverage_gate.report import (  # noqa: PLC0415
+        Criteria,
+        render_text,
+        to_json,
+    )
+
     criteria = Criteria(
         min_approvals=min_approvals,
         min_days=min_days,
@@ -250,6 +252,8 @@ def _source_problem(
 
 
 def _from_folder(telemetry_dir: Path | None, criteria: Criteria, listing: Listing | None) -> Report:
+    from coverage_gate.report import build_report, load_folder  # noqa: PLC0415 - start-up
+
     folder = telemetry_dir if telemetry_dir is not None else default_telemetry_dir(os.environ)
     if not folder.is_dir():
         raise _fail(f"no telemetry folder at {folder}", EXIT_BAD_INPUT)
@@ -266,6 +270,7 @@ def _from_prometheus(
     """The counts over the window ending now, from Prometheus; any failure is an error, never a
     report (so never a verdict of ready)."""
     from coverage_gate import prometheus as p  # noqa: PLC0415 - urllib3 only when asked
+    from coverage_gate.report import build_window_report  # noqa: PLC0415 - start-up
 
     base = p.check_url(url)
     since_s = p.parse_since(since)

@@ -17,10 +17,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
-from opentelemetry.sdk.trace import TracerProvider
 
-from coverage_gate import otel_setup, render
-from coverage_gate.adapters import ADAPTERS, placeholder
+from coverage_gate import defaults
 from coverage_gate.commands._options import (
     DEFAULT_LINE_BYTES,
     DEFAULT_MAX_FILES,
@@ -36,27 +34,16 @@ from coverage_gate.commands._options import (
     root_note,
 )
 from coverage_gate.errors import BadInputError, CoverageGateError, UsageError
-from coverage_gate.events import Adapter
-from coverage_gate.evidence import CallRecord
-from coverage_gate.files import check_writable, dump_model, write_atomic
-from coverage_gate.gittree import GitTrees
 from coverage_gate.intake_clients import IntakeClient
-from coverage_gate.live import (
-    DEFAULT_GRACE_SECONDS,
-    Ending,
-    Interrupter,
-    LiveError,
-    LiveResult,
-    forwarding_signals,
-    run_recorded,
-)
-from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import Recorder, RecordSettings, RootChoice
-from coverage_gate.sniff import PEEK_BYTES, head_lines, wrong_format_hint
 from coverage_gate.stdio import require_stdout
 
 if TYPE_CHECKING:
+    from coverage_gate.events import Adapter
+    from coverage_gate.evidence import CallRecord
     from coverage_gate.intake import TelemetryCapture, TelemetryResult
+    from coverage_gate.live import LiveResult
+    from coverage_gate.model import EvidenceDocument
+    from coverage_gate.recording import Recorder, RecordSettings, RootChoice
 
 # Options are parsed only up to the reviewer's command: everything from its first word on is the
 # reviewer's, so its own -o/--format/--timeout are never taken for ours ('--' stays optional).
@@ -119,7 +106,7 @@ def run_command(
     grace: Annotated[
         float,
         typer.Option(min=0.0, help="Seconds between SIGTERM and SIGKILL when ending the reviewer."),
-    ] = DEFAULT_GRACE_SECONDS,
+    ] = defaults.GRACE_SECONDS,
     telemetry_intake: Annotated[
         IntakeClient | None,
         typer.Option(
@@ -143,6 +130,12 @@ def run_command(
 
     Exits with the reviewer's exit code (128+N if it died of signal N; 124 on --timeout; 128+N
     when we are interrupted by SIGINT, SIGTERM or SIGHUP)."""
+    # What only a run needs (start-up: see commands._common)
+    from coverage_gate import render  # noqa: PLC0415
+    from coverage_gate.adapters import placeholder  # noqa: PLC0415
+    from coverage_gate.live import Ending, LiveError  # noqa: PLC0415
+    from coverage_gate.sniff import head_lines, wrong_format_hint  # noqa: PLC0415
+
     try:
         adapter, settings, evidence_path = _prepare(
             source_format=source_format,
@@ -207,6 +200,8 @@ def _telemetry_plan(
     adapter: Adapter,
     command: list[str],
 ) -> _TelemetryPlan | None:
+    from coverage_gate.adapters import placeholder  # noqa: PLC0415 - start-up
+
     if client is None:
         if output is not None:
             raise BadInputError("--telemetry-output needs --telemetry-intake")
@@ -237,7 +232,8 @@ def _telemetry_notes(
     result: LiveResult,
     stream_records: list[CallRecord],
 ) -> None:
-    from coverage_gate.intake import disagreements, why_incomplete  # noqa: PLC0415 - start-up
+    from coverage_gate import render  # noqa: PLC0415 - start-up
+    from coverage_gate.intake import disagreements, why_incomplete  # noqa: PLC0415
 
     _say(f"coverage-gate: telemetry: {render.evidence_summary(received.evidence)}")
     why = why_incomplete(received, result.outcome)
@@ -262,7 +258,7 @@ def _telemetry_notes(
 class _KeepingHead:
     """Passes chunks to the recorder and keeps the stream's first bytes for the format hint."""
 
-    def __init__(self, recorder: Recorder, limit: int = PEEK_BYTES) -> None:
+    def __init__(self, recorder: Recorder, limit: int) -> None:
         self._recorder = recorder
         self._limit = limit
         self.head = bytearray()
@@ -297,22 +293,43 @@ def _run(
     """The live run, with the run's telemetry (spans exported like `record`'s) and SIGINT,
     SIGTERM and SIGHUP routed to ending the reviewer; with a telemetry plan, the reviewer's own
     telemetry received and recorded beside its stdout."""
+    # start-up: see commands._common
+    from coverage_gate import otel_setup  # noqa: PLC0415
+    from coverage_gate.files import dump_model, write_atomic  # noqa: PLC0415
+    from coverage_gate.gittree import GitTrees  # noqa: PLC0415
+    from coverage_gate.live import (  # noqa: PLC0415
+        Interrupter,
+        LiveError,
+        forwarding_signals,
+        run_recorded,
+    )
+    from coverage_gate.recording import Recorder  # noqa: PLC0415
+    from coverage_gate.sniff import PEEK_BYTES  # noqa: PLC0415
+
     telemetry = otel_setup.setup(os.environ)
     interrupter = Interrupter()
     trees = GitTrees(settings.revision)
     capture: TelemetryCapture | None = None
     try:
-        provider = telemetry.tracer_provider
-        exported = provider if isinstance(provider, TracerProvider) else None
+        provider, spans = telemetry.for_recording()
         located_settings = replace(settings, trees=trees)
-        located = Recorder(adapter, located_settings, None if plan and plan.alone else exported)
-        recorder = _KeepingHead(located)
+        alone = plan is not None and plan.alone
+        located = Recorder(
+            adapter,
+            located_settings,
+            None if alone else provider,
+            spans=None if alone else spans,
+        )
+        recorder = _KeepingHead(located, PEEK_BYTES)
         env: dict[str, str] | None = None
         if plan is not None:
             from coverage_gate.intake import TelemetryCapture  # noqa: PLC0415 - start-up
 
             capture = TelemetryCapture(
-                plan.client, located_settings, exported if plan.alone else None
+                plan.client,
+                located_settings,
+                provider if plan.alone else None,
+                spans=spans if plan.alone else None,
             ).start()
             env = capture.environment(os.environ)
             command = capture.command(command) or command
@@ -348,6 +365,8 @@ def _run(
 
 
 def _check_output(output: Path) -> None:
+    from coverage_gate.files import check_writable  # noqa: PLC0415 - start-up
+
     if not output.absolute().parent.is_dir():
         raise BadInputError(f"output {output}: folder {output.absolute().parent} does not exist")
     if output.is_dir():
@@ -373,6 +392,8 @@ def _prepare(
     max_line_bytes: int,
 ) -> tuple[Adapter, RecordSettings, Path]:
     """Check everything before the reviewer starts: a run is never wasted on a bad option."""
+    from coverage_gate.adapters import ADAPTERS  # noqa: PLC0415 - start-up: see commands._common
+
     if output is None:
         raise UsageError("--output is required: stdout carries the reviewer's own output")
     require_stdout("reviewer's output")

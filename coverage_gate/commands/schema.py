@@ -9,17 +9,22 @@ import typer
 
 from coverage_gate.commands._common import errors_to_exit
 from coverage_gate.errors import UsageError
-from coverage_gate.schemas import SCHEMAS
 from coverage_gate.stdio import write_stdout
+
+#: ``coverage_gate.schemas.SCHEMAS``' names, for --help without loading the models (a test holds
+#: them equal).
+SCHEMA_NAMES = ("reviewer-output", "evidence", "bundle", "decision", "receipt")
 
 
 def schema(
     name: Annotated[
         str | None,
-        typer.Argument(help=f"One of: {', '.join(SCHEMAS)}. Without it, all of them."),
+        typer.Argument(help=f"One of: {', '.join(SCHEMA_NAMES)}. Without it, all of them."),
     ] = None,
 ) -> None:
     """Print the JSON Schemas of the contracts."""
+    from coverage_gate.schemas import SCHEMAS  # noqa: PLC0415 - start-up
+
     with errors_to_exit():
         if name is None:
             document = {key: _published(key) for key in SCHEMAS}
@@ -33,6 +38,8 @@ def schema(
 def _published(name: str) -> dict[str, Any]:
     """A contract's JSON Schema; the evidence document's ``source`` names the stream formats it
     takes (the registry's, as `coverage-gate formats` lists them: the model does not know them)."""
+    from coverage_gate.schemas import SCHEMAS  # noqa: PLC0415 - start-up
+
     document = SCHEMAS[name].model_json_schema(by_alias=True)
     if name == "evidence":
         from coverage_gate.adapters import (  # noqa: PLC0415 - only this schema needs them

@@ -1,0 +1,22 @@
+"""The defaults the command line shows, in one module that loads nothing: `--help` shows them
+without loading the modules that use them (the contracts, the scanner, the live runner, the
+report), and those modules take them from here.
+"""
+
+from __future__ import annotations
+
+#: Evidence bounds (``model.Bounds``): distinct files kept, call-level issues sampled.
+MAX_FILES = 2000
+MAX_ISSUES = 256
+#: The longest tool-event line held whole (``linescan``); a longer one is read as it flows.
+MAX_LINE_BYTES = 4 * 1024 * 1024
+#: Seconds between SIGTERM and SIGKILL when `run` ends a reviewer (``live``).
+GRACE_SECONDS = 5.0
+
+#: When a repository is ready to enforce (``report.Criteria``).
+MIN_APPROVALS = 50
+MIN_DAYS = 7.0
+MIN_EVIDENCE_AVAILABILITY = 0.99
+MAX_ERRORS = 0
+MAX_FALLBACKS = 0
+MAX_WOULD_DOWNGRADE_RATE = 0.10

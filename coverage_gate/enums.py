@@ -1,0 +1,233 @@
+"""The words every layer shares, as enums: verdicts, modes, statuses, reasons, policies.
+
+They live apart from the contracts (``coverage_gate.model``, which re-exports them) so that what
+needs only the words (the command line's options, the adapters, the flag sources) loads no
+pydantic.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Verdict(StrEnum):
+    APPROVE = "approve"
+    COMMENT = "comment"
+    REQUEST_CHANGES = "request_changes"
+
+
+class Mode(StrEnum):
+    OFF = "off"
+    SHADOW = "shadow"
+    ENFORCE = "enforce"
+
+
+class ModeSource(StrEnum):
+    """Which source answered the question "which mode is this repository in"."""
+
+    OVERRIDE = "override"
+    SNAPSHOT = "snapshot"
+    LIVE = "live"
+    DISK_COPY = "disk_copy"
+    FALLBACK = "fallback"
+
+
+class Capability(StrEnum):
+    PER_FILE = "per_file"
+    NONE = "none"
+
+
+class DiffStatus(StrEnum):
+    """The legacy, whole-diff view of ``cr_diff`` paging."""
+
+    NOT_REQUESTED = "not_requested"
+    FAILED = "failed"
+    PARTIAL = "partial"
+    COMPLETE = "complete"
+
+
+class CallKind(StrEnum):
+    READ = "read"
+    DIFF_PAGE = "diff_page"
+    IGNORED = "ignored"
+
+
+class IssueKind(StrEnum):
+    MISSING_END = "missing_end"
+    MISSING_START = "missing_start"
+    AMBIGUOUS_CALL_ID = "ambiguous_call_id"
+    PATH_REJECTED = "path_rejected"
+    ARGUMENTS_UNAVAILABLE = "arguments_unavailable"
+    MALFORMED_LINE = "malformed_line"
+    LINE_TOO_LARGE = "line_too_large"
+    DIFF_MISMATCH = "diff_mismatch"
+    # An absolute path and no known repository root: the call read some file, which one cannot
+    # be told. Counted in ``unattributed_calls`` (evidence unavailable, not absent).
+    PATH_WITHOUT_ROOT = "path_without_root"
+    # A call an unreadable line could have been part of: its outcome (or, with no path, its file)
+    # is unknown; it counts in ``reads_unknown`` or ``unattributed_calls``.
+    OUTCOME_UNREADABLE = "outcome_unreadable"
+    # A string kept as a bounded prefix and a hash (a call id, path or detail longer than kept).
+    VALUE_TRUNCATED = "value_truncated"
+    # A successful read that returned nothing (zero bytes or lines): not evidence.
+    EMPTY_RESULT = "empty_result"
+    # Calls of a harness's own trace (codereview-cli) whose provenance it could not establish,
+    # under the harness's labels where ours have no word for them; no evidence. The trace's other
+    # labels are ours already (missing_end, missing_start, ambiguous_call_id,
+    # arguments_unavailable; outcome_unavailable is our outcome_unreadable).
+    CALL_ID_UNAVAILABLE = "call_id_unavailable"
+    ARGUMENTS_AMBIGUOUS = "arguments_ambiguous"
+    RANGE_UNAVAILABLE = "range_unavailable"
+    READ_VIEW_UNAVAILABLE = "read_view_unavailable"
+    PATH_UNAVAILABLE = "path_unavailable"
+    PATH_OMITTED = "path_omitted"
+
+
+class Claim(StrEnum):
+    INSPECTED = "inspected"
+    SKIPPED = "skipped"
+    NONE = "none"
+
+
+class FileStatus(StrEnum):
+    VERIFIED = "verified"
+    UNSUPPORTED = "unsupported"
+    # Claimed, with successful evidence that did not show enough of the file's change for the
+    # repository's depth policy (DESIGN §7 rule 8); counts as unsupported under that policy.
+    SHALLOW = "shallow"
+    UNKNOWN = "unknown"
+    SKIPPED = "skipped"
+    MISSING = "missing"
+
+
+class Coverage(StrEnum):
+    COMPLETE = "complete"
+    INCOMPLETE_FAILED = "incomplete_failed"
+    INCOMPLETE_SKIPPED = "incomplete_skipped"
+    INCOMPLETE_MISSING = "incomplete_missing"
+    INCOMPLETE_UNSUPPORTED = "incomplete_unsupported"
+    INCOMPLETE_SHALLOW = "incomplete_shallow"
+    INCOMPLETE_UNVERIFIABLE = "incomplete_unverifiable"
+    # A citation the reviewer gave does not match the file at the revision (DESIGN §7.10).
+    INCOMPLETE_CITATIONS = "incomplete_citations"
+    # The scope held no reviewable file: there was no coverage to check, so none was verified.
+    NOTHING_TO_REVIEW = "nothing_to_review"
+
+
+class Reason(StrEnum):
+    REVIEWER_FAILED = "reviewer_failed"
+    FILES_SKIPPED = "files_skipped"
+    FILES_MISSING = "files_missing"
+    CLAIMS_UNSUPPORTED = "claims_unsupported"
+    CLAIMS_SHALLOW = "claims_shallow"
+    CLAIMS_UNVERIFIABLE = "claims_unverifiable"
+    # A cited line does not say what the reviewer said it does (DESIGN §7.10).
+    CITATIONS_FAILED = "citations_failed"
+    # Said, never held against the reviewer by themselves: the scope was empty, or the evidence
+    # was recorded at another revision (its claimed files are then unknown, DESIGN §7.1).
+    NOTHING_TO_REVIEW = "nothing_to_review"
+    EVIDENCE_STALE = "evidence_stale"
+
+
+class PathRejection(StrEnum):
+    """Why a path spelling names no file of the repository (DESIGN §6 rule 4)."""
+
+    EMPTY = "empty"
+    CONTROL_CHARACTER = "control_character"
+    OUTSIDE_ROOT = "outside_root"
+    ESCAPES_ROOT = "escapes_root"
+    ABSOLUTE_WITHOUT_ROOT = "absolute_without_root"
+    VCS_METADATA = "vcs_metadata"
+    NOT_A_FILE = "not_a_file"
+    # A '..' segment needs the repository at the revision (is a component it climbs out of a
+    # symbolic link?), and it could not be consulted.
+    PARENT_UNRESOLVED = "parent_unresolved"
+    # A '..' climbs out of a symbolic link: the OS and a tool that collapses '..' first read
+    # different files, so which one was read cannot be told.
+    PARENT_THROUGH_SYMLINK = "parent_through_symlink"
+    SYMLINK_OUTSIDE_ROOT = "symlink_outside_root"
+    SYMLINK_LOOP = "symlink_loop"
+
+
+class UnknownReason(StrEnum):
+    """Why evidence cannot speak for a claimed file."""
+
+    NO_EVIDENCE_DOCUMENT = "no_evidence_document"
+    CAPABILITY_NONE = "capability_none"
+    STREAM_INCOMPLETE = "stream_incomplete"
+    TRUNCATED = "truncated"
+    STALE = "stale"
+    OUTCOME_UNREADABLE = "outcome_unreadable"
+    UNATTRIBUTED_CALLS = "unattributed_calls"
+
+
+class Depth(StrEnum):
+    """How much of a file's change the successful calls showed (DESIGN §6 rule 13)."""
+
+    FULL = "full"
+    PARTIAL = "partial"
+    NONE = "none"
+    UNKNOWN = "unknown"
+
+
+class UnknownPolicy(StrEnum):
+    ACCEPT = "accept"
+    DOWNGRADE = "downgrade"
+
+
+class DepthPolicy(StrEnum):
+    """How much of a claimed file's change its evidence must show (DESIGN §7 rule 8).
+
+    Listed from the most to the least permissive: ``accept`` (any successful evidence verifies),
+    ``any-hunk`` (depth ``none`` is shallow), ``all-hunks`` (any depth but ``full`` is shallow).
+    ``unknown`` depth is never shallow.
+    """
+
+    ACCEPT = "accept"
+    ANY_HUNK = "any-hunk"
+    ALL_HUNKS = "all-hunks"
+
+
+class CitationPolicy(StrEnum):
+    """What a failed citation does (DESIGN §7.10): ``downgrade`` (the default) holds it against
+    the reviewer under the mode in force (shadow measures, enforce applies); ``accept`` replays
+    and records citations but never holds one against a reviewer."""
+
+    ACCEPT = "accept"
+    DOWNGRADE = "downgrade"
+
+
+class CitationOutcome(StrEnum):
+    """What replaying one citation against the file at the revision found (DESIGN §7.9)."""
+
+    MATCHED = "matched"  # the cited line holds the cited content
+    MATCHED_NEARBY = "matched_nearby"  # a line within the window holds it (``offset`` says where)
+    FAILED = "failed"  # the file at the revision contradicts it (``reason`` says how)
+    UNAVAILABLE = "unavailable"  # the file's content could not be obtained: never held against
+    REJECTED = "rejected"  # the path names no file of the repository: never read
+
+
+class CitationReason(StrEnum):
+    """Why a citation failed, could not be checked, or was not read."""
+
+    # failed
+    MISSING_AT_REVISION = "missing_at_revision"
+    LINE_OUT_OF_RANGE = "line_out_of_range"
+    EMPTY_CONTENT = "empty_content"
+    CONTENT_MISMATCH = "content_mismatch"
+    # unavailable
+    NO_REPOSITORY = "no_repository"  # no repository was given to read the revision from
+    CONTENT_UNAVAILABLE = "content_unavailable"  # git or the file system could not give it
+    NOT_TEXT = "not_text"  # a binary file: it has no lines to cite
+    # rejected
+    PATH_REJECTED = "path_rejected"
+
+
+class PolicySource(StrEnum):
+    """Where a policy came from: the CLI option, its environment variable, the payload of the
+    flag variant that serves the repository, or the default."""
+
+    CLI = "cli"
+    ENV = "env"
+    PAYLOAD = "payload"
+    DEFAULT = "default"

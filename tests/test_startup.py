@@ -1,0 +1,87 @@
+"""A command loads what it uses: `--help` loads no pydantic model, adapter, OpenTelemetry or rich,
+and `record` on the local files no OpenTelemetry. Checked in a fresh interpreter, by the modules
+it holds once the command is done (timings are the benchmark's: tests/bench_speed.py).
+
+The defaults --help shows come from ``coverage_gate.defaults``, which the modules using them read
+too; the schema names, spelled out for --help, are held equal to the schemas here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coverage_gate.commands.schema import SCHEMA_NAMES
+from coverage_gate.schemas import SCHEMAS
+from tests.conftest import DATA
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = (
+    "opentelemetry",
+    "google",
+    "rich",
+    "coverage_gate.model",
+    "coverage_gate.adapters",
+)
+RUN_CLI = """
+import json, sys
+from coverage_gate.cli import main
+sys.argv = ["coverage-gate", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+sys.stdout.flush()
+print(json.dumps(sorted(sys.modules)), file=sys.__stderr__)
+"""
+
+
+def loaded_by(*argv: str, cwd: Path = ROOT) -> set[str]:
+    """The modules a fresh interpreter holds after running the CLI with ``argv``."""
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_CLI, *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,
+    )
+    modules: list[str] = json.loads(done.stderr.strip().splitlines()[-1])
+    return set(modules)
+
+
+def heavy(modules: set[str], prefixes: tuple[str, ...] = HEAVY) -> list[str]:
+    return sorted(name for name in modules if name.startswith(prefixes))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[], ["record"], ["reconcile"], ["run"], ["report"], ["flags"], ["flags", "pull"], ["schema"]],
+    ids=lambda words: " ".join(words) or "main",
+)
+def test_help_loads_no_model_adapter_telemetry_or_rich(command: list[str]) -> None:
+    """--help shows every option of every command: their modules load, and nothing heavy. The
+    top-level --help loads no pydantic either (a command's own --help does: typer coerces
+    option values with pydantic)."""
+    modules = loaded_by(*command, "--help")
+    assert "coverage_gate.commands.reconcile" in modules
+    assert heavy(modules, HEAVY if command else (*HEAVY, "pydantic")) == []
+
+
+def test_record_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> None:
+    """`record` with the embedded default sink: its spans are encoded directly."""
+    stream = DATA / "pi-rpc" / "pi_a_honest.jsonl"
+    out = tmp_path / "evidence.json"
+    modules = loaded_by(
+        "record", str(stream), "-f", "pi-rpc", "--revision", "r", "-o", str(out), cwd=tmp_path
+    )
+    assert json.loads(out.read_text())["counters"]["calls"] > 0
+    assert heavy(modules, ("opentelemetry", "google", "rich")) == []
+
+
+def test_schema_names_shown_by_help_are_the_schemas() -> None:
+    """`schema --help` names the schemas without loading the models."""
+    assert tuple(SCHEMAS) == SCHEMA_NAMES
