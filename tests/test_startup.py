@@ -59,7 +59,10 @@ def heavy(modules: set[str], prefixes: tuple[str, ...] = HEAVY) -> list[str]:
 
 @pytest.mark.parametrize(
     "command",
-    [[], ["record"], ["reconcile"], ["run"], ["report"], ["flags"], ["flags", "pull"], ["schema"]],
+    [
+        *([], ["record"], ["reconcile"], ["run"], ["report"], ["flags"], ["flags", "pull"]),
+        *(["schema"], ["github"], ["replay"], ["receipts", "verify"]),
+    ],
     ids=lambda words: " ".join(words) or "main",
 )
 def test_help_loads_no_model_adapter_telemetry_or_rich(command: list[str]) -> None:
