@@ -30,6 +30,7 @@ At most ``MAX_CITATIONS`` citations are replayed per reviewer; the rest are coun
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -68,13 +69,32 @@ class Presence(StrEnum):
     UNAVAILABLE = "unavailable"  # whether it has, or what it holds, could not be told
 
 
+class KnownLine(ABC):
+    """A line of a file known by what replay asks of it, not by its text (a receipt's record of
+    a line too long to keep whole)."""
+
+    @abstractmethod
+    def holds(self, wanted: str, strict: bool) -> bool:
+        """Whether the line, flattened, contains ``wanted`` (``strict``: is exactly it)."""
+
+    @abstractmethod
+    def found(self) -> str:
+        """What a check shows of the line: ``excerpt`` of it trimmed."""
+
+
+#: A line of a file at the revision: its text, or what is known of it.
+Line = str | KnownLine
+
+
 @dataclass(frozen=True, slots=True)
 class FileAtRevision:
-    """A file's content at the revision, or why there is none."""
+    """A file's content at the revision, or why there is none. ``lines``: the file already split
+    into lines (a receipt's record), used instead of ``data`` when present."""
 
     presence: Presence
     data: bytes = b""
     detail: str = ""
+    lines: Sequence[Line] | None = None
 
 
 class RevisionFiles(Protocol):
@@ -90,7 +110,7 @@ class RevisionFiles(Protocol):
 class _Text:
     """A file at the revision split into lines (``None``: why it has none)."""
 
-    lines: tuple[str, ...] | None
+    lines: Sequence[Line] | None
     outcome: CitationOutcome | None = None
     reason: CitationReason | None = None
 
@@ -115,14 +135,25 @@ def _split(file: FileAtRevision) -> _Text:
         return _Text(None, CitationOutcome.FAILED, CitationReason.MISSING_AT_REVISION)
     if file.presence is Presence.UNAVAILABLE:
         return _Text(None, CitationOutcome.UNAVAILABLE, CitationReason.CONTENT_UNAVAILABLE)
-    data = file.data
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+    if file.lines is not None:
+        return _Text(file.lines)
+    if is_binary(file.data):
         return _Text(None, CitationOutcome.UNAVAILABLE, CitationReason.NOT_TEXT)
+    return _Text(tuple(lines_of(file.data)))
+
+
+def is_binary(data: bytes) -> bool:
+    """A NUL byte among the first ``BINARY_SNIFF_BYTES``: git's own test."""
+    return b"\0" in data[:BINARY_SNIFF_BYTES]
+
+
+def lines_of(data: bytes) -> list[str]:
+    """A text file's lines: UTF-8 (a BOM dropped, bad bytes replaced), split at ``\\n``."""
     text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # the newline that ends the last line starts no line of its own
-    return _Text(tuple(lines))
+    return lines
 
 
 def flat(text: str) -> str:
@@ -166,13 +197,25 @@ def _quote(content: str) -> list[str]:
     return lines
 
 
-def _holds(lines: Sequence[str], start: int, quote: Sequence[str], strict: bool) -> bool:
+def line_holds(line: Line, wanted: str, strict: bool) -> bool:
+    """Whether a file's line, flattened, contains ``wanted`` (``strict``: is exactly it)."""
+    if isinstance(line, KnownLine):
+        return line.holds(wanted, strict)
+    have = flat(line)
+    return have == wanted if strict else wanted in have
+
+
+def found_on(line: Line) -> str:
+    """What a check shows of a file's line: a bounded excerpt of it, trimmed."""
+    return line.found() if isinstance(line, KnownLine) else excerpt(line.strip())
+
+
+def _holds(lines: Sequence[Line], start: int, quote: Sequence[str], strict: bool) -> bool:
     """Whether the file's lines from ``start`` (0-based) hold the quote's lines, one by one."""
     if start < 0 or start + len(quote) > len(lines):
         return False
     for wanted, line in zip(quote, lines[start : start + len(quote)], strict=True):
-        have = flat(line)
-        if (have != wanted) if strict else (wanted not in have):
+        if not line_holds(line, wanted, strict):
             return False
     return True
 
@@ -253,7 +296,7 @@ class _Replayer:
                     return {"outcome": CitationOutcome.MATCHED_NEARBY, "offset": offset}
         return _failed(
             CitationReason.CONTENT_MISMATCH,
-            found=excerpt(lines[at].strip()),
+            found=found_on(lines[at]),
             file_lines=len(lines),
         )
 

@@ -7,14 +7,25 @@ A receipt holds what decided a review and the decision it led to:
   bounded by the evidence rules), the mode and its source, each policy and its source, and the
   flag that answered (its name, variant, payload and, when a snapshot answered, the snapshot's
   SHA-256 and the flag's own definition out of it);
-* what the ports answered while deciding: the repository at the revision is consulted only
-  through ``RepoTree.symlink_target`` (claimed paths with ``..``), and each question asked and
-  its answer are recorded (``RecordingTree``). A receipt never holds a file of the repository;
+* what the ports answered while deciding. The repository at the revision is consulted through
+  ``RepoTree.symlink_target`` (claimed paths with ``..``): each question and its answer are
+  recorded (``RecordingTree``). Citations are replayed through ``RevisionFiles`` (DESIGN §7.9):
+  per cited path, ``RecordingFiles`` records only what replaying needs, namely its state (text,
+  binary, missing, unavailable with a bounded detail), its number of lines, and the lines replay
+  looked at (at most the cited line ±``WINDOW`` and the quote's span below it). A line of at
+  most ``LINE_CHARS`` characters is kept as text. A longer one is not cut, since containment can
+  hold anywhere in it and cutting could change an outcome: it is kept by its length, what a check
+  shows of it (a bounded excerpt) and each comparison asked of it with its answer (the SHA-256 of
+  the flattened text looked for, strict or not, held or not). A receipt never holds a whole file;
 * the decision document.
 
 Self-contained means re-decidable offline, without the repository: ``redecide`` rebuilds the
-review from the receipt and answers the ports from the record alone (``RecordedTree``). A
-question the record does not hold is a failure of the receipt, said plainly, never answered.
+review from the receipt and answers the ports from the record alone (``RecordedTree``,
+``RecordedFiles``). A question the record does not hold (a symbolic link, a file, a line, a
+comparison) is a failure of the receipt, said plainly, never answered.
+
+Version 1.1 added the citation policy and its source, whether citations are replayed, and the
+files port's record (``ports.files``; ``null``: the review had no repository to read).
 
 Content address: the receipt's content is its canonical JSON (sorted keys, compact separators,
 UTF-8); its id is the SHA-256 of that content, and its file ``<id>.receipt.json.gz`` holds that
@@ -32,11 +43,25 @@ import json
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from enum import StrEnum
+from typing import Annotated, Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError
 
+from coverage_gate.citations import (
+    FileAtRevision,
+    KnownLine,
+    Line,
+    Presence,
+    RevisionFiles,
+    excerpt,
+    found_on,
+    is_binary,
+    line_holds,
+    lines_of,
+)
 from coverage_gate.model import (
+    CitationPolicy,
     DecisionDocument,
     DepthPolicy,
     EvidenceDocument,
@@ -51,7 +76,7 @@ from coverage_gate.paths import RepoTree, TreeUnavailableError
 from coverage_gate.reconcile import ReviewerInput, ReviewInput
 
 RECEIPT_SCHEMA = "coverage-gate/receipt"
-RECEIPT_VERSION = "1.0"
+RECEIPT_VERSION = "1.1"
 SUPPORTED_RECEIPT_MAJOR = int(RECEIPT_VERSION.split(".", maxsplit=1)[0])
 #: A receipt's file name: its content's SHA-256 (64 lowercase hex digits) and this suffix.
 SUFFIX = ".receipt.json.gz"
@@ -71,10 +96,59 @@ class SymlinkAnswer(_Contract):
     unavailable: str | None = None
 
 
+class FileState(StrEnum):
+    """What the files port answered for a cited path."""
+
+    TEXT = "text"
+    BINARY = "binary"
+    MISSING = "missing"
+    UNAVAILABLE = "unavailable"
+
+
+#: Characters of a line a receipt keeps as text; a longer line is kept by its answers.
+LINE_CHARS = 512
+#: Characters kept of why a file was unavailable.
+DETAIL_CHARS = 256
+
+
+class LineAnswer(_Contract):
+    """One comparison asked of a line kept by its answers: the SHA-256 of the flattened text
+    looked for, whether it had to be the whole line, and whether the line held it."""
+
+    wanted_sha256: str
+    strict: bool
+    holds: bool
+
+
+class RecordedLine(_Contract):
+    """A line that replaying citations looked at (``number`` is 1-based). A line of at most
+    ``LINE_CHARS`` characters is kept as ``text``; a longer one by its length, what a check shows
+    of it (``found``) and each comparison asked of it with its answer."""
+
+    number: PositiveInt
+    text: str | None = None
+    chars: NonNegativeInt | None = None
+    found: str | None = None
+    answers: list[LineAnswer] = Field(default_factory=list)
+
+
+class RecordedFile(_Contract):
+    """What the files port answered for one cited path: its state, its number of lines (text)
+    and the lines replay looked at, sorted."""
+
+    path: str
+    state: FileState
+    detail: str = ""
+    line_count: NonNegativeInt | None = None
+    lines: list[RecordedLine] = Field(default_factory=list)
+
+
 class RecordedPorts(_Contract):
-    """What the ports answered during the decision, sorted by question."""
+    """What the ports answered during the decision, sorted by question. ``files``: what the files
+    port answered for each cited path (``None``: the review had no repository to read)."""
 
     symlink_targets: list[SymlinkAnswer] = Field(default_factory=list)
+    files: list[RecordedFile] | None = None
 
 
 class FlagRecord(_Contract):
@@ -112,6 +186,9 @@ class ReceiptInputs(_Contract):
     repo_root: str | None = None
     reviewers: list[ReceiptReviewer]
     flag: FlagRecord | None = None
+    citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
+    citation_policy_source: PolicySource = PolicySource.DEFAULT
+    replay_citations: bool = True
 
 
 class Receipt(_Contract):
@@ -174,6 +251,201 @@ class RecordedTree:
         return answer.target
 
 
+def _wanted_sha256(wanted: str) -> str:
+    return hashlib.sha256(wanted.encode()).hexdigest()
+
+
+class _RecordingLine(KnownLine):
+    """A long line while deciding: answers from its text and notes each answer."""
+
+    def __init__(self, text: Line, answers: dict[tuple[str, bool], bool]) -> None:
+        self._text = text
+        self._answers = answers
+
+    def holds(self, wanted: str, strict: bool) -> bool:
+        answer = line_holds(self._text, wanted, strict)
+        self._answers[(_wanted_sha256(wanted), strict)] = answer
+        return answer
+
+    def found(self) -> str:
+        return found_on(self._text)
+
+
+class _RecordingLines(Sequence[Line]):
+    """A text file's lines while deciding: notes each line looked at."""
+
+    def __init__(self, lines: Sequence[Line]) -> None:
+        self._lines = lines
+        self.seen: dict[int, _RecordingLine | None] = {}
+        self.answers: dict[int, dict[tuple[str, bool], bool]] = {}
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def _line(self, index: int) -> Line:
+        text = self._lines[index]
+        if isinstance(text, str) and len(text) <= LINE_CHARS:
+            self.seen[index] = None
+            return text
+        found = self.seen.get(index)
+        if found is None:
+            found = self.seen[index] = _RecordingLine(text, self.answers.setdefault(index, {}))
+        return found
+
+    @overload
+    def __getitem__(self, index: int) -> Line: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Line]: ...
+    def __getitem__(self, index: int | slice) -> Line | Sequence[Line]:
+        if isinstance(index, slice):
+            return [self._line(i) for i in range(*index.indices(len(self._lines)))]
+        return self._line(index if index >= 0 else index + len(self._lines))
+
+    def record(self) -> list[RecordedLine]:
+        kept = []
+        for index in sorted(self.seen):
+            text = self._lines[index]
+            if isinstance(text, str) and self.seen[index] is None:
+                kept.append(RecordedLine(number=index + 1, text=text))
+                continue
+            answers = self.answers.get(index, {})
+            kept.append(
+                RecordedLine(
+                    number=index + 1,
+                    chars=len(text) if isinstance(text, str) else None,
+                    found=found_on(text),
+                    answers=[
+                        LineAnswer(wanted_sha256=sha, strict=strict, holds=answers[(sha, strict)])
+                        for sha, strict in sorted(answers)
+                    ],
+                )
+            )
+        return kept
+
+
+@dataclass
+class RecordingFiles:
+    """A ``RevisionFiles`` that passes each question to ``files`` and records what replaying
+    citations needs of the answer: the file's state and line count, and the lines looked at."""
+
+    files: RevisionFiles
+    answers: dict[str, tuple[RecordedFile, _RecordingLines | None]] = field(default_factory=dict)
+
+    def file_at_revision(self, path: str) -> FileAtRevision:
+        answer = self.files.file_at_revision(path)
+        if answer.presence is Presence.MISSING:
+            self.answers[path] = (RecordedFile(path=path, state=FileState.MISSING), None)
+            return answer
+        if answer.presence is Presence.UNAVAILABLE:
+            detail = excerpt(answer.detail, DETAIL_CHARS)
+            recorded = RecordedFile(path=path, state=FileState.UNAVAILABLE, detail=detail)
+            self.answers[path] = (recorded, None)
+            return answer
+        if answer.lines is None and is_binary(answer.data):
+            self.answers[path] = (RecordedFile(path=path, state=FileState.BINARY), None)
+            return answer
+        lines = _RecordingLines(answer.lines if answer.lines is not None else lines_of(answer.data))
+        self.answers[path] = (
+            RecordedFile(path=path, state=FileState.TEXT, line_count=len(lines)),
+            lines,
+        )
+        return FileAtRevision(Presence.FOUND, lines=lines)
+
+    def record(self) -> list[RecordedFile]:
+        out = []
+        for path in sorted(self.answers):
+            recorded, lines = self.answers[path]
+            if lines is not None:
+                recorded = recorded.model_copy(update={"lines": lines.record()})
+            out.append(recorded)
+        return out
+
+
+def recorded_ports(tree: RecordingTree, files: RecordingFiles | None) -> RecordedPorts:
+    """What both ports answered (``files`` ``None``: the review had no files port)."""
+    return RecordedPorts(
+        symlink_targets=tree.record().symlink_targets,
+        files=files.record() if files is not None else None,
+    )
+
+
+class _AnsweredLine(KnownLine):
+    """A long line answered from a receipt's record; a comparison it does not hold is noted."""
+
+    def __init__(self, where: str, line: RecordedLine, unrecorded: list[str]) -> None:
+        self._where = where
+        self._line = line
+        self._answers = {(a.wanted_sha256, a.strict): a.holds for a in line.answers}
+        self._unrecorded = unrecorded
+
+    def holds(self, wanted: str, strict: bool) -> bool:
+        answer = self._answers.get((_wanted_sha256(wanted), strict))
+        if answer is None:
+            self._unrecorded.append(f"{self._where} (a comparison)")
+            return False
+        return answer
+
+    def found(self) -> str:
+        return self._line.found or ""
+
+
+class _RecordedLines(Sequence[Line]):
+    """A text file's lines answered from a receipt's record; a line it does not hold is noted
+    (and read as blank, so deciding goes on)."""
+
+    def __init__(self, recorded: RecordedFile, unrecorded: list[str]) -> None:
+        self._path = recorded.path
+        self._count = recorded.line_count or 0
+        self._unrecorded = unrecorded
+        self._lines: dict[int, Line] = {}
+        for line in recorded.lines:
+            where = f"{recorded.path} line {line.number}"
+            self._lines[line.number - 1] = (
+                line.text if line.text is not None else _AnsweredLine(where, line, unrecorded)
+            )
+
+    def __len__(self) -> int:
+        return self._count
+
+    def _line(self, index: int) -> Line:
+        found = self._lines.get(index)
+        if found is None:
+            self._unrecorded.append(f"{self._path} line {index + 1}")
+            return ""
+        return found
+
+    @overload
+    def __getitem__(self, index: int) -> Line: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Line]: ...
+    def __getitem__(self, index: int | slice) -> Line | Sequence[Line]:
+        if isinstance(index, slice):
+            return [self._line(i) for i in range(*index.indices(self._count))]
+        return self._line(index if index >= 0 else index + self._count)
+
+
+@dataclass
+class RecordedFiles:
+    """A ``RevisionFiles`` answering only from a receipt's record. A question the record does
+    not hold is noted in ``unrecorded`` (and answered as unavailable, so deciding goes on)."""
+
+    record: Mapping[str, RecordedFile]
+    unrecorded: list[str] = field(default_factory=list)
+
+    def file_at_revision(self, path: str) -> FileAtRevision:
+        recorded = self.record.get(path)
+        if recorded is None:
+            self.unrecorded.append(f"{path} (its content)")
+            return FileAtRevision(Presence.UNAVAILABLE, detail="not in the receipt's record")
+        if recorded.state is FileState.MISSING:
+            return FileAtRevision(Presence.MISSING)
+        if recorded.state is FileState.UNAVAILABLE:
+            return FileAtRevision(Presence.UNAVAILABLE, detail=recorded.detail)
+        if recorded.state is FileState.BINARY:
+            return FileAtRevision(Presence.FOUND, b"\0")
+        return FileAtRevision(Presence.FOUND, lines=_RecordedLines(recorded, self.unrecorded))
+
+
 # --- building, encoding, reading ---------------------------------------------------------------
 
 
@@ -223,6 +495,9 @@ def build(
             depth_policy=review.depth_policy,
             depth_policy_source=review.depth_policy_source,
             repo_root=review.repo_root,
+            citation_policy=review.citation_policy,
+            citation_policy_source=review.citation_policy_source,
+            replay_citations=review.replay_citations,
             reviewers=[
                 ReceiptReviewer(
                     agent_id=r.agent_id, claims=r.claims, evidence=r.evidence, failed=r.failed
@@ -318,9 +593,11 @@ def parse(data: bytes) -> Receipt:
 # --- deciding again ----------------------------------------------------------------------------
 
 
-def review_input(receipt: Receipt, tree: RepoTree, **changes: Any) -> ReviewInput:
-    """The review a receipt records, with the tree given and any ``changes`` (candidate mode or
-    policies for a replay)."""
+def review_input(
+    receipt: Receipt, tree: RepoTree, files: RevisionFiles | None, **changes: Any
+) -> ReviewInput:
+    """The review a receipt records, with the tree and files given and any ``changes``
+    (candidate mode or policies for a replay)."""
     inputs = receipt.inputs
     fields: dict[str, Any] = {
         "repo": inputs.repo,
@@ -337,8 +614,12 @@ def review_input(receipt: Receipt, tree: RepoTree, **changes: Any) -> ReviewInpu
         "unknown_policy_source": inputs.unknown_policy_source,
         "depth_policy": inputs.depth_policy,
         "depth_policy_source": inputs.depth_policy_source,
+        "citation_policy": inputs.citation_policy,
+        "citation_policy_source": inputs.citation_policy_source,
+        "replay_citations": inputs.replay_citations,
         "repo_root": inputs.repo_root,
         "tree": tree,
+        "files": files,
     }
     return ReviewInput(**(fields | changes))
 
@@ -356,8 +637,11 @@ class Redecision:
 def redecide(receipt: Receipt, decide: Decide, **changes: Any) -> Redecision:
     """Decide the receipt's review again, offline: the ports answer from its record only."""
     tree = RecordedTree({a.path: a for a in receipt.ports.symlink_targets})
-    decision = decide(review_input(receipt, tree, **changes))
-    return Redecision(decision, tuple(tree.unrecorded))
+    recorded = receipt.ports.files
+    files = None if recorded is None else RecordedFiles({f.path: f for f in recorded})
+    decision = decide(review_input(receipt, tree, files, **changes))
+    unrecorded = [*tree.unrecorded, *(files.unrecorded if files is not None else [])]
+    return Redecision(decision, tuple(unrecorded))
 
 
 def _walk(first: object, second: object, where: str) -> Iterator[str]:

@@ -55,7 +55,7 @@ from coverage_gate.model import (
     Verdict,
 )
 from coverage_gate.paths import StaticTree
-from coverage_gate.receipts import RecordingTree
+from coverage_gate.receipts import RecordingFiles, RecordingTree, recorded_ports
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
 from coverage_gate.report import Criteria, Report, build_report, load_folder, render_text
 
@@ -289,10 +289,11 @@ def write_receipts(folder: Path, reviews: int = 70) -> int:
     how many files it holds (identical decisions share one)."""
     for plan in PLANS:
         for planned, _end, _took in plan_reviews(plan, reviews):
-            recorder = RecordingTree(StaticTree())
-            review = replace(planned, tree=recorder)
+            recorder, files = RecordingTree(StaticTree()), RecordingFiles(SimulatedFiles())
+            review = replace(planned, tree=recorder, files=files)
             decision = reconcile(review)
-            receipt_store.write(folder, receipts.build(review, decision, recorder.record()))
+            ports = recorded_ports(recorder, files)
+            receipt_store.write(folder, receipts.build(review, decision, ports))
     return len(list(folder.glob(f"*{receipts.SUFFIX}")))
 
 

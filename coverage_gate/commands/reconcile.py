@@ -46,10 +46,10 @@ from coverage_gate.stdio import require_stdout, stdin_bytes, write_stdout
 
 if TYPE_CHECKING:
     from coverage_gate.flags import FlagSettings, ModeResolution
+    from coverage_gate.gittree import GitTree
     from coverage_gate.model import DecisionDocument
     from coverage_gate.otel_setup import Telemetry
-    from coverage_gate.paths import RepoTree
-    from coverage_gate.receipts import FlagRecord, RecordingTree
+    from coverage_gate.receipts import FlagRecord, RecordingFiles, RecordingTree
     from coverage_gate.reconcile import ReviewerInput, ReviewInput
 
 
@@ -233,10 +233,11 @@ def decide(review: ReviewInput) -> DecisionDocument:
     return guarded_reconcile(review)
 
 
-def _recorder(tree: RepoTree) -> RecordingTree:
-    from coverage_gate.receipts import RecordingTree  # noqa: PLC0415 - only with --receipt
+def _recorder(tree: GitTree) -> tuple[RecordingTree, RecordingFiles]:
+    """Recorders of what the repository answers, for a receipt: the tree and the files port."""
+    from coverage_gate.receipts import RecordingFiles, RecordingTree  # noqa: PLC0415 - --receipt
 
-    return RecordingTree(tree)
+    return RecordingTree(tree), RecordingFiles(tree)
 
 
 def _flag_record(resolution: ModeResolution, settings: FlagSettings) -> FlagRecord | None:
@@ -264,15 +265,14 @@ def _write_receipt(
     folder: Path,
     review: ReviewInput,
     decision: DecisionDocument,
-    recorder: RecordingTree,
+    recorder: tuple[RecordingTree, RecordingFiles],
     resolution: ModeResolution,
     settings: FlagSettings,
 ) -> None:
     from coverage_gate import receipt_store, receipts  # noqa: PLC0415 - only with --receipt
 
-    receipt = receipts.build(
-        review, decision, recorder.record(), _flag_record(resolution, settings)
-    )
+    ports = receipts.recorded_ports(*recorder)
+    receipt = receipts.build(review, decision, ports, _flag_record(resolution, settings))
     path = receipt_store.write(folder, receipt)
     say(f"coverage-gate: receipt {path}")
 
@@ -489,8 +489,8 @@ def reconcile_command(
                     citation_policy=policies.citation_policy,
                     citation_policy_source=policies.citation_policy_source,
                     repo_root=str(root.absolute()),
-                    tree=recorder or git_tree,
-                    files=git_tree,
+                    tree=recorder[0] if recorder else git_tree,
+                    files=recorder[1] if recorder else git_tree,
                 )
                 decision = guarded_reconcile(review)
             duration_s = time.perf_counter() - began
