@@ -13,10 +13,10 @@ The first two are the verdicts that change. Each changed receipt is an audit ent
 repository, revision, reviewers, old and new verdict, and why (the settings that differ and the
 evidence check's reasons under the candidate).
 
-The candidate setting of a receipt (``Candidate.setting``): each of mode, unknown policy and
-depth policy is the option's when one was given; else, with a candidate flags snapshot, what
-that snapshot's flag says for the receipt's repository, as ``reconcile`` would (its variant's
-mode, its payload's policies, else the default policy); else the recorded one.
+The candidate setting of a receipt (``Candidate.setting``): each of mode, unknown policy, depth
+policy and citation policy is the option's when one was given; else, with a candidate flags
+snapshot, what that snapshot's flag says for the receipt's repository, as ``reconcile`` would
+(its variant's mode, its payload's policies, else the default policy); else the recorded one.
 
 Pure: receipts come in decoded; the flag evaluation is passed in; nothing here reads a file.
 """
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 
 from coverage_gate.model import (
+    CitationPolicy,
     DecisionDocument,
     DepthPolicy,
     Mode,
@@ -48,7 +49,12 @@ class Change(StrEnum):
 
 
 #: The evidence check's reasons: what a candidate can add to or take from a review.
-CHECK_REASONS = (Reason.CLAIMS_UNSUPPORTED, Reason.CLAIMS_SHALLOW, Reason.CLAIMS_UNVERIFIABLE)
+CHECK_REASONS = (
+    Reason.CLAIMS_UNSUPPORTED,
+    Reason.CLAIMS_SHALLOW,
+    Reason.CLAIMS_UNVERIFIABLE,
+    Reason.CITATIONS_FAILED,
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,8 @@ class Setting:
     unknown_policy_source: PolicySource
     depth_policy: DepthPolicy
     depth_policy_source: PolicySource
+    citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
+    citation_policy_source: PolicySource = PolicySource.DEFAULT
 
     @classmethod
     def recorded(cls, receipt: Receipt) -> Setting:
@@ -72,11 +80,13 @@ class Setting:
             unknown_policy_source=inputs.unknown_policy_source,
             depth_policy=inputs.depth_policy,
             depth_policy_source=inputs.depth_policy_source,
+            citation_policy=inputs.citation_policy,
+            citation_policy_source=inputs.citation_policy_source,
         )
 
-    def rules(self) -> tuple[Mode, UnknownPolicy, DepthPolicy]:
+    def rules(self) -> tuple[Mode, UnknownPolicy, DepthPolicy, CitationPolicy]:
         """What decides (where each came from does not change a verdict)."""
-        return self.mode, self.unknown_policy, self.depth_policy
+        return self.mode, self.unknown_policy, self.depth_policy, self.citation_policy
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,7 @@ class FlagAnswer:
     mode_source: ModeSource
     unknown_policy: UnknownPolicy | None = None
     depth_policy: DepthPolicy | None = None
+    citation_policy: CitationPolicy | None = None
 
 
 #: The candidate flag for a repository, given its reviewers' agent ids and evidence formats.
@@ -100,6 +111,7 @@ class Candidate:
     mode: Mode | None = None
     unknown_policy: UnknownPolicy | None = None
     depth_policy: DepthPolicy | None = None
+    citation_policy: CitationPolicy | None = None
     flags: FlagLookup | None = None
 
     def setting(self, receipt: Receipt) -> Setting:
@@ -123,6 +135,10 @@ class Candidate:
                 depth_policy_source=PolicySource.PAYLOAD
                 if answer.depth_policy
                 else PolicySource.DEFAULT,
+                citation_policy=answer.citation_policy or CitationPolicy.DOWNGRADE,
+                citation_policy_source=PolicySource.PAYLOAD
+                if answer.citation_policy
+                else PolicySource.DEFAULT,
             )
         if self.mode is not None:
             chosen = replace(chosen, mode=self.mode, mode_source=ModeSource.OVERRIDE)
@@ -134,6 +150,12 @@ class Candidate:
             chosen = replace(
                 chosen, depth_policy=self.depth_policy, depth_policy_source=PolicySource.CLI
             )
+        if self.citation_policy is not None:
+            chosen = replace(
+                chosen,
+                citation_policy=self.citation_policy,
+                citation_policy_source=PolicySource.CLI,
+            )
         return chosen
 
     def describe(self) -> str:
@@ -143,6 +165,7 @@ class Candidate:
                 ("mode", self.mode),
                 ("unknown_policy", self.unknown_policy),
                 ("depth_policy", self.depth_policy),
+                ("citation_policy", self.citation_policy),
             )
             if value is not None
         ]
@@ -192,7 +215,7 @@ def _why(recorded: Setting, candidate: Setting, after: DecisionDocument) -> str:
     parts = [
         f"{name.replace('_', ' ')} {getattr(recorded, name).value} → "
         f"{getattr(candidate, name).value}"
-        for name in ("mode", "unknown_policy", "depth_policy")
+        for name in ("mode", "unknown_policy", "depth_policy", "citation_policy")
         if getattr(recorded, name) is not getattr(candidate, name)
     ]
     reasons = [reason.value for reason in after.reasons if reason in CHECK_REASONS]
@@ -217,6 +240,8 @@ def replay_one(receipt_id: str, receipt: Receipt, candidate: Candidate, decide: 
         unknown_policy_source=chosen.unknown_policy_source,
         depth_policy=chosen.depth_policy,
         depth_policy_source=chosen.depth_policy_source,
+        citation_policy=chosen.citation_policy,
+        citation_policy_source=chosen.citation_policy_source,
     ).decision
     change = classify(before, after)
     if change is Change.UNCHANGED:

@@ -13,7 +13,14 @@ from typer.testing import CliRunner
 
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
-from coverage_gate.model import DepthPolicy, Mode, ModeSource, PolicySource, UnknownPolicy
+from coverage_gate.model import (
+    CitationPolicy,
+    DepthPolicy,
+    Mode,
+    ModeSource,
+    PolicySource,
+    UnknownPolicy,
+)
 from coverage_gate.receipt_store import read
 from coverage_gate.receipts import SUFFIX
 from coverage_gate.replay import Candidate, FlagAnswer
@@ -47,35 +54,70 @@ def only(**changed: int) -> dict[str, int]:
     return {repo: changed.get(repo.split("/")[1], 0) for repo in REPOS}
 
 
+# The counts below follow from tests/simulate_rollout.py's plans, 70 reviews a repository, review
+# i's verdict request_changes when i % 10 == 3 (7 of 70), comment when i % 20 == 7 (4 of 70),
+# approve otherwise (59 of 70); only an approval can be downgraded, only an approval's
+# would-downgrade counts:
+# * frontend lies every 3rd review (24 of 70): 20 of them approvals (3, 33, 63 request changes;
+#   27 a comment);
+# * payments cites one invented line, once (review 35, an approval), and has no liar: it fails
+#   its citation check (citations_failed) under the default citation policy, downgrade;
+# * payments skims a file every 4th review (i % 4 == 1, 18 of 70; partial depth, no file left
+#   unread): 15 of them approvals (13, 33, 53 request changes), none is review 35;
+# * ml's second reviewer has no per-file evidence: each of its 59 approvals is unverifiable.
+
+
 def test_enforce_changes_the_verdicts_the_shadow_rollout_flagged(rollout: Path) -> None:
-    """Enforcing everywhere turns exactly the would-downgrade approvals into comments: a third
-    of frontend's liars' approvals, payments' rare liar; ml's blind reviewer changes nothing."""
+    """Enforcing everywhere turns exactly the would-downgrade approvals into comments:
+    frontend's 20 liars' approvals, payments' one approval citing an invented line; ml's blind
+    reviewer changes nothing (unknown policy accept)."""
     document = replay_json(rollout, "--mode", "enforce")
-    assert counts(document, "newly_downgraded") == only(frontend=20, payments=2)
-    assert counts(document, "verdict_changed") == only(frontend=20, payments=2)
+    assert counts(document, "newly_downgraded") == only(frontend=20, payments=1)
+    assert counts(document, "verdict_changed") == only(frontend=20, payments=1)
     assert counts(document, "would_downgrade_changed") == only()
     assert counts(document, "receipts") == dict.fromkeys(REPOS, 70)
-    assert sum(counts(document, "unchanged").values()) == 350 - 22
-    assert len(document["changes"]) == 22
+    assert sum(counts(document, "unchanged").values()) == 350 - 21
+    assert len(document["changes"]) == 21
     entry = document["changes"][0]
     assert set(entry) >= {"receipt", "repo", "revision", "agents", "verdict_before", "why"}
     assert (entry["verdict_before"], entry["verdict_after"]) == ("approve", "comment")
     assert entry["why"] == "mode shadow → enforce; evidence check: claims_unsupported"
     assert (rollout / f"{entry['receipt']}{SUFFIX}").is_file()
+    (cited,) = [e for e in document["changes"] if e["repo"] == "acme/payments"]
+    assert cited["revision"] == f"{35:040x}"
+    assert cited["why"] == "mode shadow → enforce; evidence check: citations_failed"
 
 
 def test_a_stricter_depth_policy_in_shadow_changes_no_verdict(rollout: Path) -> None:
-    """all-hunks in shadow: payments' skimmed files would now downgrade, no verdict changes."""
+    """all-hunks in shadow: payments' 15 skimmed approvals would now downgrade, no verdict
+    changes; any-hunk passes a skimmed file (one hunk seen), and no file is left unread."""
     document = replay_json(rollout, "--depth-policy", "all-hunks")
     assert counts(document, "verdict_changed") == only()
-    assert counts(document, "would_downgrade_changed") == only(payments=16)
+    assert counts(document, "would_downgrade_changed") == only(payments=15)
     any_hunk = replay_json(rollout, "--depth-policy", "any-hunk")
-    assert counts(any_hunk, "would_downgrade_changed") == only(payments=3)
+    assert counts(any_hunk, "would_downgrade_changed") == only()
     enforced = replay_json(rollout, "--depth-policy", "all-hunks", "--mode", "enforce")
-    assert counts(enforced, "newly_downgraded") == only(frontend=20, payments=18)
+    # payments: its 15 skimmed approvals and its one approval citing an invented line
+    assert counts(enforced, "newly_downgraded") == only(frontend=20, payments=16)
+
+
+def test_accepting_failed_citations_lifts_payments_citation_downgrade(rollout: Path) -> None:
+    """--citation-policy accept: payments' approval citing an invented line no longer would
+    downgrade, and under enforce it is no longer turned into a comment; nothing else changes."""
+    document = replay_json(rollout, "--citation-policy", "accept")
+    assert counts(document, "would_downgrade_changed") == only(payments=1)
+    assert counts(document, "verdict_changed") == only()
+    (entry,) = document["changes"]
+    assert entry["revision"] == f"{35:040x}"
+    assert entry["why"] == "citation policy downgrade → accept; evidence check passes"
+    assert document["candidate"] == "citation policy accept"
+    enforced = replay_json(rollout, "--citation-policy", "accept", "--mode", "enforce")
+    assert counts(enforced, "newly_downgraded") == only(frontend=20)
+    assert counts(enforced, "would_downgrade_changed") == only(payments=1)
 
 
 def test_downgrading_unknown_claims_flags_the_blind_repository(rollout: Path) -> None:
+    """ml's 59 approvals carry claims its blind reviewer's evidence cannot check."""
     document = replay_json(rollout, "--unknown-policy", "downgrade")
     assert counts(document, "would_downgrade_changed") == only(ml=59)
     assert counts(document, "verdict_changed") == only()
@@ -85,9 +127,10 @@ def test_downgrading_unknown_claims_flags_the_blind_repository(rollout: Path) ->
 
 
 def test_a_candidate_snapshot_is_evaluated_per_repository(rollout: Path) -> None:
-    """The example snapshot enforces acme/payments only: its two liars' approvals change."""
+    """The example snapshot enforces acme/payments only: its one approval citing an invented
+    line changes (the payload sets no citation policy: downgrade, the default)."""
     document = replay_json(rollout, "--flags", str(SNAPSHOT))
-    assert counts(document, "newly_downgraded") == only(payments=2)
+    assert counts(document, "newly_downgraded") == only(payments=1)
     assert {e["repo"] for e in document["changes"]} == {"acme/payments"}
 
 
@@ -98,12 +141,12 @@ def test_text_and_markdown_show_the_same_counts(rollout: Path) -> None:
     assert lines[0] == f"Replay of 350 receipt(s) in {rollout} under mode enforce"
     row = next(line for line in lines if line.startswith("acme/frontend"))
     assert row.split()[1:] == ["70", "20", "20", "0", "0", "50"]
-    assert "changes (22):" in lines
+    assert "changes (21):" in lines
     markdown = runner.invoke(
         app, ["replay", str(rollout), "--mode", "enforce", "--format", "markdown"]
     )
     assert "| `acme/frontend` | 70 | 20 | 20 | 0 | 0 | 50 |" in markdown.stdout
-    assert "#### Changes (22)" in markdown.stdout
+    assert "#### Changes (21)" in markdown.stdout
 
 
 def test_rolling_back_to_shadow_restores_the_enforced_verdicts(tmp_path: Path) -> None:
@@ -186,3 +229,32 @@ def test_an_option_beats_the_snapshot_which_beats_the_recorded_setting(tmp_path:
     )
     recorded = Candidate(unknown_policy=UnknownPolicy.DOWNGRADE).setting(receipt)
     assert (recorded.mode, recorded.mode_source) == (Mode.SHADOW, ModeSource.OVERRIDE)
+
+
+def test_the_citation_policy_comes_from_the_option_then_the_payload(tmp_path: Path) -> None:
+    """A snapshot's payload ``citation_policy`` is the candidate's (source payload); without
+    one, the default, downgrade; ``--citation-policy`` beats both."""
+    receipt = _receipt(tmp_path)
+    assert receipt.inputs.citation_policy is CitationPolicy.DOWNGRADE
+
+    def accepting(repo: str, agents: tuple[str, ...], formats: tuple[str, ...]) -> FlagAnswer:
+        return FlagAnswer(Mode.ENFORCE, ModeSource.SNAPSHOT, citation_policy=CitationPolicy.ACCEPT)
+
+    def silent(repo: str, agents: tuple[str, ...], formats: tuple[str, ...]) -> FlagAnswer:
+        return FlagAnswer(Mode.ENFORCE, ModeSource.SNAPSHOT)
+
+    setting = Candidate(flags=accepting).setting(receipt)
+    assert (setting.citation_policy, setting.citation_policy_source) == (
+        CitationPolicy.ACCEPT,
+        PolicySource.PAYLOAD,
+    )
+    setting = Candidate(flags=silent).setting(receipt)
+    assert (setting.citation_policy, setting.citation_policy_source) == (
+        CitationPolicy.DOWNGRADE,
+        PolicySource.DEFAULT,
+    )
+    setting = Candidate(citation_policy=CitationPolicy.DOWNGRADE, flags=accepting).setting(receipt)
+    assert (setting.citation_policy, setting.citation_policy_source) == (
+        CitationPolicy.DOWNGRADE,
+        PolicySource.CLI,
+    )
