@@ -43,6 +43,11 @@ class CandidateMode(StrEnum):
     ENFORCE = "enforce"
 
 
+class CandidateCitationPolicy(StrEnum):
+    ACCEPT = "accept"
+    DOWNGRADE = "downgrade"
+
+
 def _flag_lookup(snapshot: Path, flag_name: str | None) -> Callable[..., FlagAnswer]:
     """The candidate snapshot's answer per repository, evaluated as reconcile would (once per
     repository, agents and formats)."""
@@ -64,6 +69,7 @@ def _flag_lookup(snapshot: Path, flag_name: str | None) -> Callable[..., FlagAns
                 mode_source=found.source,
                 unknown_policy=found.policies.unknown_policy,
                 depth_policy=found.policies.depth_policy,
+                citation_policy=found.policies.citation_policy,
             )
         return answers[key]
 
@@ -197,6 +203,14 @@ def replay(
         DepthPolicy | None,
         typer.Option(**choice(DepthPolicy), help="Candidate depth policy.", show_default=False),
     ] = None,
+    citation_policy: Annotated[
+        CandidateCitationPolicy | None,
+        typer.Option(
+            **choice(CandidateCitationPolicy),
+            help="Candidate citation policy.",
+            show_default=False,
+        ),
+    ] = None,
     flags_file: FlagsFileOption = None,
     flag_name: FlagNameOption = None,
     output_format: Annotated[
@@ -206,19 +220,22 @@ def replay(
 ) -> None:
     """Decide each receipt again under candidate settings (a mode, policies, or a flags snapshot
     evaluated per repository) and show, per repository, which verdicts would change."""
-    from coverage_gate.model import Mode  # noqa: PLC0415
+    from coverage_gate.model import CitationPolicy, Mode  # noqa: PLC0415
     from coverage_gate.replay import Candidate  # noqa: PLC0415
 
     with errors_to_exit():
         require_stdout(REPLAY)
-        if mode is None and unknown_policy is None and depth_policy is None and not flags_file:
+        given = (mode, unknown_policy, depth_policy, citation_policy)
+        if all(option is None for option in given) and not flags_file:
             raise UsageError(
-                "give a candidate: --mode, --unknown-policy, --depth-policy or --flags FILE"
+                "give a candidate: --mode, --unknown-policy, --depth-policy, --citation-policy "
+                "or --flags FILE"
             )
         candidate = Candidate(
             mode=Mode(mode.value) if mode is not None else None,
             unknown_policy=unknown_policy,
             depth_policy=depth_policy,
+            citation_policy=CitationPolicy(citation_policy.value) if citation_policy else None,
             flags=_flag_lookup(flags_file, flag_name) if flags_file else None,
         )
         with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
