@@ -608,6 +608,25 @@ def test_pi_reviewer_citing_a_line_that_is_not_there_is_downgraded(
     assert shadow["verdict_out"] == "approve"
     assert shadow["would_downgrade"]
     assert shadow["citations_would_downgrade"]
+    assert_cited_lines_are_recorded_and_verify_offline(procs, workspace)
+
+
+def assert_cited_lines_are_recorded_and_verify_offline(procs: Processes, ws: Workspace) -> None:
+    """The receipts hold the cited files' lines replay looked at, never the whole file, and
+    verify with the repository gone: its files' answers come from the record alone."""
+    for path in sorted(receipts_of(ws).glob("*.receipt.json.gz")):
+        receipt = json.loads(gzip.decompress(path.read_bytes()))
+        files = {f["path"]: f for f in receipt["ports"]["files"]}
+        assert set(files) == {"src/api/models.py", "src/api/handlers.py"}
+        assert receipt["inputs"]["citation_policy"] == "downgrade"
+        handlers = files["src/api/handlers.py"]
+        assert handlers["state"] == "text"
+        numbers = [line["number"] for line in handlers["lines"]]
+        assert numbers == list(range(11, 18))  # line 14 and the 3 either side of it
+        assert handlers["line_count"] > len(numbers)
+    shutil.rmtree(ws.repo)
+    verified = cg(procs, "receipts", "verify", receipts_of(ws)).stdout.decode()
+    assert verified == "2 of 2 receipt(s) verified\n"
 
 
 # --- Claude Code -------------------------------------------------------------------------------
