@@ -45,9 +45,6 @@ def count_tool_results(body: Json) -> int:
                 for block in content
                 if isinstance(block, dict) and block.get("type") == "tool_result"
             )
-    for message in body.get("messages") or []:  # OpenAI Chat: one message per tool result
-        if isinstance(message, dict) and message.get("role") == "tool":
-            count += 1
     for content in body.get("contents") or []:  # Gemini: functionResponse parts
         parts = content.get("parts") if isinstance(content, dict) else None
         count += sum(
