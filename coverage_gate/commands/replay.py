@@ -19,8 +19,8 @@ import typer
 from coverage_gate.commands._choice import choice
 from coverage_gate.commands._common import errors_to_exit
 from coverage_gate.commands.flags import FlagNameOption, FlagsFileOption
-from coverage_gate.errors import BadInputError, UsageError
 from coverage_gate.enums import DepthPolicy, UnknownPolicy
+from coverage_gate.errors import BadInputError, UsageError
 from coverage_gate.stdio import require_stdout, write_stdout
 
 if TYPE_CHECKING:
