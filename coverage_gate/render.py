@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 from coverage_gate.model import (
     CitationCheck,
     CitationOutcome,
@@ -14,7 +16,7 @@ from coverage_gate.model import (
     FileStatus,
     ReviewerDecision,
 )
-from coverage_gate.reconcile import line_ranges, printable, quoted
+from coverage_gate.reconcile import code_span, line_ranges, printable, quoted
 
 #: Citations other than plain matches listed per reviewer in the text and Markdown outputs.
 SHOWN_CITATIONS = 20
@@ -139,6 +141,12 @@ def _citation_text(reviewer: ReviewerDecision) -> list[str]:
     return lines
 
 
+def _code(text: str) -> str:
+    """A path or name the reviewer wrote, as a code span it cannot break out of: its backticks
+    fenced, its line breaks and control characters spelled out."""
+    return code_span(printable(text))
+
+
 def _cell(text: str) -> str:
     """A Markdown table cell: a pipe, even inside a code span, must be escaped."""
     return text.replace("|", "\\|")
@@ -235,21 +243,21 @@ def markdown(decision: DecisionDocument) -> str:
     ]
     for reviewer in decision.reviewers:
         lines += [
-            f"<details><summary>Reviewer <code>{reviewer.agent_id}</code>: "
+            f"<details><summary>Reviewer <code>{html.escape(printable(reviewer.agent_id))}</code>: "
             f"{coverage_label(reviewer)}</summary>",
             "",
             "| file | claim | status | evidence | changed lines seen |",
             "| --- | --- | --- | --- | --- |",
         ]
         lines += [
-            f"| `{f.path}` | {f.claim.value} | {f.status.value} | {f.evidence} | "
+            f"| {_cell(_code(f.path))} | {f.claim.value} | {f.status.value} | {f.evidence} | "
             f"{depth_summary(f.depth) if f.depth is not None else '-'} |"
             for f in reviewer.files
         ]
         if reviewer.claims_rejected:
             lines += ["", "Claimed paths that name no file of the repository (not counted):", ""]
             lines += [
-                f"- `{c.path}` ({c.claim.value}): {c.reason.value}"
+                f"- {_code(c.path)} ({c.claim.value}): {c.reason.value}"
                 for c in reviewer.claims_rejected
             ]
         lines += _citation_markdown(reviewer)

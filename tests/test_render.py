@@ -75,3 +75,23 @@ def test_an_unseen_range_list_in_text_is_bounded() -> None:
     ranges = [LineRange(start=n, end=n) for n in range(1, 20, 2)]
     record = FileDepth(depth=Depth.NONE, changed_lines=10, hunks=10, unseen=ranges)
     assert render.depth_summary(record).endswith("not seen 1, 3, 5, 7, 9 and 5 more range(s)")
+
+
+def test_a_reviewers_paths_and_name_cannot_break_out_of_the_markdown() -> None:
+    """The Markdown goes into a PR comment: a claimed path or an agent id holding backticks, a
+    line break or HTML stays inside its code span, so it cannot start a line of its own (an
+    @-mention, a heading) or close the summary's <code>."""
+    from dataclasses import replace  # noqa: PLC0415 - this test alone
+
+    from coverage_gate.reconcile import ReviewerInput  # noqa: PLC0415
+    from tests.test_reconcile import claims, review  # noqa: PLC0415
+
+    hostile = "../x`\n@everyone `` # heading"
+    agent = "r1</code><b>boss</b>"
+    output = claims(["src/tax.py", hostile], agent=agent)
+    reviewer = ReviewerInput(agent, output, None)
+    decision = reconcile(replace(review(reviewer), scope=["src/tax.py"]))
+    text = render.markdown(decision)
+    assert "\n@everyone" not in text and "\n# heading" not in text
+    assert "<b>" not in text and "&lt;/code&gt;&lt;b&gt;boss" in text
+    assert "``` ../x`\\u000a@everyone `` # heading ```" in text
