@@ -74,7 +74,8 @@ def test_sigkill_of_run_ends_the_reviewer_and_its_grandchild(
 
 def test_a_run_that_ends_normally_stands_its_watchdog_down(tmp_path: Path) -> None:
     """The watchdog of a finished run exits without touching anything: a reviewer that ended on
-    its own leaves no watchdog process running."""
+    its own leaves no watchdog process running. Only this process's own watchdogs are counted:
+    other runs on the machine may start theirs meanwhile."""
     before = _watchdogs()
     args = ["run", "-f", "subprocess", "--revision", "r", "-o", str(tmp_path / "ev.json")]
     result = CliRunner().invoke(run_app(), [*args, "--", *child("print('done')")])
@@ -83,14 +84,18 @@ def test_a_run_that_ends_normally_stands_its_watchdog_down(tmp_path: Path) -> No
 
 
 def _watchdogs() -> set[int]:
+    """Live watchdog processes started by this process (an exited one, not yet reaped, has no
+    command line)."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
+                # the parent pid is the field after the parenthesised command name
+                parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
-            if b"coverage_gate.watchdog" in cmdline:
+            if b"coverage_gate.watchdog" in cmdline and parent == os.getpid():
                 found.add(int(entry.name))
     return found
 
