@@ -315,7 +315,8 @@ class Pairer:
         )
         if call_id is event.call_id and tool is event.tool and error is event.error_type:
             return event
-        return ToolEnd(call_id, tool, event.succeeded, event.line, error, event.result_range)
+        # everything else the end told (what a read returned, its range) goes with it
+        return replace(event, call_id=call_id, tool=tool, error_type=error)
 
     def _admit(self, call_id: str) -> bool:
         """Whether a call id not seen before can be followed; past the bound it is dropped."""

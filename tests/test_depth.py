@@ -312,6 +312,15 @@ def test_a_read_that_returned_nothing_is_not_evidence_and_is_labelled() -> None:
     assert doc.counters.succeeded == 2
 
 
+def test_an_over_long_call_id_does_not_turn_an_empty_read_into_a_whole_one() -> None:
+    """A call id past the bound is shortened; what the read returned (nothing) goes with it, so
+    the empty read stays no evidence instead of counting as a whole read."""
+    data = stream(call("x" * 5000, "cr_read", {"path": "README.md"}, ""))
+    found = entry(record(data, content=revision_content()), "README.md")
+    assert (found.reads_succeeded, found.reads_empty) == (0, 1)
+    assert found.depth is None
+
+
 def test_a_byte_range_that_holds_only_a_newline_showed_no_line() -> None:
     content = (REVISION_FILES / "src/util/strings.py").read_bytes()
     newline = content.index(b"\n")
