@@ -499,7 +499,7 @@ def test_huge_call_ids_and_paths_are_kept_bounded_and_still_pair() -> None:
         "type": "tool_execution_end",
         "toolCallId": long_id,
         "toolName": "cr_read",
-        "result": {"content": []},
+        "result": {"content": [{"type": "text", "text": "print(1)"}]},
         "isError": False,
     }
     rejected = {
