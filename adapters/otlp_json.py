@@ -67,6 +67,8 @@ from coverage_gate.events import (
     LineClass,
     Malformed,
     ReadAction,
+    Shown,
+    ShownKind,
     StreamComplete,
     StreamReopened,
     ToolEnd,
@@ -384,7 +386,15 @@ def _claude_action(tool: str, attrs: Attributes) -> tuple[Action, bool]:
     parsed = loads_object(raw) if isinstance(raw, str) else None
     if parsed is None:
         return UnreadableArguments(f"{CLAUDE_INPUT} is not a JSON object"), False
-    return claude_read_action({"name": tool, "input": parsed}, None), True
+    action = claude_read_action({"name": tool, "input": parsed}, None)
+    if not isinstance(action, ReadAction):
+        return action, True
+    shown = action.shown
+    if shown is not None and shown.kind is ShownKind.LINES and shown.end is not None:
+        # The log tells the range asked for, never what came back (a range past the file's
+        # end returns nothing): lines seen only as far as the file reaches.
+        action = replace(action, shown=Shown.asked(shown.start, shown.end))
+    return action, True
 
 
 def _claude_result(attrs: Attributes, lineno: int) -> list[Part | Event]:

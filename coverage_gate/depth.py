@@ -14,6 +14,9 @@ What each call showed, in lines of the file at the revision (1-based, new side):
   way; a plain line range (``offset``/``limit`` in lines, ``sed -n A,Bp``, ``head -n N``) does not;
 - a read that returned nothing (zero bytes, zero lines, a range past the end) shows nothing and
   is not evidence;
+- a range a source knows only as asked for (an agent's own telemetry, which never says what came
+  back) is clipped to the file's length when the content is had: asked past the end, it showed
+  nothing. Without the content the asked lines stand, as a stream's start would have them;
 - a diff page: see ``coverage_gate.diffmap``.
 
 A changed line is seen when a call showed it: an added line by its number, a deleted line by its
@@ -94,9 +97,16 @@ def simplified(shown: Shown) -> Shown:
 
 def needs_content(shown: Shown) -> bool:
     """Whether telling the lines of ``shown`` needs the file's content."""
-    if shown.kind is ShownKind.BYTES:
+    if shown.kind is ShownKind.BYTES or shown.kind is ShownKind.ASKED:
         return True
     return shown.kind is ShownKind.LINES and (shown.start <= 0 or shown.end is None)
+
+
+def as_asked(shown: Shown) -> Shown:
+    """The lines an asked-for range stands for when the file's length cannot be had."""
+    if shown.kind is ShownKind.ASKED:
+        return Shown.lines(shown.start, shown.end)
+    return shown
 
 
 def resolve(shown: Shown, table: LineTable | None) -> Shown:
@@ -104,7 +114,7 @@ def resolve(shown: Shown, table: LineTable | None) -> Shown:
     if not needs_content(shown):
         return shown
     if table is None:
-        return UNKNOWN_SHOWN
+        return as_asked(shown) if shown.kind is ShownKind.ASKED else UNKNOWN_SHOWN
     count = table.count
     if shown.kind is ShownKind.BYTES:
         if shown.total is not None and shown.total != table.size:

@@ -23,6 +23,9 @@ class ShownKind(StrEnum):
     BYTES = "bytes"  # bytes ``start``..``end`` (end exclusive) of a file of ``total`` bytes
     UNKNOWN = "unknown"  # something, but which lines cannot be told
     EMPTY = "empty"  # nothing at all: zero bytes or zero lines
+    # lines ``start``..``end`` were asked for and the source does not say what came back (an
+    # agent's own telemetry): at most those lines, and none past the file's end
+    ASKED = "asked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,10 @@ class Shown:
     @classmethod
     def bytes(cls, start: int, end: int, total: int | None = None) -> Shown:
         return cls(ShownKind.BYTES, start, end, total)
+
+    @classmethod
+    def asked(cls, start: int, end: int) -> Shown:
+        return cls(ShownKind.ASKED, start, end)
 
 
 WHOLE_SHOWN = Shown(ShownKind.WHOLE)  # one shared value: most reads are whole

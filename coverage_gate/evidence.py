@@ -19,6 +19,7 @@ from coverage_gate.depth import (
     ContentSource,
     LineSet,
     LineTable,
+    as_asked,
     file_depth,
     needs_content,
     resolve,
@@ -597,9 +598,15 @@ def resolve_shown(
 ) -> list[CallRecord]:
     """Tell in lines what successful reads of files in the pinned diff showed, where that needs
     the file's content (a byte range, a range counted from the end). Each such file's content is
-    asked for once; without it those reads' lines are unknown. Other records pass unchanged."""
+    asked for once; without it those reads' lines are unknown, and a range known only as asked
+    for stands as asked. Other records pass unchanged."""
     if diff is None:
-        return records
+        return [
+            replace(r, shown=as_asked(r.shown))
+            if r.shown is not None and r.shown.kind is ShownKind.ASKED
+            else r
+            for r in records
+        ]
     tables: dict[str, LineTable | None] = {}
     out: list[CallRecord] = []
     for record in records:
@@ -612,6 +619,8 @@ def resolve_shown(
             or not needs_content(shown)
             or not _lines_known(diff, path)
         ):
+            if shown is not None:
+                shown = as_asked(shown)
             out.append(record if shown == record.shown else replace(record, shown=shown))
             continue
         if path not in tables:
@@ -658,7 +667,7 @@ def _shown_of(record: CallRecord) -> Shown:
     """What a successful read showed; a read that said nothing of it: a whole read when it asked
     for no range, else unknown."""
     if record.shown is not None:
-        return simplified(record.shown)
+        return simplified(as_asked(record.shown))
     if record.offset is None and record.limit is None:
         return Shown.whole()
     return UNKNOWN_SHOWN

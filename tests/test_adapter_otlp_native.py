@@ -27,7 +27,7 @@ from coverage_gate.cli import app
 from coverage_gate.model import Capability, EvidenceDocument, IssueKind
 from coverage_gate.otlp_wire import proto_file_lines
 from coverage_gate.recording import Recorder, RecordSettings
-from tests.conftest import DATA, REPO_ROOT, record_bytes
+from tests.conftest import DATA, REPO_ROOT, record_bytes, revision_content
 
 OTLP = DATA / "otlp-json"
 HONEST = OTLP / "claude-code_otel_honest.jsonl"
@@ -154,7 +154,8 @@ def test_where_the_telemetry_cannot_see_what_the_stream_shows_the_two_disagree()
 
     - a call to a tool that does not exist has no telemetry record (the stream has its error);
     - a read past the end of a file says success in both, but only the stream says it returned
-      no line: from the telemetry it is a successful read of the lines it asked for;
+      no line: from the telemetry alone (without the file's length) it is a successful read of
+      the lines it asked for;
     - a read's result (its lines, the file's length) is never in the telemetry: whole reads are
       whole, with no length.
 
@@ -173,6 +174,27 @@ def test_where_the_telemetry_cannot_see_what_the_stream_shows_the_two_disagree()
     assert seen["src/api/handlers.py"].lines_seen_whole
     assert seen["src/api/handlers.py"].lines_seen == []  # whole, of a length not told
     assert "src/util/strings.py" not in seen  # `cat` through Bash: never evidence
+
+
+def test_a_telemetry_read_past_the_end_is_no_evidence_once_the_files_length_is_known() -> None:
+    """The telemetry tells only the range a read asked for. With the pinned diff and the files at
+    the revision, that range is clipped to the file: README.md asked from line 500 of 17 showed
+    nothing (no evidence, as the stream says), and models.py's lines 1-10 stand as the stream
+    has them."""
+    diff = (DATA / "pi-rpc" / "review.diff").read_bytes()
+    telemetry = (OTLP / "claude-code_otel_mixed.jsonl").read_bytes()
+    stream = (DATA / "claude-code" / "claude-code_otel_mixed.stream-json.jsonl").read_bytes()
+    known = record_bytes(telemetry, "otlp-json", diff=diff, content=revision_content())
+    from_stream = record_bytes(stream, "claude-code", diff=diff, content=revision_content())
+    seen = {f.path: f for f in known.files}
+    by_path = {f.path: f for f in from_stream.files}
+    assert (seen["README.md"].reads_succeeded, seen["README.md"].reads_empty) == (0, 1)
+    assert seen["README.md"].depth is None
+    assert IssueKind.EMPTY_RESULT in {i.kind for i in known.issues}
+    assert seen["src/api/models.py"].lines_seen == by_path["src/api/models.py"].lines_seen
+    assert seen["src/api/models.py"].lines_seen  # a range within the file still counts
+    unknown = record_bytes(telemetry, "otlp-json", diff=diff)  # no content: the range stands
+    assert {f.path: f for f in unknown.files}["README.md"].reads_succeeded == 1
 
 
 def test_the_shared_claude_code_capture_agrees_with_its_stream() -> None:
