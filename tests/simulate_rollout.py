@@ -5,9 +5,9 @@ Each repository has its own kind of reviewers:
 
 - ``acme/payments``: honest reviewers (claims match reads) but one rare invented citation: ready
   (one flagged in 59 approvals bounds the would-downgrade rate at 9.0%, under the 10% ceiling; a
-  second flagged review would not be). Its style reviewer often reads a file without seeing all of its change (never
-  none of it: under the interval rule one such review more would already fail): ready under the depth policies ``accept`` and ``any-hunk``,
-  not under ``all-hunks``. Its security reviewer cites the lines it speaks of, and now and then a
+  second flagged review would not be). Its style reviewer often reads a file without seeing all
+  of its change (never none of it: under the interval rule one such review more would already
+  fail): ready under the depth policies ``accept`` and ``any-hunk``, not under ``all-hunks``. Its security reviewer cites the lines it speaks of, and now and then a
   line that is not there.
 - ``acme/frontend``: a reviewer that claims every file and reads about half, in a third of the
   reviews: not ready (would-downgrade rate far above the ceiling; audit before enforcing).
