@@ -2,6 +2,11 @@
 (``coverage_gate/commands/``); each command parses, builds its dependencies, calls one function and
 maps the outcome to an exit code. Only the command layer touches argv, the environment, files, the
 clock and exit codes. Machine output goes to stdout; people and logs to stderr.
+
+Start-up: a command's module is imported, and its click command built, only when that command
+is invoked, or shown by ``--help``: ``coverage-gate reconcile ...`` loads no other command.
+``MOUNTS`` names each command and how it is mounted; a command built alone is the command typer
+builds among all (the same main ``Typer`` settings build both).
 """
 
 from __future__ import annotations
@@ -9,59 +14,179 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from collections.abc import Callable, Iterator, MutableMapping
+from typing import Any
 
 import typer
+import typer.main
 
-from coverage_gate.commands import (
-    demo,
-    formats,
-    github,
-    reconcile,
-    record,
-    replay,
-    report,
-    run,
-    schema,
-)
 from coverage_gate.commands._choice import HELP_WIDTH, Command, Group
 from coverage_gate.commands._common import say
-from coverage_gate.commands.flags import flags_app
-from coverage_gate.commands.receipts import receipts_app
 from coverage_gate.errors import ExitCode
 from coverage_gate.stdio import discard_stdout
 
 #: Errors of a stdout that cannot be written: a full disk, a closed pipe.
 _STDOUT_GONE = frozenset({errno.ENOSPC, errno.EPIPE, errno.EDQUOT, errno.EFBIG})
 
-app = typer.Typer(
-    cls=Group,
-    name="coverage-gate",
-    help=(
-        "Reconcile an AI code reviewer's claimed coverage with the reads and diffs it really "
-        "performed. Exit codes: 0 decision produced, 1 enforced downgrade (only with "
-        "--exit-code), 2 usage, 3 bad input, 4 bad configuration, 5 internal error."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Plain help and usage errors: rich's rendering costs more start-up (about 50 ms, half of
-    # what `--help` may take) than the rest of the command line together.
-    rich_markup_mode=None,
-    context_settings=HELP_WIDTH,
-)
+
+def _typer(cls: type[Group]) -> typer.Typer:
+    """The main command's settings: the app's, and those each command is built under."""
+    return typer.Typer(
+        cls=cls,
+        name="coverage-gate",
+        help=(
+            "Reconcile an AI code reviewer's claimed coverage with the reads and diffs it really "
+            "performed. Exit codes: 0 decision produced, 1 enforced downgrade (only with "
+            "--exit-code), 2 usage, 3 bad input, 4 bad configuration, 5 internal error."
+        ),
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        # Plain help and usage errors: rich's rendering costs more start-up (about 50 ms, half of
+        # what `--help` may take) than the rest of the command line together.
+        rich_markup_mode=None,
+        context_settings=HELP_WIDTH,
+    )
 
 
-app.command("record", cls=Command)(record.record)
-app.command("reconcile", cls=Command)(reconcile.reconcile_command)
-app.command("schema", cls=Command)(schema.schema)
-app.command("formats", cls=Command)(formats.formats)
-app.command("demo", cls=Command)(demo.demo)
-app.add_typer(flags_app, name="flags")
-app.command("report", cls=Command)(report.report)  # one command, no subcommands
-app.command("run", cls=Command, context_settings=run.RUN_CONTEXT_SETTINGS)(run.run_command)
-app.command("github", cls=Command, epilog=github.INPUTS_HELP)(github.github_command)
-app.add_typer(receipts_app, name="receipts")
-app.command("replay", cls=Command)(replay.replay)
+# Each command's module is imported when the command is first needed (start-up).
+
+
+def _record(app: typer.Typer) -> None:
+    from coverage_gate.commands import record  # noqa: PLC0415
+
+    app.command("record", cls=Command)(record.record)
+
+
+def _reconcile(app: typer.Typer) -> None:
+    from coverage_gate.commands import reconcile  # noqa: PLC0415
+
+    app.command("reconcile", cls=Command)(reconcile.reconcile_command)
+
+
+def _schema(app: typer.Typer) -> None:
+    from coverage_gate.commands import schema  # noqa: PLC0415
+
+    app.command("schema", cls=Command)(schema.schema)
+
+
+def _formats(app: typer.Typer) -> None:
+    from coverage_gate.commands import formats  # noqa: PLC0415
+
+    app.command("formats", cls=Command)(formats.formats)
+
+
+def _demo(app: typer.Typer) -> None:
+    from coverage_gate.commands import demo  # noqa: PLC0415
+
+    app.command("demo", cls=Command)(demo.demo)
+
+
+def _flags(app: typer.Typer) -> None:
+    from coverage_gate.commands.flags import flags_app  # noqa: PLC0415
+
+    app.add_typer(flags_app, name="flags")
+
+
+def _report(app: typer.Typer) -> None:
+    from coverage_gate.commands import report  # noqa: PLC0415
+
+    app.command("report", cls=Command)(report.report)  # one command, no subcommands
+
+
+def _run(app: typer.Typer) -> None:
+    from coverage_gate.commands import run  # noqa: PLC0415
+
+    app.command("run", cls=Command, context_settings=run.RUN_CONTEXT_SETTINGS)(run.run_command)
+
+
+def _github(app: typer.Typer) -> None:
+    from coverage_gate.commands import github  # noqa: PLC0415
+
+    app.command("github", cls=Command, epilog=github.INPUTS_HELP)(github.github_command)
+
+
+def _receipts(app: typer.Typer) -> None:
+    from coverage_gate.commands.receipts import receipts_app  # noqa: PLC0415
+
+    app.add_typer(receipts_app, name="receipts")
+
+
+def _replay(app: typer.Typer) -> None:
+    from coverage_gate.commands import replay  # noqa: PLC0415
+
+    app.command("replay", cls=Command)(replay.replay)
+
+
+#: The commands, in the order --help lists them (typer lists single commands before groups),
+#: and how each is mounted.
+MOUNTS: dict[str, Callable[[typer.Typer], None]] = {
+    "record": _record,
+    "reconcile": _reconcile,
+    "schema": _schema,
+    "formats": _formats,
+    "demo": _demo,
+    "report": _report,
+    "run": _run,
+    "github": _github,
+    "replay": _replay,
+    "flags": _flags,
+    "receipts": _receipts,
+}
+
+
+class _Commands(MutableMapping[str, Any]):
+    """The main group's commands by name, each built when first looked up."""
+
+    def __init__(self) -> None:
+        self._names = list(MOUNTS)
+        self._built: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            if name not in MOUNTS:
+                raise KeyError(name)
+            alone = _typer(Group)
+            MOUNTS[name](alone)
+            self._built[name] = typer.main.get_group(alone).commands[name]
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        if name not in self._names:
+            self._names.append(name)
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        self._names.remove(name)
+        self._built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._names))
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+class LazyGroup(Group):
+    """The main group: its commands are built when looked up (``_Commands``)."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _Commands()
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        del ctx
+        return list(self.commands)
+
+
+app = _typer(LazyGroup)
+
+
+@app.callback()
+def _main_group() -> None:
+    # The commands come from ``MOUNTS``; this callback, which does nothing, makes typer build the
+    # main command as a group (typer builds a group for an app with a callback or commands).
+    return None
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from coverage_gate.commands.schema import SCHEMA_NAMES
 from coverage_gate.schemas import SCHEMAS
-from tests.conftest import DATA
+from tests.conftest import DATA, lying_reconcile_args
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = (
@@ -57,6 +57,22 @@ def heavy(modules: set[str], prefixes: tuple[str, ...] = HEAVY) -> list[str]:
     return sorted(name for name in modules if name.startswith(prefixes))
 
 
+#: The module of each command --help is asked of.
+COMMAND_MODULES = {
+    "record": "record",
+    "reconcile": "reconcile",
+    "run": "run",
+    "report": "report",
+    "flags": "flags",
+    "schema": "schema",
+    "github": "github",
+    "replay": "replay",
+    "receipts": "receipts",
+    "demo": "demo",
+    "formats": "formats",
+}
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -65,13 +81,39 @@ def heavy(modules: set[str], prefixes: tuple[str, ...] = HEAVY) -> list[str]:
     ],
     ids=lambda words: " ".join(words) or "main",
 )
-def test_help_loads_no_model_adapter_telemetry_or_rich(command: list[str]) -> None:
-    """--help shows every option of every command: their modules load, and nothing heavy. The
-    top-level --help loads no pydantic either (a command's own --help does: typer coerces
-    option values with pydantic)."""
+def test_help_loads_no_model_adapter_telemetry_rich_or_pydantic(command: list[str]) -> None:
+    """--help shows every option of its command: that command's module loads (at the top level
+    every command's, for their one-line help), and nothing heavy, pydantic included (typer
+    coerces option values with pydantic: options not given are not coerced)."""
     modules = loaded_by(*command, "--help")
+    shown = [COMMAND_MODULES[command[0]]] if command else list(COMMAND_MODULES.values())
+    assert [f"coverage_gate.commands.{name}" in modules for name in shown] == [True] * len(shown)
+    assert heavy(modules, (*HEAVY, "pydantic")) == []
+
+
+@pytest.mark.parametrize(
+    ("command", "others"),
+    [
+        (["record", "--help"], ["reconcile", "run", "report", "github", "replay", "flags"]),
+        (["schema", "--help"], ["record", "reconcile", "run", "report", "github", "replay"]),
+    ],
+    ids=["record --help", "schema --help"],
+)
+def test_a_command_loads_no_other_command(command: list[str], others: list[str]) -> None:
+    """Only the command invoked is built: the modules of the others are not imported."""
+    modules = loaded_by(*command)
+    assert f"coverage_gate.commands.{command[0]}" in modules
+    assert sorted(f"coverage_gate.commands.{name}" for name in others if
+                  f"coverage_gate.commands.{name}" in modules) == []  # fmt: skip
+
+
+def test_reconcile_loads_no_other_command(tmp_path: Path) -> None:
+    """A reconcile run imports its own command module (and the flags options it shares), no
+    other command's."""
+    modules = loaded_by(*lying_reconcile_args(tmp_path), cwd=tmp_path)
     assert "coverage_gate.commands.reconcile" in modules
-    assert heavy(modules, HEAVY if command else (*HEAVY, "pydantic")) == []
+    others = ["record", "run", "report", "github", "replay", "receipts", "demo", "schema"]
+    assert [name for name in others if f"coverage_gate.commands.{name}" in modules] == []
 
 
 def test_record_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> None:
