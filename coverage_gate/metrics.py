@@ -9,6 +9,8 @@ they go on the ``reconcile {repo}`` span (bounded), which the report reads for p
 
 Telemetry providers are passed in (a ``Meter``, a ``Tracer``); nothing here touches globals, the
 environment or the clock, except that a span ends now (wall clock) when no end time is given.
+``Meter`` and ``Tracer`` are the parts of OpenTelemetry's this module uses: the SDK's, and the
+direct ones of the local files (``otlp_direct``), are such; no OpenTelemetry package is imported.
 """
 
 from __future__ import annotations
@@ -17,10 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-
-from opentelemetry.metrics import Counter, Histogram, Meter
-from opentelemetry.trace import SpanKind, Tracer
-from opentelemetry.util.types import AttributeValue
+from typing import Protocol, TypeAlias
 
 from coverage_gate.model import (
     Capability,
@@ -38,6 +37,46 @@ from coverage_gate.model import (
 
 METER_NAME = "coverage_gate"
 TRACER_NAME = "coverage_gate"
+
+#: The attribute values this module records.
+AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]
+Attributes: TypeAlias = Mapping[str, AttributeValue]
+
+
+class Counter(Protocol):
+    def add(self, amount: int | float, attributes: Attributes | None = None) -> None: ...
+
+
+class Histogram(Protocol):
+    def record(self, amount: int | float, attributes: Attributes | None = None) -> None: ...
+
+
+class Meter(Protocol):
+    def create_counter(self, name: str, unit: str = "", description: str = "") -> Counter: ...
+
+    def create_histogram(
+        self,
+        name: str,
+        unit: str = "",
+        description: str = "",
+        *,
+        explicit_bucket_boundaries_advisory: Sequence[float] | None = None,
+    ) -> Histogram: ...
+
+
+class Span(Protocol):
+    def add_event(
+        self, name: str, attributes: Attributes | None = None, timestamp: int | None = None
+    ) -> None: ...
+
+    def end(self, end_time: int | None = None) -> None: ...
+
+
+class Tracer(Protocol):
+    def start_span(
+        self, name: str, *, attributes: Attributes | None = None, start_time: int | None = None
+    ) -> Span: ...
+
 
 #: Unsupported paths put on one reconcile span, across its reviewers; the rest are counted.
 MAX_SPAN_FILES = 50
@@ -628,8 +667,7 @@ def record_reconcile_span(
     }
     end = end_time_ns if end_time_ns is not None else time.time_ns()
     span = tracer.start_span(
-        f"{SPAN_PREFIX}{decision.repo}",
-        kind=SpanKind.INTERNAL,
+        f"{SPAN_PREFIX}{decision.repo}",  # kind internal, the default
         attributes=attributes,
         start_time=end - int(max(duration_s, 0.0) * 1e9),
     )

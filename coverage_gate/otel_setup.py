@@ -39,13 +39,18 @@ request the rest is not sent, and counted: the ``invoke_agent`` span ends last, 
 short never carries the completion marker of calls it lost.
 
 Start-up: nothing of OpenTelemetry is imported here. The SDK providers (``otel_sdk``) are built
-when a run first asks for one. ``record`` and ``run`` on the local files ask for none: their spans
-are encoded directly as OTLP JSON (``Telemetry.for_recording``, ``SpanLines``), the same spans
-the SDK would export, unless the environment sets something the SDK would apply to them (a
-sampler, span limits: ``SDK_SPAN_SETTINGS``), when the SDK makes them.
+when a run first asks for one. On the local files no command asks for one: spans are encoded
+directly as OTLP JSON (``Telemetry.for_recording``, ``Telemetry.tracer``, ``SpanLines``), the
+same spans the SDK would export, unless the environment sets something the SDK would apply to
+them (a sampler, span limits: ``SDK_SPAN_SETTINGS``), when the SDK makes them; metrics are
+aggregated and written directly (``Telemetry.meter``, ``otlp_direct.MetricLines``) as the SDK
+would write them at exit, unless the environment sets what only the SDK applies to them
+(``SDK_METRIC_SETTINGS``).
 
 
-Exit: ``Telemetry.shutdown(budget_s)`` flushes and shuts both providers down in daemon threads.
+Exit: ``Telemetry.shutdown(budget_s)`` writes what was made directly for the local files (in the
+calling thread: a local file is no collector), then flushes and shuts the SDK's providers down
+in daemon threads.
 It waits while the export makes progress, and stops waiting once ``budget_s`` has passed with no
 request completed: that is the deadline of each request, whatever its per-read timeout
 (``EXPORT_TIMEOUT_S``) lets a trickling collector do. Providers register no exit hook. A dead,
@@ -80,7 +85,9 @@ if TYPE_CHECKING:
     from opentelemetry import trace as trace_api
     from opentelemetry.sdk.trace import TracerProvider
 
+    from coverage_gate.metrics import Meter, Tracer
     from coverage_gate.otel_sdk import SpanExport
+    from coverage_gate.otlp_direct import MetricLines
     from coverage_gate.telemetry import SpanSink
 
 _log = logging.getLogger(__name__)
@@ -115,6 +122,12 @@ SDK_SPAN_SETTINGS = frozenset(
         "OTEL_SPAN_EVENT_COUNT_LIMIT",
         "OTEL_EVENT_ATTRIBUTE_COUNT_LIMIT",
     }
+)
+
+#: What the SDK reads from the environment and applies to metrics (exemplars; its own metrics
+#: beside the run's). With any of these set, metrics are recorded by the SDK.
+SDK_METRIC_SETTINGS = frozenset(
+    {"OTEL_METRICS_EXEMPLAR_FILTER", "OTEL_PYTHON_SDK_INTERNAL_METRICS_ENABLED"}
 )
 
 _SIGNAL_PATHS = {"traces": "v1/traces", "metrics": "v1/metrics"}
@@ -528,6 +541,11 @@ class _Plan:
             and self.endpoints["traces"] is None
             and not any(name in environ for name in SDK_SPAN_SETTINGS)
         )
+        self.direct_metrics = (
+            self.enabled["metrics"]
+            and self.endpoints["metrics"] is None
+            and not any(name in environ for name in SDK_METRIC_SETTINGS)
+        )
 
     @property
     def remote(self) -> bool:
@@ -600,6 +618,7 @@ class Telemetry:
             else (ExportTrouble() if plan is not None and plan.remote else None)
         )
         self.span_lines: SpanLines | None = None
+        self.metric_lines: MetricLines | None = None
         self._plan = plan
         self._done = False
 
@@ -625,15 +644,39 @@ class Telemetry:
                 self._meter_provider = self._plan.meter_provider()
         return self._meter_provider
 
-    def tracer(self) -> trace_api.Tracer:
+    def tracer(self) -> Tracer:
+        """The run's tracer: spans encoded directly into the local files (``DirectTracer``),
+        or the SDK's."""
         from coverage_gate.metrics import TRACER_NAME  # noqa: PLC0415 - with the tracer
 
+        if self._tracer_provider is None and self._plan is not None and self._plan.direct_spans:
+            from coverage_gate.otlp_direct import DirectTracer  # noqa: PLC0415 - when used
+
+            return DirectTracer(self._span_lines(self._plan), TRACER_NAME)
         return self.tracer_provider.get_tracer(TRACER_NAME)
 
-    def meter(self) -> metrics_api.Meter:
+    def meter(self) -> Meter:
+        """The run's meter: metrics aggregated and written directly into the local files
+        (``MetricLines``), or the SDK's."""
         from coverage_gate.metrics import METER_NAME  # noqa: PLC0415 - with the meter
 
+        plan = self._plan
+        if self._meter_provider is None and plan is not None and plan.direct_metrics:
+            if self.metric_lines is None:
+                from coverage_gate.otlp_direct import MetricLines  # noqa: PLC0415 - when used
+
+                self.metric_lines = MetricLines(
+                    JsonLinesFile(plan.folder, "metrics"), plan.resource
+                )
+            return self.metric_lines.meter(METER_NAME)
         return self.meter_provider.get_meter(METER_NAME)
+
+    def _span_lines(self, plan: _Plan) -> SpanLines:
+        if self.span_lines is None:
+            self.span_lines = SpanLines(
+                JsonLinesFile(plan.folder, "traces"), plan.resource, warn=False
+            )
+        return self.span_lines
 
     def for_recording(self) -> tuple[TracerProvider | None, SpanSink | None]:
         """Where a recorder's spans go: a sink that takes them encoded directly (the local
@@ -644,10 +687,7 @@ class Telemetry:
             if plan is None or not plan.enabled["traces"]:
                 return None, None
             if plan.direct_spans:
-                if self.span_lines is None:
-                    sink = JsonLinesFile(plan.folder, "traces")
-                    self.span_lines = SpanLines(sink, plan.resource, warn=False)
-                return None, self.span_lines
+                return None, self._span_lines(plan)
         from opentelemetry.sdk.trace import TracerProvider  # noqa: PLC0415 - the SDK path
 
         provider = self.tracer_provider
@@ -666,6 +706,8 @@ class Telemetry:
         budget = max(budget_s, 0.0)
         began = time.monotonic()
         results: dict[str, bool] = {}
+        for name, stop in self._local_stoppers():
+            _quietly(name, stop, results)
         threads = [
             threading.Thread(
                 target=_quietly,
@@ -721,10 +763,18 @@ class Telemetry:
             return ""
         return f"{ended - exported} of {ended} span(s) not exported"
 
-    def _stoppers(self) -> list[tuple[str, Callable[[], object]]]:
+    def _local_stoppers(self) -> list[tuple[str, Callable[[], object]]]:
+        """What writes the local files directly: done in the calling thread."""
         stoppers: list[tuple[str, Callable[[], object]]] = []
         if self.span_lines is not None:
             stoppers.append(("spans", self.span_lines.close))
+        if self.metric_lines is not None:
+            stoppers.append(("metrics", self.metric_lines.close))
+        return stoppers
+
+    def _stoppers(self) -> list[tuple[str, Callable[[], object]]]:
+        """The SDK's providers: shut down in daemon threads, within the budget."""
+        stoppers: list[tuple[str, Callable[[], object]]] = []
         for name, provider in (
             ("traces", self._tracer_provider),
             ("metrics", self._meter_provider),

@@ -9,6 +9,7 @@ too; the schema names, spelled out for --help, are held equal to the schemas her
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -125,6 +126,21 @@ def test_record_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> Non
     )
     assert json.loads(out.read_text())["counters"]["calls"] > 0
     assert heavy(modules, ("opentelemetry", "google", "rich")) == []
+
+
+def test_reconcile_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> None:
+    """`reconcile` with the embedded default sink: its metrics and its span are written
+    directly, as the SDK would write them (tests/test_otlp_direct.py)."""
+    modules = loaded_by(
+        *lying_reconcile_args(tmp_path, "-o", str(tmp_path / "d.json")), cwd=tmp_path
+    )
+    assert json.loads((tmp_path / "d.json").read_text())["would_downgrade"] is True
+    assert heavy(modules, ("opentelemetry", "google", "rich")) == []
+    telemetry = Path(os.environ["COVERAGE_GATE_TELEMETRY_DIR"])
+    assert [len(list(telemetry.glob(f"{signal}-*.jsonl"))) for signal in ("metrics", "traces")] == [
+        1,
+        1,
+    ]
 
 
 def test_schema_names_shown_by_help_are_the_schemas() -> None:
