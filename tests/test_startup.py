@@ -143,6 +143,29 @@ def test_reconcile_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> 
     ]
 
 
+FROZEN_AT_EXIT = """
+import atexit, gc, sys
+atexit.register(lambda: print(gc.get_freeze_count() > 0, flush=True))  # runs after main's
+from coverage_gate.cli import main
+sys.argv = ["coverage-gate", "formats"]
+main()
+"""
+
+
+def test_the_run_leaves_what_it_loaded_to_the_os_at_exit() -> None:
+    """The interpreter's last full collection, at exit, walks nothing the run loaded: main()
+    freezes the collector's objects as the process ends (tests/bench_speed.py measures it)."""
+    done = subprocess.run(
+        [sys.executable, "-c", FROZEN_AT_EXIT],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "True"
+
+
 def test_schema_names_shown_by_help_are_the_schemas() -> None:
     """`schema --help` names the schemas without loading the models."""
     assert tuple(SCHEMAS) == SCHEMA_NAMES

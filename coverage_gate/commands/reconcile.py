@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -242,6 +241,8 @@ def _recorder(tree: GitTree) -> tuple[RecordingTree, RecordingFiles]:
 
 def _flag_record(resolution: ModeResolution, settings: FlagSettings) -> FlagRecord | None:
     """The flag that answered, for a receipt; a snapshot's own definition of it goes along."""
+    import hashlib  # noqa: PLC0415 - only with --receipt (OpenSSL costs start-up)
+
     from coverage_gate.files import read_bytes  # noqa: PLC0415 - only with --receipt
     from coverage_gate.receipts import FlagRecord, reduce_snapshot  # noqa: PLC0415
 
