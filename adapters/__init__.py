@@ -1,41 +1,73 @@
 """Source formats. The registry is a plain mapping from format name to adapter.
 
 Installed as ``coverage_gate.adapters`` (see ``package-dir`` in pyproject.toml).
+
+Start-up: an adapter's module is imported when its format is first looked up. Naming the formats,
+counting them or asking whether one is known imports none; looking items up (listing them with
+their descriptions, sniffing a stream's format) imports each in turn. A command given its format
+loads that adapter alone.
 """
 
 from __future__ import annotations
 
-from coverage_gate.events import Adapter
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, TypeVar
 
-from . import (
-    claude_code,
-    codereview_cli,
-    codex,
-    copilot_cli,
-    gemini_cli,
-    opencode,
-    otlp_json,
-    pi_rpc,
-    placeholder,
-    qwen_code,
+if TYPE_CHECKING:
+    from coverage_gate.events import Adapter
+
+V = TypeVar("V")
+
+
+class _Registry(Mapping[str, V]):
+    """Format name → an attribute of one of this package's modules, imported on first lookup;
+    in the order given."""
+
+    def __init__(self, entries: dict[str, tuple[str, str]]) -> None:
+        self._entries = entries
+        self._loaded: dict[str, V] = {}
+
+    def __getitem__(self, name: str) -> V:
+        found = self._loaded.get(name)
+        if found is None:
+            module, attribute = self._entries[name]
+            found = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+            self._loaded[name] = found
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+
+# Each format's name, and the module and attribute of its adapter (the name is the adapter's
+# own ``name``: tests/test_architecture.py holds them equal).
+ADAPTERS: Mapping[str, Adapter] = _Registry(
+    {
+        "pi-rpc": ("pi_rpc", "ADAPTER"),
+        "subprocess": ("placeholder", "ADAPTER"),
+        "claude-code": ("claude_code", "ADAPTER"),
+        "codex-rollout": ("codex", "ROLLOUT_ADAPTER"),
+        "codex-exec": ("codex", "EXEC_ADAPTER"),
+        "otlp-json": ("otlp_json", "ADAPTER"),
+        # OpenCode and GitHub Copilot CLI
+        "opencode": ("opencode", "ADAPTER"),
+        "copilot-cli": ("copilot_cli", "ADAPTER"),
+        "gemini-cli": ("gemini_cli", "ADAPTER"),
+        "qwen-code": ("qwen_code", "ADAPTER"),
+    }
 )
-
-ADAPTERS: dict[str, Adapter] = {
-    pi_rpc.NAME: pi_rpc.ADAPTER,
-    placeholder.NAME: placeholder.ADAPTER,
-    claude_code.NAME: claude_code.ADAPTER,
-    codex.ROLLOUT: codex.ROLLOUT_ADAPTER,
-    codex.EXEC: codex.EXEC_ADAPTER,
-    otlp_json.NAME: otlp_json.ADAPTER,
-    # OpenCode and GitHub Copilot CLI
-    opencode.NAME: opencode.ADAPTER,
-    copilot_cli.NAME: copilot_cli.ADAPTER,
-    gemini_cli.NAME: gemini_cli.ADAPTER,
-    qwen_code.NAME: qwen_code.ADAPTER,
-}
 
 # Formats read as one JSON document, not as a stream of lines: `record` reads them whole. Each
 # maps to its description; its evidence rules live in the core (coverage_gate.tracecalls).
-DOCUMENT_FORMATS: dict[str, str] = {
-    codereview_cli.NAME: codereview_cli.DESCRIPTION,
-}
+DOCUMENT_FORMATS: Mapping[str, str] = _Registry(
+    {
+        "codereview-cli": ("codereview_cli", "DESCRIPTION"),
+    }
+)

@@ -128,6 +128,20 @@ def test_record_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> Non
     assert heavy(modules, ("opentelemetry", "google", "rich")) == []
 
 
+def test_record_with_its_format_loads_that_adapter_alone(tmp_path: Path) -> None:
+    """The adapters registry imports an adapter when its format is looked up: `record -f
+    pi-rpc` loads no other format's module."""
+    stream = DATA / "pi-rpc" / "pi_a_honest.jsonl"
+    out = tmp_path / "evidence.json"
+    modules = loaded_by(
+        "record", str(stream), "-f", "pi-rpc", "--revision", "r", "-o", str(out), cwd=tmp_path
+    )
+    assert json.loads(out.read_text())["counters"]["calls"] > 0
+    others = ["claude_code", "codex", "otlp_json", "opencode", "copilot_cli", "gemini_cli"]
+    assert "coverage_gate.adapters.pi_rpc" in modules
+    assert [name for name in others if f"coverage_gate.adapters.{name}" in modules] == []
+
+
 def test_reconcile_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> None:
     """`reconcile` with the embedded default sink: its metrics and its span are written
     directly, as the SDK would write them (tests/test_otlp_direct.py)."""
