@@ -28,6 +28,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Protocol
 
 from coverage_gate import otlp_encode
@@ -51,7 +52,10 @@ Clock = Callable[[], int]
 
 
 class LineSink(Protocol):
-    """Where a line goes (``otel_setup.JsonLinesFile``)."""
+    """Where a line goes (``otel_setup.JsonLinesFile``), in ``folder``."""
+
+    @property
+    def folder(self) -> Path: ...
 
     def write_line(self, line: str) -> None: ...
 
@@ -289,7 +293,7 @@ class MetricLines:
             if line is not None:
                 self.sink.write_line(line)
         except OSError as error:
-            _log.warning("telemetry: cannot write metrics: %s", error)
+            _log.warning("telemetry: cannot write metrics to %s: %s", self.sink.folder, error)
         finally:
             self.sink.close()
 
