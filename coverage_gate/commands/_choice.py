@@ -8,15 +8,19 @@ and ``Group`` classes (for --help) show nothing there. Help is click's plain hel
 
 Start-up: typer coerces each option's value through a pydantic ``TypeAdapter`` it builds on
 first use, also for an option that was not given, whose value (``None``) it returns untouched.
-``Command`` and ``Group`` answer those without building one (``_Deferred``), and a ``choice``
-value by calling its parser, as that adapter does, so that options left out or defaulted cost
-nothing and ``--help`` loads no pydantic.
+``Command`` and ``Group`` answer that without building one (``_Deferred``), and the values whose
+coercion is plain: a ``choice`` value by its parser, a string as itself, an integer default
+within its bounds as itself, a path by typer's own path checks on ``Path(value)`` (what the
+adapter hands them). Options left out or defaulted cost nothing, ``--help`` loads no pydantic,
+and a command whose options are strings, paths and choices loads none for them; anything else
+goes through typer's adapter. ``tests/test_cli_coercion.py`` holds the two alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, TypeVar
 
 import typer
@@ -24,6 +28,7 @@ from typer.core import TyperCommand, TyperGroup, TyperOption
 
 try:
     from typer._coercion import build_runtime_param
+    from typer._param_types import coerce_cli_path
 except ImportError:  # a typer that coerces through click's types: nothing to defer
     build_runtime_param = None  # type: ignore[assignment]
 
@@ -67,33 +72,77 @@ def choice(kind: type[StrEnum]) -> dict[str, Any]:
     }
 
 
+#: What a plain coercion answers when the value is not plain: typer's own coercion decides.
+_TYPER = object()
+
+
 class _Deferred:
-    """Typer's coercion of one option (its ``RuntimeParam``), built for the first value given:
-    a value not given (``None``) is answered as typer's own answers it, ``None``, or ``()`` for a
-    repeatable option, and a single ``choice`` value by its parser, without the ``TypeAdapter``
-    typer would build first."""
+    """Typer's coercion of one option (its ``RuntimeParam``), built for the first value that
+    needs it. A value not given (``None``) is answered as typer's own answers it, ``None``, or
+    ``()`` for a repeatable option; a single value of a plain kind as typer's ``TypeAdapter``
+    would answer it (``_plain``)."""
 
     def __init__(self, param: Any) -> None:
         self._param = param
         self._built: Any = None
         descriptor = param.type_descriptor
-        parser = getattr(descriptor.parameter_info, "parser", None)
         single = not (
             param.multiple
             or param.nargs != 1
             or getattr(descriptor, "is_list", True)
             or getattr(descriptor, "is_tuple", True)
+            or getattr(descriptor, "file_annotation", True) is not None
         )
-        self._parser = parser if single and parser in _PARSERS else None
+        self._plain = _plain(descriptor.annotation, descriptor.parameter_info) if single else None
 
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
         if value is None:
             return () if param.multiple or param.nargs == -1 else None
-        if self._parser is not None:
-            return self._parser(value)
+        if self._plain is not None:
+            found = self._plain(value, param, ctx)
+            if found is not _TYPER:
+                return found
         if self._built is None:
             self._built = build_runtime_param(self._param.type_descriptor)
         return self._built.coerce(value, param=param, ctx=ctx)
+
+
+def _plain(annotation: Any, info: Any) -> Callable[[Any, Any, Any], Any] | None:
+    """How typer's adapter coerces a single value of ``annotation``, where that is plain (the
+    order of its cases is typer's own): a ``choice`` parser is called (it raises only
+    ``BadParameter``, which the adapter lets through); a string stays itself; an integer
+    default within its bounds stays itself; a path, made ``Path(value)`` as the adapter makes
+    it, goes through typer's own checks (when it reads as given: they name it in messages).
+    ``_TYPER`` for a value that is not plain."""
+    parser = getattr(info, "parser", None)
+    if parser is not None:
+        return (lambda value, param, ctx: parser(value)) if parser in _PARSERS else None
+    if annotation is str:
+        return lambda value, param, ctx: value if type(value) is str else _TYPER
+    if annotation is int and not getattr(info, "clamp", True):
+        low, high = getattr(info, "min", None), getattr(info, "max", None)
+
+        def integer(value: Any, param: Any, ctx: Any) -> Any:
+            if type(value) is not int or not (low is None or value >= low):
+                return _TYPER
+            return value if high is None or value <= high else _TYPER
+
+        return integer
+    path_type = getattr(info, "path_type", True)
+    if isinstance(annotation, type) and issubclass(annotation, Path) and path_type is None:
+
+        def path(value: Any, param: Any, ctx: Any) -> Any:
+            if type(value) is str:
+                made = annotation(value)
+                if str(made) != value:  # its messages would name the path as made, not as given
+                    return _TYPER
+                value = made
+            if not isinstance(value, annotation):
+                return _TYPER
+            return coerce_cli_path(value, info, path_type=annotation, param=param, ctx=ctx)
+
+        return path
+    return None
 
 
 def _deferred(param: P) -> P:
