@@ -1,10 +1,11 @@
 """What the commands share: one-line errors with their exit codes, the run's telemetry, opening a
 stream, writing a document.
 
-Start-up: ``coverage-gate --help`` loads every command module to show its options, so these
-modules import at their top only typer, the standard library and light modules of ours (the
-enums, errors, stdio, telemetry set-up); pydantic models, adapters, the OTel SDK and the rest
-are imported in the function bodies that use them. ``tests/test_startup.py`` holds the rule."""
+Start-up: a command's --help loads its module to show its options (``coverage-gate --help``
+loads every command's, for their one-line help), so these modules import at their top only
+typer, the standard library and light modules of ours (the enums, errors, stdio, telemetry
+set-up); pydantic models, adapters, the OTel SDK and the rest are imported in the function
+bodies that use them. ``tests/test_startup.py`` holds the rule."""
 
 from __future__ import annotations
 
