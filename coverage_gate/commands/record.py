@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, BinaryIO
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
     from coverage_gate.model import EvidenceDocument
-    from coverage_gate.recording import Recorder, RecordSettings
+    from coverage_gate.recording import ByteSource, Recorder, RecordSettings
     from coverage_gate.telemetry import SpanSink
 
 
@@ -135,7 +135,7 @@ def _proto_file(prefix: bytes, source_format: str | None) -> bool:
     return looks_like_proto_file(prefix)
 
 
-def _feed_proto(handle: BinaryIO, recorder: Recorder) -> EvidenceDocument:
+def _feed_proto(handle: ByteSource, recorder: Recorder) -> EvidenceDocument:
     """Each message of a Collector proto file as one OTLP/JSON line; a message that cannot be
     read is bad input, named by its byte offset."""
     from coverage_gate.otlp_wire import BadBody, proto_file_lines  # noqa: PLC0415
@@ -155,7 +155,7 @@ def _document_format(prefix: bytes) -> str | None:
 
 
 def _record_document(
-    handle: BinaryIO,
+    handle: ByteSource,
     stream: str,
     settings: RecordSettings,
     provider: TracerProvider | None,
