@@ -12,7 +12,12 @@ for the code before this work. Per-call costs are timed inside one process, in C
 
 Where the time goes: the interpreter (``python -c pass``), imports (``-X importtime`` of the same
 command, self times summed by top-level package), and the rest (the command's own work); for the
-200 MB record, the stream pass and the calls, timed in process.
+200 MB record, reading the file, the stream pass and the calls, timed in process.
+
+Bytecode: the processes run as an installed package does, with the project's modules compiled
+once (into a temporary ``PYTHONPYCACHEPREFIX``), whatever ``PYTHONDONTWRITEBYTECODE`` says here;
+one more case runs the 5 MB record with ``PYTHONDONTWRITEBYTECODE=1`` and no cache, which
+compiles the project's modules from source on every run, to show what that costs.
 """
 
 from __future__ import annotations
@@ -57,6 +62,17 @@ from coverage_gate import otel_setup
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.recording import Recorder, RecordSettings
 
+from coverage_gate.recording import CHUNK_BYTES
+from coverage_gate.sniff import peek
+
+def reading():
+    began = time.process_time()
+    with open(sys.argv[1], "rb") as handle:
+        _, stream = peek(handle)
+        while stream.read(CHUNK_BYTES):
+            pass
+    return time.process_time() - began
+
 data = open(sys.argv[1], "rb").read()
 
 def recorder(environ):
@@ -89,7 +105,8 @@ with tempfile.TemporaryDirectory() as folder:
             rounds[name].append(timed(environ))
     median = lambda name, i: statistics.median(r[i] for r in rounds[name])
     calls = rounds["none"][0][2]
-print(median("none", 0), median("none", 1), median("direct", 1), median("sdk", 1), calls)
+    read_s = statistics.median(reading() for _ in range(3))
+print(median("none", 0), median("none", 1), median("direct", 1), median("sdk", 1), calls, read_s)
 """
 
 
@@ -99,13 +116,17 @@ class Case:
 
     name: str
     command: list[str]
+    env: dict[str, str] | None = None  # the case's own environment, else the run's
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
 
     def run(self, env: dict[str, str]) -> None:
         began = time.perf_counter()
         process = subprocess.Popen(
-            self.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+            self.command,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=self.env if self.env is not None else env,
         )
         _, status, usage = os.wait4(process.pid, 0)
         self.walls.append(time.perf_counter() - began)
@@ -129,10 +150,22 @@ def cli() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "coverage_gate"]
 
 
-def clean_env(telemetry: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "COVERAGE_GATE_"))}
+def clean_env(telemetry: Path, pycache: Path) -> dict[str, str]:
+    """The environment of every case: no telemetry settings of the caller's, local files in
+    ``telemetry``, and bytecode kept in ``pycache`` as an installed package keeps its own."""
+    skipped = ("OTEL_", "COVERAGE_GATE_", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
     env["COVERAGE_GATE_TELEMETRY_DIR"] = str(telemetry)
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
     return env
+
+
+def no_bytecode_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` writing no bytecode: an editable install's modules (which keep none of their own
+    unless a run wrote it) compile on every run; the standard library and the dependencies read
+    the bytecode their installation wrote."""
+    plain = {k: v for k, v in env.items() if k != "PYTHONPYCACHEPREFIX"}
+    return {**plain, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def generate(size_mb: int, path: Path) -> int:
@@ -245,7 +278,7 @@ def in_process(code: str, *argv: str, env: dict[str, str]) -> list[float]:
 def measure(runs: int = RUNS, big_mb: int = BIG_MB, say: Callable[[str], None] = print) -> None:
     with tempfile.TemporaryDirectory(prefix="cg-speed-") as name:
         folder = Path(name)
-        env = clean_env(folder / "telemetry")
+        env = clean_env(folder / "telemetry", folder / "pycache")
         demo = folder / "demo"
         subprocess.run(
             [*cli(), "demo", "--keep", str(demo)], env=env, check=True, capture_output=True
@@ -283,18 +316,26 @@ def measure(runs: int = RUNS, big_mb: int = BIG_MB, say: Callable[[str], None] =
             "help": Case("coverage-gate --help", [*cli(), "--help"]),
             "reconcile": Case("reconcile --mode shadow (demo)", reconcile),
             "small": Case(f"record 5 MB ({small_calls} calls)", record(small)),
+            "small-source": Case(
+                "record 5 MB, modules compiled every run", record(small), no_bytecode_env(env)
+            ),
             "big": Case(f"record {big_mb} MB", record(big)),
             "loop": Case("bare json.loads loop", [sys.executable, "-c", BARE_LOOP, str(big)]),
         }
         if shutil.which("jq"):
             cases["jq"] = Case("jq tool events", ["jq", "-c", JQ_FILTER, str(big)])
+        for key in ("pass", "api", "help", "reconcile", "small"):
+            cases[key].run(env)  # untimed: writes the bytecode an installation would hold
+            cases[key].walls.clear()
+            cases[key].cpus.clear()
         for _ in range(runs):
             for case in cases.values():
                 case.run(env)
         api_runs = [in_process(API_IMPORT, env=env) for _ in range(runs)]
         api_import = statistics.median(wall for wall, _ in api_runs)
         api_import_cpu = statistics.median(cpu for _, cpu in api_runs)
-        stream_s, fold_s, direct_s, sdk_s, calls = in_process(RECORD_PARTS, str(big), env=env)
+        parts = in_process(RECORD_PARTS, str(big), env=env)
+        stream_s, fold_s, direct_s, sdk_s, calls, read_s = parts
         interpreter = import_times(cases["pass"].command, env)
         breakdowns = {
             key: (
@@ -352,15 +393,18 @@ def measure(runs: int = RUNS, big_mb: int = BIG_MB, say: Callable[[str], None] =
             f"{label:<12} interpreter {start:.3f}, imports {imports:.3f} ({shares}), "
             f"work {work:.3f}, rest {rest:.3f}"
         )
+    fixed = c["pass"].cpu + breakdowns["small"][0]  # the interpreter and record's imports
     say(
         f"record {big_mb} MB ({megabytes:.0f} MB, {calls:.0f} calls): wall {c['big'].wall:.3f}, "
         f"cpu {c['big'].cpu:.3f}; in process, cpu: "
+        f"reading the file as record reads it {read_s:.3f}; "
         f"stream pass (scan, decode, pair) {stream_s:.3f} ({megabytes / stream_s:.0f} MB/s); "
         f"finishing (pair, fold, build the document) without telemetry {fold_s:.3f} "
         f"({fold_s / calls * 1e6:.0f} us a call), with spans encoded and exported {direct_s:.3f} "
         f"(+{per_call_us:.0f} us a call; through SDK spans and protobuf, as before: {sdk_s:.3f}, "
-        f"+{sdk_us:.0f} us a call); the rest of the process's cpu (interpreter, imports, reading "
-        f"the file, writing) {max(c['big'].cpu - stream_s - direct_s, 0.0):.3f}"
+        f"+{sdk_us:.0f} us a call); the interpreter and imports (as for record 5 MB) "
+        f"{fixed:.3f}; the rest (option parsing, set-up, writing, exit) "
+        f"{max(c['big'].cpu - read_s - stream_s - direct_s - fixed, 0.0):.3f}"
     )
     say(
         f"bare loop {megabytes / c['loop'].wall:.0f} MB/s; record {megabytes / c['big'].wall:.0f} "
