@@ -10,10 +10,11 @@ too long to parse at all, is ``OUT_OF_RANGE``: an unusable value that is labelle
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from coverage_gate.events import Malformed
 
@@ -68,8 +69,30 @@ def is_blank(head: bytes) -> bool:
     return _BLANK.fullmatch(head) is not None
 
 
+@functools.cache
+def _fast_decoder() -> Callable[[bytes], object]:
+    """msgspec's JSON decoder, loaded on first use (start-up time)."""
+    import msgspec  # noqa: PLC0415 - start-up time
+
+    decode: Callable[[bytes], object] = msgspec.json.Decoder().decode
+    return decode
+
+
 def load_object(line: bytes, lineno: int) -> JsonObject | Malformed:
-    """The JSON object on ``line``, or why it is not one."""
+    """The JSON object on ``line``, or why it is not one.
+
+    msgspec reads the bytes first, in one pass (several times faster on the long lines of tool
+    results). Where it takes a line at all, it gives what ``json.loads`` gives; what it refuses
+    (NaN, numbers past a double, lone surrogates, anything malformed, nesting too deep) is read
+    again by ``json.loads``, so the value, or the reason a line is malformed, stays its.
+    """
+    try:
+        fast = _fast_decoder()(line)
+    except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
+        pass
+    else:
+        if isinstance(fast, dict):
+            return fast
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -262,13 +262,16 @@ def _end_outcome(obj: Mapping[str, object]) -> tuple[bool, str | None]:
     return True, None
 
 
-def _prefixes(kinds: frozenset[str]) -> tuple[bytes, ...]:
-    """How pi (compact) and re-serialised captures (``": "``) start lines of these kinds."""
-    return tuple(f'{{"type"{sep}"{kind}"'.encode() for kind in sorted(kinds) for sep in (":", ": "))
+def _prefixes(kinds: frozenset[str], first: str) -> tuple[bytes, ...]:
+    """How pi (compact) and re-serialised captures (``": "``) start lines of these kinds;
+    ``first`` (the kind most lines of a stream are) is tried first."""
+    ordered = [first, *sorted(kinds - {first})]
+    return tuple(f'{{"type"{sep}"{kind}"'.encode() for kind in ordered for sep in (":", ": "))
 
 
 class PiRpcDecoder:
-    skip_prefixes = _prefixes(_KNOWN_SKIPPED)
+    # message_update: most lines of a stream (each streamed token repeats the message so far)
+    skip_prefixes = _prefixes(_KNOWN_SKIPPED, first="message_update")
 
     def __init__(self) -> None:
         self._done = False

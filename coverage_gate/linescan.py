@@ -65,40 +65,49 @@ class LineScanner:
         if self._start is not None:
             chunk = self._without_bom(chunk)
         pos, size = 0, len(chunk)
+        if self._state is not _State.LINE_START:
+            pos = self._go_on(chunk)
+            if pos < 0:
+                return
+        # Lines that start and end in this chunk, most of a long stream: one search for the
+        # newline and, for a line of a skipped kind, one prefix test, each.
+        find, starts, skip = chunk.find, chunk.startswith, self._skip
         while pos < size:
-            nl = chunk.find(b"\n", pos)
-            if self._state is _State.STREAMING:
-                if nl < 0:
-                    self._stream(chunk[pos:])
-                    return
-                self._stream(chunk[pos:nl])
-                self._end_streamed_line()
-            elif self._state is _State.PASSING:
-                if nl < 0:
-                    self._remember_tail(chunk, pos, size)
-                    return
-                self._remember_tail(chunk, pos, nl)
-                self._end_passed_line()
-            elif self._state is _State.HOLDING:
-                if nl < 0:
-                    self._held += chunk[pos:]
-                    self._check_held()
-                    return
-                self._held += chunk[pos:nl]
-                line = bytes(self._held)
-                self._held.clear()
-                self._state = _State.LINE_START
-                self._whole_line(line, line[:HEAD_BYTES])
-            elif nl < 0:
+            nl = find(b"\n", pos)
+            if nl < 0:
                 self._held += chunk[pos:]
                 self._state = _State.HOLDING
                 self._check_held()
                 return
-            elif self._skip and chunk.startswith(self._skip, pos):
+            if skip and starts(skip, pos):
                 self.lines += 1
             else:
                 self._line_in_chunk(chunk, pos, nl)
             pos = nl + 1
+
+    def _go_on(self, chunk: bytes) -> int:
+        """Go on with the line the last chunk ended in: where the next line starts in
+        ``chunk``, or -1 when the line goes on past it."""
+        nl = chunk.find(b"\n")
+        end = len(chunk) if nl < 0 else nl
+        if self._state is _State.STREAMING:
+            self._stream(chunk[:end])
+            if nl >= 0:
+                self._end_streamed_line()
+        elif self._state is _State.PASSING:
+            self._remember_tail(chunk, 0, end)
+            if nl >= 0:
+                self._end_passed_line()
+        else:  # HOLDING
+            self._held += chunk[:end]
+            if nl < 0:
+                self._check_held()
+            else:
+                line = bytes(self._held)
+                self._held.clear()
+                self._state = _State.LINE_START
+                self._whole_line(line, line[:HEAD_BYTES])
+        return -1 if nl < 0 else nl + 1
 
     def close(self) -> None:
         """The stream ended: a last line without a newline still counts."""

@@ -23,6 +23,7 @@ How a spelling maps to a repository-relative file:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -70,8 +71,11 @@ class Rejected:
         return f"{text} ({self.detail})" if self.detail else text
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _has_control(text: str) -> bool:
-    return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text)
+    return _CONTROL.search(text) is not None
 
 
 def _segments(path: str) -> list[str]:

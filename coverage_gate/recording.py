@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Protocol
 
 from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
@@ -35,6 +35,13 @@ if TYPE_CHECKING:
 
 CHUNK_BYTES = 1 << 22
 TRACER_NAME = "coverage_gate.record"
+
+
+class ByteSource(Protocol):
+    """What a stream is read through: ``read`` as a binary file's (all that is left when
+    ``size`` is negative; fewer bytes than asked only at the end)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
 
 
 class RootSource(StrEnum):
@@ -171,7 +178,7 @@ class Recorder:
         return record_calls(folder, summary, records, max_issues, self._spans, scope=TRACER_NAME)
 
 
-def feed_all(stream: BinaryIO, recorder: Recorder) -> EvidenceDocument:
+def feed_all(stream: ByteSource, recorder: Recorder) -> EvidenceDocument:
     """Feed a whole stream to ``recorder`` and finish it."""
     while chunk := stream.read(CHUNK_BYTES):
         recorder.feed(chunk)
@@ -179,7 +186,7 @@ def feed_all(stream: BinaryIO, recorder: Recorder) -> EvidenceDocument:
 
 
 def record_stream(
-    stream: BinaryIO,
+    stream: ByteSource,
     adapter: Adapter,
     settings: RecordSettings,
     tracer_provider: TracerProvider | None = None,

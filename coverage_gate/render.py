@@ -10,13 +10,13 @@ from coverage_gate.model import (
     Coverage,
     DecisionDocument,
     Depth,
-    EvidenceDocument,
     FileDecision,
     FileDepth,
     FileStatus,
     ReviewerDecision,
 )
 from coverage_gate.reconcile import code_span, line_ranges, printable, quoted
+from coverage_gate.summary import evidence_summary as evidence_summary  # noqa: PLC0414 - re-export
 
 #: Citations other than plain matches listed per reviewer in the text and Markdown outputs.
 SHOWN_CITATIONS = 20
@@ -263,47 +263,3 @@ def markdown(decision: DecisionDocument) -> str:
         lines += _citation_markdown(reviewer)
         lines += ["", "</details>", ""]
     return "\n".join(lines)
-
-
-def _files_seen(document: EvidenceDocument) -> str:
-    """How many files have evidence (a successful read or diff page), told apart from files
-    the calls touched without any."""
-    evidenced = sum(
-        1 for file in document.files if file.reads_succeeded or file.diff_pages_succeeded
-    )
-    failed = sum(
-        1
-        for file in document.files
-        if not (file.reads_succeeded or file.diff_pages_succeeded) and file.reads_failed
-    )
-    other = len(document.files) - evidenced - failed
-    parts = [f"{evidenced} file(s) with evidence (a successful read or diff page)"]
-    if failed:
-        parts.append(f"{failed} with only failed reads")
-    if other:
-        parts.append(f"{other} with only empty or unfinished reads")
-    return ", ".join(parts)
-
-
-def evidence_summary(document: EvidenceDocument) -> str:
-    counters = document.counters
-    state = "complete" if document.stream_complete else "INCOMPLETE (no completion marker)"
-    parts = [
-        f"{document.source}: {counters.calls} tool call(s) in {counters.lines} line(s): "
-        f"{counters.succeeded} succeeded, {counters.failed} failed, "
-        f"{counters.incomplete} unpaired, {counters.ignored} of ignored tools; "
-        f"{_files_seen(document)}; stream {state}",
-    ]
-    if document.capability.value == "none":
-        parts.append("capability none: this format cannot show per-file reads")
-    if counters.malformed_lines:
-        parts.append(f"{counters.malformed_lines} malformed line(s)")
-    if counters.rejected:
-        parts.append(f"{counters.rejected} call(s) with rejected paths")
-    if document.unattributed_calls:
-        parts.append(
-            f"{document.unattributed_calls} call(s) whose file cannot be told: evidence unavailable"
-        )
-    if document.truncated:
-        parts.append(f"TRUNCATED: {document.dropped_calls} call(s) past the file bound dropped")
-    return "; ".join(parts)

@@ -9,16 +9,15 @@ the format the stream looks like, instead of a silently empty evidence document.
 from __future__ import annotations
 
 import codecs
-import io
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.events import Adapter
-from coverage_gate.model import Counters
 
 if TYPE_CHECKING:
-    from _typeshed import WriteableBuffer
+    from coverage_gate.model import Counters
+    from coverage_gate.recording import ByteSource
 
 SNIFF_LINES = 16
 """How many of the first non-blank lines are looked at."""
@@ -28,34 +27,36 @@ PEEK_BYTES = 64 * 1024
 """How much of a stream ``peek`` reads before any of it is recorded."""
 
 
-class _Replayed(io.RawIOBase):
-    """A stream whose first bytes were already read: yields them again, then the rest."""
+class _Replayed:
+    """A stream whose first bytes were already read: yields them again, then the rest.
 
-    def __init__(self, prefix: bytes, rest: BinaryIO) -> None:
-        super().__init__()
-        self._prefix = memoryview(prefix)
+    The rest is read straight from the stream, never copied through a buffer of this wrapper's
+    own (the rest can be hundreds of MB).
+    """
+
+    def __init__(self, prefix: bytes, rest: ByteSource) -> None:
+        self._prefix = prefix
+        self._at = 0  # how much of the prefix was yielded
         self._rest = rest
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: WriteableBuffer) -> int:
-        target = memoryview(buffer).cast("B")
-        if self._prefix:
-            size = min(len(target), len(self._prefix))
-            target[:size] = self._prefix[:size]
-            self._prefix = self._prefix[size:]
-            return size
-        data = self._rest.read(len(target))
-        target[: len(data)] = data
-        return len(data)
+    def read(self, size: int = -1, /) -> bytes:
+        left = len(self._prefix) - self._at
+        if not left:
+            return self._rest.read(size)
+        if 0 <= size < left:
+            self._at += size
+            return self._prefix[self._at - size : self._at]
+        head = self._prefix[self._at :] if self._at else self._prefix
+        self._prefix, self._at = b"", 0
+        more = self._rest.read(-1 if size < 0 else size - len(head))
+        return head + more if more else head
 
 
-def peek(stream: BinaryIO, size: int = PEEK_BYTES) -> tuple[bytes, BinaryIO]:
+def peek(stream: ByteSource, size: int = PEEK_BYTES) -> tuple[bytes, ByteSource]:
     """The first ``size`` bytes of ``stream`` (fewer if it ends first), and a stream that yields
     every byte from the start again, so a pipe can be sniffed and still recorded whole."""
     prefix = stream.read(size)
-    return prefix, io.BufferedReader(_Replayed(prefix, stream))
+    return prefix, _Replayed(prefix, stream)
 
 
 def head_lines(

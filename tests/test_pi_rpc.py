@@ -513,3 +513,16 @@ def test_evidence_does_not_depend_on_the_sdk_being_enabled(monkeypatch: pytest.M
     with_spans = record_bytes(data, diff=DIFF)
     monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
     assert record_bytes(data, diff=DIFF) == with_spans
+
+
+def test_skipped_kinds_are_passed_over_by_prefix_most_common_first() -> None:
+    """Every kind pi's decoder skips is passed over by its line prefix, in both spellings (pi's
+    compact one and a re-serialised capture's), and ``message_update``, most lines of a stream,
+    is tried first."""
+    from coverage_gate.adapters.pi_rpc import _KNOWN_SKIPPED, PiRpcDecoder  # noqa: PLC0415
+
+    prefixes = PiRpcDecoder.skip_prefixes
+    assert prefixes[:2] == (b'{"type":"message_update"', b'{"type": "message_update"')
+    expected = {f'{{"type"{sep}"{kind}"'.encode() for kind in _KNOWN_SKIPPED for sep in (":", ": ")}
+    assert set(prefixes) == expected
+    assert len(prefixes) == len(expected)

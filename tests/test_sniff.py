@@ -88,6 +88,22 @@ def test_peeked_stream_still_yields_every_byte_from_the_start(size: int) -> None
     assert b"".join(chunks) == data
 
 
+def test_a_peeked_stream_hands_on_the_rest_without_copying_it() -> None:
+    """Past the peeked bytes, each read is the underlying stream's own bytes object: a stream of
+    hundreds of MB is not copied again through a buffer of the wrapper's."""
+    rest = [b"rest-1" * 1000, b"rest-2" * 1000]
+    pieces = iter([b"{}\n" * 10, *rest])
+
+    class Source:
+        def read(self, size: int = -1, /) -> bytes:
+            return next(pieces, b"")
+
+    prefix, stream = peek(Source(), 1 << 16)
+    assert stream.read(1 << 22) == prefix + rest[0]  # the one join, where the peek ends
+    assert stream.read(1 << 22) is rest[1]
+    assert stream.read(1 << 22) == b""
+
+
 def test_a_peeked_stream_records_the_same_evidence() -> None:
     data = CLAUDE.read_bytes()
     prefix, stream = peek(io.BytesIO(data), 300)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, BinaryIO
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
     from coverage_gate.model import EvidenceDocument
-    from coverage_gate.recording import Recorder, RecordSettings
+    from coverage_gate.recording import ByteSource, Recorder, RecordSettings
     from coverage_gate.telemetry import SpanSink
 
 
@@ -69,12 +69,12 @@ def record(
 ) -> None:
     """Read an agent's event stream and write the evidence document (JSON)."""
     # What only a run needs (start-up: see commands._common)
-    from coverage_gate import render  # noqa: PLC0415
     from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS  # noqa: PLC0415
     from coverage_gate.files import dump_model  # noqa: PLC0415
     from coverage_gate.gittree import GitTrees  # noqa: PLC0415
     from coverage_gate.recording import Recorder, feed_all  # noqa: PLC0415
     from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint  # noqa: PLC0415
+    from coverage_gate.summary import evidence_summary  # noqa: PLC0415
 
     with errors_to_exit():
         known = source_format is None or source_format in ADAPTERS
@@ -120,7 +120,7 @@ def record(
             document = _feed_proto(handle, recorder) if proto else feed_all(handle, recorder)
         say(root_note(recorder.root))
         emit_document(dump_model(document), output, EVIDENCE)
-        say(render.evidence_summary(document))
+        say(evidence_summary(document))
         hint = wrong_format_hint(chosen, document.counters, lines)
         if hint is not None:
             say(f"coverage-gate: warning: {hint}")
@@ -135,7 +135,7 @@ def _proto_file(prefix: bytes, source_format: str | None) -> bool:
     return looks_like_proto_file(prefix)
 
 
-def _feed_proto(handle: BinaryIO, recorder: Recorder) -> EvidenceDocument:
+def _feed_proto(handle: ByteSource, recorder: Recorder) -> EvidenceDocument:
     """Each message of a Collector proto file as one OTLP/JSON line; a message that cannot be
     read is bad input, named by its byte offset."""
     from coverage_gate.otlp_wire import BadBody, proto_file_lines  # noqa: PLC0415
@@ -155,7 +155,7 @@ def _document_format(prefix: bytes) -> str | None:
 
 
 def _record_document(
-    handle: BinaryIO,
+    handle: ByteSource,
     stream: str,
     settings: RecordSettings,
     provider: TracerProvider | None,
@@ -163,13 +163,13 @@ def _record_document(
     output: Path | None,
 ) -> None:
     """``--format codereview-cli``: one task's ``metadata.json``, read whole."""
-    from coverage_gate import render  # noqa: PLC0415 - start-up time
     from coverage_gate.codereview import (  # noqa: PLC0415
         MAX_METADATA_BYTES,
         record_metadata,
     )
     from coverage_gate.enums import Capability  # noqa: PLC0415
     from coverage_gate.files import dump_model  # noqa: PLC0415
+    from coverage_gate.summary import evidence_summary  # noqa: PLC0415
 
     where = "(stdin)" if stream == "-" else stream
     try:
@@ -189,7 +189,7 @@ def _record_document(
             "work tree): trace paths with '..' cannot be checked, and are rejected"
         )
     emit_document(dump_model(recorded.document), output, EVIDENCE)
-    say(render.evidence_summary(recorded.document))
+    say(evidence_summary(recorded.document))
     if recorded.document.capability is Capability.NONE:
         say(
             "coverage-gate: the task's metadata holds no tool trace (its harness adapter keeps "
