@@ -95,7 +95,7 @@ class Finding(BaseModel):
     (``path``/``file``), a line (``start_line``/``line``, a positive integer) and a quoted
     snippet (``snippet``/``quote``, a string) is read as one citation of that snippet."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True, defer_build=True)
 
     citations: list[Citation] = Field(default_factory=list)
 
