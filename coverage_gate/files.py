@@ -8,7 +8,6 @@ import errno
 import json
 import os
 import re
-import secrets
 import stat
 import time
 from pathlib import Path
@@ -140,7 +139,7 @@ _TEMP_TARGET_CHARS = 120  # keeps the temporary name within NAME_MAX for any tar
 
 def temp_path_for(path: Path) -> Path:
     """A fresh temporary name of ours for ``path``, in its folder, carrying our process id."""
-    name = f".{path.name[:_TEMP_TARGET_CHARS]}.{TEMP_MARK}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    name = f".{path.name[:_TEMP_TARGET_CHARS]}.{TEMP_MARK}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     return path.with_name(name)
 
 
