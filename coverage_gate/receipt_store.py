@@ -52,26 +52,42 @@ class Listing:
     skipped: int
 
 
-def listing(directory: Path) -> Listing:
-    """The folder's receipt files in name order (names only are held, never contents)."""
+@dataclass
+class Names:
+    """The receipt files of a folder as plain names (lighter to hold than paths, for folders of
+    many thousand receipts), and how many other entries were skipped."""
+
+    folder: Path
+    names: list[str]
+    skipped: int
+
+
+def names(directory: Path) -> Names:
+    """The folder's receipt file names in name order (names only are held, never contents)."""
     if not directory.is_dir():
         what = "no such folder" if not directory.exists() else "not a folder"
         raise BadInputError(f"receipt folder {directory}: {what}")
-    paths: list[Path] = []
+    found: list[str] = []
     skipped = 0
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
                 if entry.name.endswith(SUFFIX) and entry.is_file():
-                    paths.append(Path(entry.path))
+                    found.append(entry.name)
                 else:
                     skipped += 1
     except OSError as error:
         raise BadInputError(
             f"receipt folder {directory}: cannot be read ({error.strerror or error})"
         ) from None
-    paths.sort(key=lambda path: path.name)
-    return Listing(paths, skipped)
+    found.sort()
+    return Names(directory, found, skipped)
+
+
+def listing(directory: Path) -> Listing:
+    """The folder's receipt files in name order (names only are held, never contents)."""
+    found = names(directory)
+    return Listing([directory / name for name in found.names], found.skipped)
 
 
 def well_named(path: Path) -> bool:

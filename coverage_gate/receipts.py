@@ -533,7 +533,21 @@ def compress(data: bytes) -> bytes:
     return gzip.compress(data, compresslevel=6, mtime=0)
 
 
+#: zlib's window bits for a gzip wrapper (header and CRC-32/length trailer checked by zlib).
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
+
+
 def decompress(data: bytes) -> bytes:
+    """A receipt file's content. A receipt file is one gzip member: zlib inflates it in one call
+    (checking its CRC and length); anything else (several members, trailing bytes, a cut or
+    broken file) goes through ``gzip.decompress``, whose answer and errors are the reference."""
+    inflater = zlib.decompressobj(_GZIP_WBITS)
+    try:
+        content = inflater.decompress(data)
+    except zlib.error:
+        content = None
+    if content is not None and inflater.eof and not inflater.unused_data:
+        return content
     try:
         return gzip.decompress(data)
     except (OSError, EOFError, zlib.error) as error:
