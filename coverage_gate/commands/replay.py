@@ -1,15 +1,19 @@
 """`coverage-gate replay DIR`: which verdicts candidate settings would change, per repository.
 
-Receipts are read one at a time (never all at once); the per-repository counts are held, and
+Receipts are read one at a time (never all at once), in this process or by worker processes
+(``--jobs``) whose results are taken back in name order; the per-repository counts are held, and
 the audit list is spooled to a temporary file and streamed out at the end, so memory stays
-bounded however many receipts the folder holds.
+bounded however many receipts the folder holds. A receipt that cannot be replayed is named on
+stderr and the others are replayed; the exit code is then 3.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated
@@ -17,10 +21,10 @@ from typing import IO, TYPE_CHECKING, Annotated
 import typer
 
 from coverage_gate.commands._choice import choice
-from coverage_gate.commands._common import errors_to_exit
+from coverage_gate.commands._common import errors_to_exit, say
 from coverage_gate.commands.flags import FlagNameOption, FlagsFileOption
 from coverage_gate.enums import DepthPolicy, UnknownPolicy
-from coverage_gate.errors import BadInputError, UsageError
+from coverage_gate.errors import BadInputError, ExitCode, UsageError
 from coverage_gate.stdio import require_stdout, write_stdout
 
 if TYPE_CHECKING:
@@ -76,36 +80,63 @@ def _flag_lookup(snapshot: Path, flag_name: str | None) -> Callable[..., FlagAns
     return lookup
 
 
-def _run(folder: Path, candidate: Candidate, spool: IO[str]) -> tuple[Tally, int, int]:
-    """Replay each receipt of ``folder``; audit entries go to ``spool`` as JSON lines.
-    Returns the tally, the number of changes and of other files skipped."""
+def _candidate(
+    mode: CandidateMode | None,
+    unknown_policy: UnknownPolicy | None,
+    depth_policy: DepthPolicy | None,
+    citation_policy: CandidateCitationPolicy | None,
+    flags_file: Path | None,
+    flag_name: str | None,
+) -> Candidate:
+    """The candidate the options describe (built once per process that replays)."""
+    from coverage_gate.model import CitationPolicy, Mode  # noqa: PLC0415
+    from coverage_gate.replay import Candidate  # noqa: PLC0415
+
+    return Candidate(
+        mode=Mode(mode.value) if mode is not None else None,
+        unknown_policy=unknown_policy,
+        depth_policy=depth_policy,
+        citation_policy=CitationPolicy(citation_policy.value) if citation_policy else None,
+        flags=_flag_lookup(flags_file, flag_name) if flags_file else None,
+    )
+
+
+@dataclass
+class _Replay:
+    """What replaying a folder found: the tally, and how many changes, other files skipped and
+    receipts that could not be replayed."""
+
+    tally: Tally
+    changes: int = 0
+    skipped: int = 0
+    unreadable: int = 0
+
+
+def _run(
+    folder: Path, make_candidate: Callable[[], Candidate], jobs: int | None, spool: IO[str]
+) -> _Replay:
+    """Replay each receipt of ``folder``; audit entries go to ``spool`` as JSON lines, and each
+    receipt that cannot be replayed is named on stderr."""
     from coverage_gate import receipt_store, receipts  # noqa: PLC0415
     from coverage_gate.commands.reconcile import decide  # noqa: PLC0415
-    from coverage_gate.replay import Tally, replay_one  # noqa: PLC0415
+    from coverage_gate.replay import Outcome, Tally  # noqa: PLC0415
+    from coverage_gate.replay_folder import Unreadable, default_jobs, replay_folder  # noqa: PLC0415
 
-    found = receipt_store.listing(folder)
-    if not found.paths:
+    found = receipt_store.names(folder)
+    if not found.names:
         raise BadInputError(f"receipt folder {folder}: no receipt (*{receipts.SUFFIX}) in it")
-    tally = Tally()
-    changes = 0
-    for path in found.paths:
-        data = receipt_store.read_content(path)
-        stem = path.name.removesuffix(receipts.SUFFIX)
-        if receipts.receipt_id(data) != stem:
-            raise BadInputError(
-                f"receipt {path}: its content hashes to {receipts.receipt_id(data)}, not to its "
-                "name (run `coverage-gate receipts verify`)"
-            )
-        try:
-            receipt = receipts.parse(data)
-        except receipts.ReceiptError as error:
-            raise BadInputError(f"receipt {path}: {error}") from None
-        outcome = replay_one(stem, receipt, candidate, decide)
-        tally.add(outcome)
-        if outcome.entry is not None:
-            changes += 1
-            spool.write(json.dumps(outcome.entry.as_json(), sort_keys=True) + "\n")
-    return tally, changes, found.skipped
+    workers = jobs if jobs is not None else default_jobs(len(found.names))
+    done = _Replay(Tally(), skipped=found.skipped)
+    for result in replay_folder(folder, found.names, make_candidate, decide, workers):
+        if isinstance(result, Unreadable):
+            done.unreadable += 1
+            say(f"coverage-gate: error: {result.problem}")
+            continue
+        done.tally.add(Outcome(result.repo, result.change))
+        if result.entry is not None:
+            done.changes += 1
+            spool.write(result.entry + "\n")
+    return done
 
 
 def _entries(spool: IO[str]) -> Iterator[dict[str, object]]:
@@ -174,15 +205,22 @@ def _markdown(
 
 
 def _json(
-    candidate: str, receipts: int, skipped: int, rows: list[dict[str, object]], spool: IO[str]
+    candidate: str,
+    receipts: int,
+    skipped: int,
+    unreadable: int,
+    rows: list[dict[str, object]],
+    spool: IO[str],
 ) -> Iterator[str]:
-    head = {
+    head: dict[str, object] = {
         "schema": "coverage-gate/replay",
         "candidate": candidate,
         "receipts": receipts,
         "skipped_files": skipped,
         "repositories": rows,
     }
+    if unreadable:  # present only then: a folder of sound receipts reads as it always did
+        head["unreadable_receipts"] = unreadable
     yield json.dumps(head, sort_keys=True)[:-1] + ', "changes": ['
     for index, entry in enumerate(_entries(spool)):
         yield ("" if index == 0 else ", ") + json.dumps(entry, sort_keys=True)
@@ -217,12 +255,18 @@ def replay(
         ReplayFormat,
         typer.Option("--format", **choice(ReplayFormat), help="text, json or markdown."),
     ] = ReplayFormat.TEXT,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Worker processes replaying receipts (results are the same for any number; "
+            "default: one per CPU for 2,000 receipts or more, else 1: this process).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Decide each receipt again under candidate settings (a mode, policies, or a flags snapshot
     evaluated per repository) and show, per repository, which verdicts would change."""
-    from coverage_gate.model import CitationPolicy, Mode  # noqa: PLC0415
-    from coverage_gate.replay import Candidate  # noqa: PLC0415
-
     with errors_to_exit():
         require_stdout(REPLAY)
         given = (mode, unknown_policy, depth_policy, citation_policy)
@@ -231,24 +275,24 @@ def replay(
                 "give a candidate: --mode, --unknown-policy, --depth-policy, --citation-policy "
                 "or --flags FILE"
             )
-        candidate = Candidate(
-            mode=Mode(mode.value) if mode is not None else None,
-            unknown_policy=unknown_policy,
-            depth_policy=depth_policy,
-            citation_policy=CitationPolicy(citation_policy.value) if citation_policy else None,
-            flags=_flag_lookup(flags_file, flag_name) if flags_file else None,
+        make_candidate = functools.partial(
+            _candidate, mode, unknown_policy, depth_policy, citation_policy, flags_file, flag_name
         )
+        described = make_candidate().describe()  # a snapshot that cannot be read stops here
         with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
-            tally, changes, skipped = _run(folder, candidate, spool)
-            rows = tally.rows()
-            total = sum(r.receipts for r in tally.repos.values())
-            described = candidate.describe()
+            done = _run(folder, make_candidate, jobs, spool)
+            rows = done.tally.rows()
+            total = sum(r.receipts for r in done.tally.repos.values())
             head = f"Replay of {total} receipt(s) in {folder} under {described}"
-            if skipped:
-                head += f"; {skipped} other file(s) skipped"
+            if done.skipped:
+                head += f"; {done.skipped} other file(s) skipped"
+            if done.unreadable:
+                head += f"; {done.unreadable} receipt(s) could not be replayed (named on stderr)"
             if output_format is ReplayFormat.JSON:
-                _emit(_json(described, total, skipped, rows, spool))
+                _emit(_json(described, total, done.skipped, done.unreadable, rows, spool))
             elif output_format is ReplayFormat.MARKDOWN:
-                _emit(_markdown(head, rows, changes, spool))
+                _emit(_markdown(head, rows, done.changes, spool))
             else:
-                _emit(_text(head, rows, changes, spool))
+                _emit(_text(head, rows, done.changes, spool))
+    if done.unreadable:
+        raise typer.Exit(int(ExitCode.BAD_INPUT))
