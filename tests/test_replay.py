@@ -165,7 +165,9 @@ def test_no_candidate_is_a_usage_error(rollout: Path) -> None:
     assert "give a candidate" in result.stderr
 
 
-def test_a_tampered_receipt_stops_the_replay_named(tmp_path: Path) -> None:
+def test_a_tampered_receipt_is_named_and_fails_the_replay(tmp_path: Path) -> None:
+    """A receipt whose content no longer hashes to its name is named on stderr, and the replay
+    exits 3 (the others replayed: tests/test_replay_folder.py)."""
     folder = tmp_path / "receipts"
     assert (
         runner.invoke(app, lying_reconcile_args(tmp_path, "--receipt", str(folder))).exit_code == 0
