@@ -57,7 +57,9 @@ def invoke(folder: Path, *options: str) -> Any:
         ("--unknown-policy", "downgrade", "--citation-policy", "accept"),
     ],
 )
-def test_workers_give_the_bytes_one_process_gives(rollout: Path, candidate: tuple[str]) -> None:
+def test_workers_give_the_bytes_one_process_gives(
+    rollout: Path, candidate: tuple[str, ...]
+) -> None:
     """Whatever the number of workers, the output is the same bytes, in every format: chunks
     are taken back in name order."""
     for output in ("json", "text", "markdown"):
