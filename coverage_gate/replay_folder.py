@@ -35,8 +35,10 @@ from coverage_gate.replay import Candidate, Change, replay_one
 
 #: Receipts a worker replays per task.
 CHUNK = 256
-#: Tasks in flight per worker: enough to keep each busy, few enough to hold little.
-AHEAD = 4
+#: Tasks in flight per worker: enough that a worker the scheduler sets aside on a busy machine
+#: does not leave the other idle behind the chunk awaited first; few enough to hold little
+#: (a chunk's results are about ten kB pickled).
+AHEAD = 16
 #: Below this many receipts the default is to replay in this process (starting a worker costs
 #: about as much as replaying a thousand receipts).
 PARALLEL_FROM = 2_000
