@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import json
 import math
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
+from hashlib import blake2b
 from pathlib import Path
 from typing import Any
 
@@ -119,23 +121,163 @@ class MalformedLine:
     detail: str
 
 
-@dataclass
-class Loaded:
-    """Everything read from a telemetry folder."""
+class SpanKeys:
+    """The review spans read so far, each by a 64-bit key of its trace and span ids: a compact
+    open-addressing set (8 bytes a key in one array, not a tuple of two strings in a set), so
+    that a million reviews cost megabytes. Two different spans share a key with a chance of
+    about n²/2⁶⁵ (3·10⁻⁸ for a million reviews)."""
 
-    reviews: list[ReviewRecord] = field(default_factory=list)
+    __slots__ = ("_count", "_table")
+
+    def __init__(self) -> None:
+        self._table = array("Q", bytes(8 * 1024))
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, key: int) -> bool:
+        table = self._table
+        mask = len(table) - 1
+        index = key & mask
+        while True:
+            held = table[index]
+            if held == key:
+                return True
+            if not held:
+                return False
+            index = (index + 1) & mask
+
+    def add(self, key: int) -> None:
+        table = self._table
+        mask = len(table) - 1
+        index = key & mask
+        while True:
+            held = table[index]
+            if held == key:
+                return
+            if not held:
+                break
+            index = (index + 1) & mask
+        table[index] = key
+        self._count += 1
+        if 2 * self._count > len(table):
+            self._grow()
+
+    def update(self, keys: Iterable[int]) -> None:
+        for key in keys:
+            self.add(key)
+
+    def isdisjoint(self, keys: Iterable[int]) -> bool:
+        return not any(key in self for key in keys)
+
+    def __iter__(self) -> Iterator[int]:
+        return (key for key in self._table if key)
+
+    def _grow(self) -> None:
+        held = [key for key in self._table if key]
+        self._table = array("Q", bytes(16 * len(self._table)))
+        self._count = 0
+        for key in held:
+            self.add(key)
+
+
+def span_key(trace_id: str, span_id: str) -> int:
+    """A span's key for ``SpanKeys``: 64 bits of a hash of its ids, never 0; 0 for a span with
+    neither id (such spans are never taken for one another)."""
+    if not trace_id and not span_id:
+        return 0
+    ids = f"{len(trace_id)}:{trace_id}{span_id}".encode("utf-8", "surrogatepass")
+    return int.from_bytes(blake2b(ids, digest_size=8).digest(), "little") or 1
+
+
+@dataclass
+class FolderInput:
+    """What reading a telemetry folder gathered besides the reviews themselves."""
+
     errors: Counter[str] = field(default_factory=Counter)
     files: int = 0
     lines: int = 0
     malformed_lines: int = 0
     malformed_sample: list[MalformedLine] = field(default_factory=list)
     unreadable_files: list[str] = field(default_factory=list)
-    seen_spans: set[tuple[str, str]] = field(default_factory=set)
+    #: The review spans read so far (the same span in two files is one review).
+    seen_spans: SpanKeys = field(default_factory=SpanKeys)
 
     def malformed(self, file: str, line: int, detail: str) -> None:
         self.malformed_lines += 1
         if len(self.malformed_sample) < MALFORMED_SAMPLE:
             self.malformed_sample.append(MalformedLine(file, line, detail))
+
+    def add_review(self, review: ReviewRecord) -> None:
+        raise NotImplementedError
+
+    @property
+    def reviews_read(self) -> int:
+        raise NotImplementedError
+
+
+@dataclass
+class Loaded(FolderInput):
+    """Everything read from a telemetry folder, every review kept (for callers that want the
+    records; the report command streams into a ``Tallied`` instead)."""
+
+    reviews: list[ReviewRecord] = field(default_factory=list)
+
+    def add_review(self, review: ReviewRecord) -> None:
+        self.reviews.append(review)
+
+    @property
+    def reviews_read(self) -> int:
+        return len(self.reviews)
+
+
+@dataclass
+class Tallied(FolderInput):
+    """A telemetry folder folded one review at a time into per-repository tallies: memory grows
+    with the repositories and by a few bytes a review (its key, its duration), not with the
+    reviews' records. The flagged decisions are kept only when asked for (``--list``)."""
+
+    tallies: dict[str, ReviewTally] = field(default_factory=dict)
+    count: int = 0
+    #: (end time, decision) of each flagged reviewer decision, in reading order; None when not
+    #: asked for.
+    flagged: list[tuple[int, Flagged]] | None = None
+
+    def add_review(self, review: ReviewRecord) -> None:
+        self.count += 1
+        tally = self.tallies.get(review.repository)
+        if tally is None:
+            tally = self.tallies[review.repository] = ReviewTally()
+        tally.add(review)
+        if self.flagged is not None:
+            # Its time is written when listed, as for a Loaded.
+            self.flagged.extend((review.end_ns, item) for item in _flagged_of(review, timed=False))
+
+    @property
+    def reviews_read(self) -> int:
+        return self.count
+
+    def absorb(self, part: Tallied) -> None:
+        """Fold in what another ``Tallied`` read after this one, whose reviews share no key with
+        this one's (a file read apart, checked with ``seen_spans.isdisjoint``)."""
+        self.errors.update(part.errors)
+        self.files += part.files
+        self.lines += part.lines
+        self.malformed_lines += part.malformed_lines
+        room = MALFORMED_SAMPLE - len(self.malformed_sample)
+        self.malformed_sample.extend(part.malformed_sample[: max(room, 0)])
+        self.unreadable_files.extend(part.unreadable_files)
+        self.seen_spans.update(part.seen_spans)
+        self.count += part.count
+        for repository, tally in part.tallies.items():
+            mine = self.tallies.get(repository)
+            if mine is None:
+                self.tallies[repository] = tally
+            else:
+                mine.merge(tally)
+        if self.flagged is not None and part.flagged is not None:
+            self.flagged.extend(part.flagged)
 
 
 class _BadLineError(ValueError):
@@ -315,7 +457,7 @@ def _error_points(request: Mapping[str, object]) -> Iterator[tuple[str, str, int
 
 
 def _fold(
-    loaded: Loaded,
+    loaded: FolderInput,
     request: Mapping[str, object],
     cumulative: dict[tuple[str, str, int], int],
 ) -> None:
@@ -323,60 +465,102 @@ def _fold(
         for span in _spans(request):
             # The same span in two files (a copy, or a Collector's file beside a run's) is
             # one review.
-            key = (str(span.get("traceId", "")), str(span.get("spanId", "")))
-            if key in loaded.seen_spans and key != ("", ""):
+            key = span_key(str(span.get("traceId", "")), str(span.get("spanId", "")))
+            if key and key in loaded.seen_spans:
                 continue
-            loaded.seen_spans.add(key)
             review = _review(span)
             if review is not None:
-                loaded.reviews.append(review)
+                if key:
+                    loaded.seen_spans.add(key)
+                loaded.add_review(review)
     elif "resourceMetrics" in request:
         for repo, kind, temporality, start, value in _error_points(request):
-            if temporality == _CUMULATIVE:
-                # A cumulative point repeats what came before: keep the latest per series.
-                series = (repo, kind, start)
-                cumulative[series] = max(cumulative.get(series, 0), value)
-            else:
-                loaded.errors[repo] += value
+            fold_error_point(loaded, cumulative, repo, kind, temporality, start, value)
     else:
         raise _BadLineError("neither resourceSpans nor resourceMetrics")
 
 
+def fold_error_point(
+    loaded: FolderInput,
+    cumulative: dict[tuple[str, str, int], int],
+    repo: str,
+    kind: str,
+    temporality: int,
+    start: int,
+    value: int,
+) -> None:
+    if temporality == _CUMULATIVE:
+        # A cumulative point repeats what came before: keep the latest per series.
+        series = (repo, kind, start)
+        cumulative[series] = max(cumulative.get(series, 0), value)
+    else:
+        loaded.errors[repo] += value
+
+
 _TOO_DEEP = "JSON nested too deeply to read"
+_TOO_LONG = "a number too long to read (over 4,300 digits)"
+_TOO_LARGE = "a number too large to read"
 
 
-def read_lines(loaded: Loaded, name: str, lines: Iterable[str]) -> None:
+def read_line(
+    loaded: FolderInput,
+    name: str,
+    number: int,
+    text: str,
+    cumulative: dict[tuple[str, str, int], int],
+) -> None:
+    """Fold one non-blank line into ``loaded``; a bad line is counted and skipped."""
+    try:
+        request = json.loads(text)
+    except json.JSONDecodeError as error:
+        loaded.malformed(name, number, f"not JSON: {error.msg}")
+        return
+    except RecursionError:
+        loaded.malformed(name, number, _TOO_DEEP)
+        return
+    except ValueError:  # past Python's limit on the digits of an integer
+        loaded.malformed(name, number, _TOO_LONG)
+        return
+    try:
+        _fold(loaded, _obj(request, "line"), cumulative)
+    except _BadLineError as error:
+        loaded.malformed(name, number, str(error))
+    except OverflowError:  # an integer duration or time past what a float holds
+        loaded.malformed(name, number, _TOO_LARGE)
+
+
+def end_file(loaded: FolderInput, cumulative: dict[tuple[str, str, int], int]) -> None:
+    """Count the latest cumulative error points of a file read to its end."""
+    for (repo, _, _), value in cumulative.items():
+        loaded.errors[repo] += value
+
+
+def read_lines(loaded: FolderInput, name: str, lines: Iterable[str]) -> None:
     """Fold one file's lines into ``loaded``; a bad line is counted and skipped."""
     cumulative: dict[tuple[str, str, int], int] = {}
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
         loaded.lines += 1
-        try:
-            request = json.loads(text)
-        except json.JSONDecodeError as error:
-            loaded.malformed(name, number, f"not JSON: {error.msg}")
-            continue
-        except RecursionError:
-            loaded.malformed(name, number, _TOO_DEEP)
-            continue
-        except ValueError:  # past Python's limit on the digits of an integer
-            loaded.malformed(name, number, "a number too long to read (over 4,300 digits)")
-            continue
-        try:
-            _fold(loaded, _obj(request, "line"), cumulative)
-        except _BadLineError as error:
-            loaded.malformed(name, number, str(error))
-    for (repo, _, _), value in cumulative.items():
-        loaded.errors[repo] += value
+        read_line(loaded, name, number, text, cumulative)
+    end_file(loaded, cumulative)
+
+
+def folder_files(folder: Path) -> list[Path]:
+    """The files of a telemetry folder the report reads: ``*.jsonl``/``*.json`` directly in it,
+    in name order."""
+    return [
+        path
+        for path in sorted(folder.iterdir())
+        if path.suffix in {".jsonl", ".json"} and path.is_file()
+    ]
 
 
 def load_folder(folder: Path) -> Loaded:
-    """Read every ``*.jsonl``/``*.json`` file directly in ``folder``, in name order."""
+    """Read every ``*.jsonl``/``*.json`` file directly in ``folder``, in name order, keeping
+    every review (``coverage_gate.report_scan.scan_folder`` streams the same into tallies)."""
     loaded = Loaded()
-    for path in sorted(folder.iterdir()):
-        if path.suffix not in {".jsonl", ".json"} or not path.is_file():
-            continue
+    for path in folder_files(folder):
         loaded.files += 1
         try:
             # utf-8-sig: a byte-order mark opening a file is not part of its first line
@@ -522,67 +706,210 @@ class RepoCounts:
         return max(span, 0.0) / 86_400
 
 
-def _evidence_detail(reviews: Sequence[ReviewRecord]) -> tuple[int, EvidenceDetail]:
-    available = none = incomplete = truncated = stale = 0
-    for review in reviews:
+_DEPTHS = tuple(d.value for d in Depth)
+_POLICIES = tuple(p.value for p in DepthPolicy)
+
+
+@dataclass(slots=True)
+class ReviewTally:
+    """One repository's reviews folded one at a time into everything ``count_reviews`` reports,
+    without keeping the reviews: counts, counters, the first and last end times, and each
+    review's duration as an 8-byte double (the percentiles are exact). Two tallies of
+    consecutive runs of reviews ``merge`` into the tally of the whole run, in that order."""
+
+    reviews: int = 0
+    approvals: int = 0
+    outcomes: Counter[str] = field(default_factory=Counter)
+    modes: Counter[str] = field(default_factory=Counter)
+    mode_sources: Counter[str] = field(default_factory=Counter)
+    depth_in_force: Counter[str] = field(default_factory=Counter)
+    #: In order of first appearance, which breaks ties among the top reasons.
+    reasons: Counter[str] = field(default_factory=Counter)
+    evidence_available: int = 0
+    capability_none: int = 0
+    incomplete: int = 0
+    truncated: int = 0
+    stale: int = 0
+    claimed_files: int = 0
+    unsupported_files: int = 0
+    unknown_files: int = 0
+    depth_files: Counter[str] = field(default_factory=Counter)
+    approvals_compared: int = 0
+    flagged_under: Counter[str] = field(default_factory=Counter)
+    durations: array[float] = field(default_factory=lambda: array("d"))
+    first_end_ns: int | None = None
+    last_end_ns: int | None = None
+    # Citations, over the reviews whose span records them.
+    cited_reviews: int = 0
+    cited_citing: int = 0
+    cited_replayed: int = 0
+    cited_failed: int = 0
+    cited_reviews_failed: int = 0
+    cited_approvals: int = 0
+    cited_would_downgrade: int = 0
+
+    def add(self, review: ReviewRecord) -> None:
+        self.reviews += 1
+        approve = review.verdict_in == "approve"
+        self.approvals += approve
+        self.outcomes[review.outcome] += 1
+        self.modes[review.mode] += 1
+        self.mode_sources[review.mode_source] += 1
+        self.depth_in_force[review.depth_policy] += 1
+        self.reasons.update(review.reasons)
         working = [r for r in review.reviewers if not r.failed]
-        available += all(r.evidence_available for r in working)
-        none += any(r.capability != "per_file" for r in working)
-        incomplete += any(not r.complete for r in working)
-        truncated += any(r.truncated for r in working)
-        stale += any(r.stale for r in working)
-    return available, EvidenceDetail(none, incomplete, truncated, stale)
+        self.evidence_available += all(r.evidence_available for r in working)
+        self.capability_none += any(r.capability != "per_file" for r in working)
+        self.incomplete += any(not r.complete for r in working)
+        self.truncated += any(r.truncated for r in working)
+        self.stale += any(r.stale for r in working)
+        self.claimed_files += review.claimed
+        self.unsupported_files += review.unsupported
+        self.unknown_files += review.unknown
+        depths = review.depths
+        for depth in _DEPTHS:
+            self.depth_files[depth] += depths.get(depth, 0)
+        under = review.would_downgrade_under
+        if approve and under is not None:
+            self.approvals_compared += 1
+            for policy in _POLICIES:
+                self.flagged_under[policy] += policy in under
+        self.durations.append(review.duration_s)
+        end = review.end_ns
+        if self.first_end_ns is None or end < self.first_end_ns:
+            self.first_end_ns = end
+        if self.last_end_ns is None or end > self.last_end_ns:
+            self.last_end_ns = end
+        if review.citations_would_downgrade is not None:
+            self.cited_reviews += 1
+            self.cited_citing += bool(review.citations_replayed)
+            self.cited_replayed += review.citations_replayed
+            self.cited_failed += review.citations_failed
+            self.cited_reviews_failed += bool(review.citations_failed)
+            if approve:
+                self.cited_approvals += 1
+                self.cited_would_downgrade += bool(review.citations_would_downgrade)
+
+    def merge(self, later: ReviewTally) -> None:
+        """Fold in the tally of reviews read after this one's."""
+        for name in _TALLY_COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(later, name))
+        for name in _TALLY_COUNTERS:
+            getattr(self, name).update(getattr(later, name))
+        self.durations.extend(later.durations)
+        ends = [e for e in (self.first_end_ns, later.first_end_ns) if e is not None]
+        self.first_end_ns = min(ends) if ends else None
+        ends = [e for e in (self.last_end_ns, later.last_end_ns) if e is not None]
+        self.last_end_ns = max(ends) if ends else None
+
+    def counts(self, repository: str, errors: int) -> RepoCounts:
+        outcomes = self.outcomes
+        first, last = self.first_end_ns, self.last_end_ns
+        ordered = sorted(self.durations)  # once for both percentiles
+        return RepoCounts(
+            repository=repository,
+            reviews=self.reviews,
+            approvals=self.approvals,
+            flagged=outcomes[Outcome.WOULD_DOWNGRADE] + outcomes[Outcome.DOWNGRADED],
+            evidence_available=self.evidence_available,
+            errors=errors,
+            fallbacks=self.mode_sources.get("fallback", 0),
+            first_seen_s=None if first is None else first / 1e9,
+            last_seen_s=None if last is None else last / 1e9,
+            outcomes=dict(sorted(outcomes.items())),
+            modes=dict(sorted(self.modes.items())),
+            mode_sources=dict(sorted(self.mode_sources.items())),
+            claimed_files=self.claimed_files,
+            unsupported_files=self.unsupported_files,
+            unknown_files=self.unknown_files,
+            depth_files={d: self.depth_files[d] for d in _DEPTHS},
+            approvals_compared=self.approvals_compared,
+            flagged_under={p: self.flagged_under[p] for p in _POLICIES},
+            evidence_detail=EvidenceDetail(
+                self.capability_none, self.incomplete, self.truncated, self.stale
+            ),
+            depth_in_force=dict(sorted(self.depth_in_force.items())),
+            duration_p50_s=percentile(ordered, 0.50),
+            duration_p95_s=percentile(ordered, 0.95),
+            top_reasons=tuple(self.reasons.most_common(TOP_REASONS)),
+            citations=self._citations(),
+        )
+
+    def _citations(self) -> CitationReport:
+        recorded, failed = self.cited_reviews, self.cited_failed
+        reviews_failed = self.cited_reviews_failed
+        approvals, flagged = self.cited_approvals, self.cited_would_downgrade
+        return CitationReport(
+            reviews=recorded,
+            reviews_citing=self.cited_citing,
+            replayed=self.cited_replayed,
+            failed=failed,
+            failed_per_100_reviews=None if not recorded else 100 * failed / recorded,
+            reviews_failed=reviews_failed,
+            reviews_failed_rate=_share(reviews_failed, recorded),
+            reviews_failed_interval=wilson(reviews_failed, recorded),
+            approvals=approvals,
+            would_downgrade=flagged,
+            would_downgrade_rate=_share(flagged, approvals),
+            would_downgrade_interval=wilson(flagged, approvals),
+        )
 
 
-def count_reviews(repository: str, reviews: Sequence[ReviewRecord], errors: int) -> RepoCounts:
+_TALLY_COUNTS = (
+    "reviews",
+    "approvals",
+    "evidence_available",
+    "capability_none",
+    "incomplete",
+    "truncated",
+    "stale",
+    "claimed_files",
+    "unsupported_files",
+    "unknown_files",
+    "approvals_compared",
+    "cited_reviews",
+    "cited_citing",
+    "cited_replayed",
+    "cited_failed",
+    "cited_reviews_failed",
+    "cited_approvals",
+    "cited_would_downgrade",
+)
+_TALLY_COUNTERS = (
+    "outcomes",
+    "modes",
+    "mode_sources",
+    "depth_in_force",
+    "reasons",
+    "depth_files",
+    "flagged_under",
+)
+
+
+def count_reviews(repository: str, reviews: Iterable[ReviewRecord], errors: int) -> RepoCounts:
     """A repository's counts from its ``reconcile`` spans (one per review) and its errors."""
-    outcomes = Counter(r.outcome for r in reviews)
-    available, detail = _evidence_detail(reviews)
-    compared = [
-        r for r in reviews if r.verdict_in == "approve" and r.would_downgrade_under is not None
-    ]
-    sources = Counter(r.mode_source for r in reviews)
-    durations = [r.duration_s for r in reviews]
-    ends = [r.end_ns for r in reviews]
-    return RepoCounts(
-        repository=repository,
-        reviews=len(reviews),
-        approvals=sum(1 for r in reviews if r.verdict_in == "approve"),
-        flagged=outcomes[Outcome.WOULD_DOWNGRADE] + outcomes[Outcome.DOWNGRADED],
-        evidence_available=available,
-        errors=errors,
-        fallbacks=sources.get("fallback", 0),
-        first_seen_s=min(ends) / 1e9 if ends else None,
-        last_seen_s=max(ends) / 1e9 if ends else None,
-        outcomes=dict(sorted(outcomes.items())),
-        modes=dict(sorted(Counter(r.mode for r in reviews).items())),
-        mode_sources=dict(sorted(sources.items())),
-        claimed_files=sum(r.claimed for r in reviews),
-        unsupported_files=sum(r.unsupported for r in reviews),
-        unknown_files=sum(r.unknown for r in reviews),
-        depth_files={d.value: sum(r.depths.get(d.value, 0) for r in reviews) for d in Depth},
-        approvals_compared=len(compared),
-        flagged_under={
-            p.value: sum(1 for r in compared if p.value in (r.would_downgrade_under or ()))
-            for p in DepthPolicy
-        },
-        evidence_detail=detail,
-        depth_in_force=dict(sorted(Counter(r.depth_policy for r in reviews).items())),
-        duration_p50_s=percentile(durations, 0.50),
-        duration_p95_s=percentile(durations, 0.95),
-        top_reasons=tuple(Counter(x for r in reviews for x in r.reasons).most_common(TOP_REASONS)),
-        citations=_citations(reviews),
-    )
+    tally = ReviewTally()
+    for review in reviews:
+        tally.add(review)
+    return tally.counts(repository, errors)
 
 
-def count_folder(loaded: Loaded) -> list[RepoCounts]:
+def count_folder(loaded: FolderInput) -> list[RepoCounts]:
     """Every repository with a review or an error in ``loaded``, by name."""
-    by_repo: dict[str, list[ReviewRecord]] = {}
-    for review in loaded.reviews:
-        by_repo.setdefault(review.repository, []).append(review)
-    names = sorted(set(by_repo) | {repo for repo, n in loaded.errors.items() if n})
+    if isinstance(loaded, Tallied):
+        tallies = loaded.tallies
+    else:
+        assert isinstance(loaded, Loaded)  # noqa: S101 - the two kinds of folder input
+        tallies = {}
+        for review in loaded.reviews:
+            tally = tallies.get(review.repository)
+            if tally is None:
+                tally = tallies[review.repository] = ReviewTally()
+            tally.add(review)
+    names = sorted(set(tallies) | {repo for repo, n in loaded.errors.items() if n})
     return [
-        count_reviews(name, by_repo.get(name, []), loaded.errors.get(name, 0)) for name in names
+        (tallies.get(name) or ReviewTally()).counts(name, loaded.errors.get(name, 0))
+        for name in names
     ]
 
 
@@ -852,28 +1179,6 @@ def _depth(counts: RepoCounts) -> DepthReport:
     )
 
 
-def _citations(reviews: Sequence[ReviewRecord]) -> CitationReport:
-    recorded = [r for r in reviews if r.citations_would_downgrade is not None]
-    failed = sum(r.citations_failed for r in recorded)
-    reviews_failed = sum(1 for r in recorded if r.citations_failed)
-    approvals = [r for r in recorded if r.verdict_in == "approve"]
-    flagged = sum(1 for r in approvals if r.citations_would_downgrade)
-    return CitationReport(
-        reviews=len(recorded),
-        reviews_citing=sum(1 for r in recorded if r.citations_replayed),
-        replayed=sum(r.citations_replayed for r in recorded),
-        failed=failed,
-        failed_per_100_reviews=None if not recorded else 100 * failed / len(recorded),
-        reviews_failed=reviews_failed,
-        reviews_failed_rate=_share(reviews_failed, len(recorded)),
-        reviews_failed_interval=wilson(reviews_failed, len(recorded)),
-        approvals=len(approvals),
-        would_downgrade=flagged,
-        would_downgrade_rate=_share(flagged, len(approvals)),
-        would_downgrade_interval=wilson(flagged, len(approvals)),
-    )
-
-
 def _ci_range(interval: tuple[float, float]) -> str:
     return f"{interval[0]:.1%}-{interval[1]:.1%}"
 
@@ -960,43 +1265,63 @@ class Report:
     criteria: Criteria
     repositories: list[RepoReport]
     #: What a telemetry folder held, for a report read from one.
-    loaded: Loaded | None = None
+    loaded: FolderInput | None = None
     would_downgrade: list[Flagged] | None = None
     #: The Prometheus window, for a report read from Prometheus.
     window: Window | None = None
 
 
+def _flagged_of(review: ReviewRecord, *, timed: bool = True) -> list[Flagged]:
+    """The reviewer decisions of one review that ``--list would_downgrade`` lists."""
+    if review.outcome not in {Outcome.WOULD_DOWNGRADE, Outcome.DOWNGRADED}:
+        return []
+    return [
+        Flagged(
+            repository=review.repository,
+            revision=review.revision,
+            reviewer=reviewer.agent,
+            mode=review.mode,
+            outcome=review.outcome,
+            time=_iso(review.end_ns) if timed else "",
+            files=reviewer.unsupported_files,
+            files_dropped=reviewer.unsupported_dropped,
+            shallow_files=reviewer.shallow_files,
+            failed_citations=reviewer.failed_citations,
+        )
+        for reviewer in review.reviewers
+        if reviewer.would_downgrade or reviewer.unsupported_files or reviewer.failed_citations
+    ]
+
+
 def flagged_decisions(reviews: Iterable[ReviewRecord]) -> list[Flagged]:
     listed: list[Flagged] = []
     for review in sorted(reviews, key=lambda r: (r.repository, r.end_ns, r.revision)):
-        if review.outcome not in {Outcome.WOULD_DOWNGRADE, Outcome.DOWNGRADED}:
-            continue
-        for reviewer in review.reviewers:
-            if reviewer.would_downgrade or reviewer.unsupported_files or reviewer.failed_citations:
-                listed.append(
-                    Flagged(
-                        repository=review.repository,
-                        revision=review.revision,
-                        reviewer=reviewer.agent,
-                        mode=review.mode,
-                        outcome=review.outcome,
-                        time=_iso(review.end_ns),
-                        files=reviewer.unsupported_files,
-                        files_dropped=reviewer.unsupported_dropped,
-                        shallow_files=reviewer.shallow_files,
-                        failed_citations=reviewer.failed_citations,
-                    )
-                )
+        listed.extend(_flagged_of(review))
     return listed
 
 
-def build_report(loaded: Loaded, criteria: Criteria, *, list_flagged: bool = False) -> Report:
-    """The report on a telemetry folder's contents."""
+def _sorted_flagged(flagged: Iterable[tuple[int, Flagged]]) -> list[Flagged]:
+    """``flagged_decisions``' order for decisions kept as they were read: by repository, end
+    time and revision, ties in reading order."""
+    ordered = sorted(flagged, key=lambda pair: (pair[1].repository, pair[0], pair[1].revision))
+    return [replace(item, time=_iso(end)) for end, item in ordered]
+
+
+def build_report(loaded: FolderInput, criteria: Criteria, *, list_flagged: bool = False) -> Report:
+    """The report on a telemetry folder's contents (a ``Tallied`` lists flagged decisions only
+    when it kept them)."""
+    flagged: list[Flagged] | None = None
+    if list_flagged:
+        if isinstance(loaded, Tallied):
+            flagged = _sorted_flagged(loaded.flagged or [])
+        else:
+            assert isinstance(loaded, Loaded)  # noqa: S101 - the two kinds of folder input
+            flagged = flagged_decisions(loaded.reviews)
     return Report(
         criteria=criteria,
         repositories=[repo_report(counts, criteria) for counts in count_folder(loaded)],
         loaded=loaded,
-        would_downgrade=flagged_decisions(loaded.reviews) if list_flagged else None,
+        would_downgrade=flagged,
     )
 
 
@@ -1020,7 +1345,7 @@ def _input_json(report: Report) -> dict[str, Any]:
         "source": "telemetry_dir",
         "files": loaded.files,
         "lines": loaded.lines,
-        "reviews": len(loaded.reviews),
+        "reviews": loaded.reviews_read,
         "malformed_lines": loaded.malformed_lines,
         "malformed_sample": [asdict(x) for x in loaded.malformed_sample],
         "unreadable_files": list(loaded.unreadable_files),
@@ -1134,7 +1459,7 @@ def _header(report: Report) -> list[str]:
         ]
     loaded = report.loaded or Loaded()
     out = [
-        f"{loaded.files} files, {loaded.lines} lines, {len(loaded.reviews)} reviews, "
+        f"{loaded.files} files, {loaded.lines} lines, {loaded.reviews_read} reviews, "
         f"{loaded.malformed_lines} malformed lines"
     ]
     out.extend(f"  malformed: {x.file}:{x.line}: {x.detail}" for x in loaded.malformed_sample)

@@ -252,16 +252,19 @@ def _source_problem(
 
 
 def _from_folder(telemetry_dir: Path | None, criteria: Criteria, listing: Listing | None) -> Report:
-    from coverage_gate.report import build_report, load_folder  # noqa: PLC0415 - start-up
+    from coverage_gate.report import build_report  # noqa: PLC0415 - start-up
+    from coverage_gate.report_scan import scan_folder  # noqa: PLC0415 - start-up
 
     folder = telemetry_dir if telemetry_dir is not None else default_telemetry_dir(os.environ)
     if not folder.is_dir():
         raise _fail(f"no telemetry folder at {folder}", EXIT_BAD_INPUT)
+    listed = listing is Listing.WOULD_DOWNGRADE
     try:
-        loaded = load_folder(folder)
+        # Streamed into per-repository tallies, on every core for a big folder.
+        loaded = scan_folder(folder, list_flagged=listed)
     except OSError as error:
         raise _fail(f"cannot read {folder}: {error.strerror or error}", EXIT_BAD_INPUT) from None
-    return build_report(loaded, criteria, list_flagged=listing is Listing.WOULD_DOWNGRADE)
+    return build_report(loaded, criteria, list_flagged=listed)
 
 
 def _from_prometheus(
