@@ -756,24 +756,37 @@ class ReviewTally:
         self.modes[review.mode] += 1
         self.mode_sources[review.mode_source] += 1
         self.depth_in_force[review.depth_policy] += 1
-        self.reasons.update(review.reasons)
-        working = [r for r in review.reviewers if not r.failed]
-        self.evidence_available += all(r.evidence_available for r in working)
-        self.capability_none += any(r.capability != "per_file" for r in working)
-        self.incomplete += any(not r.complete for r in working)
-        self.truncated += any(r.truncated for r in working)
-        self.stale += any(r.stale for r in working)
+        if review.reasons:
+            self.reasons.update(review.reasons)
+        available = True
+        none = incomplete = truncated = stale = False
+        for reviewer in review.reviewers:
+            if reviewer.failed:
+                continue
+            available = available and reviewer.evidence_available
+            none = none or reviewer.capability != "per_file"
+            incomplete = incomplete or not reviewer.complete
+            truncated = truncated or reviewer.truncated
+            stale = stale or reviewer.stale
+        self.evidence_available += available
+        self.capability_none += none
+        self.incomplete += incomplete
+        self.truncated += truncated
+        self.stale += stale
         self.claimed_files += review.claimed
         self.unsupported_files += review.unsupported
         self.unknown_files += review.unknown
         depths = review.depths
+        files = self.depth_files
         for depth in _DEPTHS:
-            self.depth_files[depth] += depths.get(depth, 0)
+            files[depth] += depths.get(depth, 0)
         under = review.would_downgrade_under
         if approve and under is not None:
             self.approvals_compared += 1
-            for policy in _POLICIES:
-                self.flagged_under[policy] += policy in under
+            if under:
+                for policy in _POLICIES:
+                    if policy in under:
+                        self.flagged_under[policy] += 1
         self.durations.append(review.duration_s)
         end = review.end_ns
         if self.first_end_ns is None or end < self.first_end_ns:

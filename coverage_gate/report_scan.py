@@ -44,11 +44,11 @@ _BOM = b"\xef\xbb\xbf"
 _IntText = Annotated[str, msgspec.Meta(pattern=r"^-?[0-9]{1,4000}\Z")]
 
 
-class _Array(msgspec.Struct):
+class _Array(msgspec.Struct, gc=False):
     values: list[_Value] | None = None
 
 
-class _Value(msgspec.Struct):
+class _Value(msgspec.Struct, gc=False):
     stringValue: str | UnsetType = UNSET  # noqa: N815 - OTLP's names
     boolValue: bool | UnsetType = UNSET  # noqa: N815
     intValue: int | _IntText | UnsetType = UNSET  # noqa: N815
@@ -56,17 +56,18 @@ class _Value(msgspec.Struct):
     arrayValue: _Array | UnsetType = UNSET  # noqa: N815
 
 
-class _KeyValue(msgspec.Struct):
+class _KeyValue(msgspec.Struct, gc=False):
     key: str = ""
-    value: _Value | UnsetType = UNSET
+    # A missing value is no value (report: ``entry.get("value", {})``).
+    value: _Value = msgspec.field(default_factory=_Value)
 
 
-class _Event(msgspec.Struct):
+class _Event(msgspec.Struct, gc=False):
     name: str | None = None
     attributes: list[_KeyValue] | None = None
 
 
-class _Span(msgspec.Struct):
+class _Span(msgspec.Struct, gc=False):
     name: str | None = None
     traceId: str = ""  # noqa: N815
     spanId: str = ""  # noqa: N815
@@ -76,41 +77,41 @@ class _Span(msgspec.Struct):
     events: list[_Event] | None = None
 
 
-class _ScopeSpans(msgspec.Struct):
+class _ScopeSpans(msgspec.Struct, gc=False):
     spans: list[_Span] | None = None
 
 
-class _ResourceSpans(msgspec.Struct):
+class _ResourceSpans(msgspec.Struct, gc=False):
     scopeSpans: list[_ScopeSpans] | None = None  # noqa: N815
 
 
-class _Point(msgspec.Struct):
+class _Point(msgspec.Struct, gc=False):
     attributes: list[_KeyValue] | None = None
     asInt: int | _IntText | UnsetType = UNSET  # noqa: N815
     asDouble: int | float | UnsetType = UNSET  # noqa: N815
     startTimeUnixNano: int | _IntText = 0  # noqa: N815
 
 
-class _Sum(msgspec.Struct):
+class _Sum(msgspec.Struct, gc=False):
     aggregationTemporality: int | _IntText = r._DELTA  # noqa: N815
     dataPoints: list[_Point] | None = None  # noqa: N815
 
 
-class _Metric(msgspec.Struct):
+class _Metric(msgspec.Struct, gc=False):
     name: str | None = None
     # Only the errors metric's is read: the others' are skipped, as the report's reader does.
     sum: msgspec.Raw | UnsetType = UNSET
 
 
-class _ScopeMetrics(msgspec.Struct):
+class _ScopeMetrics(msgspec.Struct, gc=False):
     metrics: list[_Metric] | None = None
 
 
-class _ResourceMetrics(msgspec.Struct):
+class _ResourceMetrics(msgspec.Struct, gc=False):
     scopeMetrics: list[_ScopeMetrics] | None = None  # noqa: N815
 
 
-class _Request(msgspec.Struct):
+class _Request(msgspec.Struct, gc=False):
     resourceSpans: list[_ResourceSpans] | UnsetType | None = UNSET  # noqa: N815
     resourceMetrics: list[_ResourceMetrics] | UnsetType | None = UNSET  # noqa: N815
 
@@ -126,61 +127,63 @@ class _NotPlainError(Exception):
 # --- a span's attributes, as the report's reader sees them ----------------------------------
 
 
-def _plain(value: _Value | UnsetType) -> object:
-    """``report._any_value`` of a typed value (which the types guarantee it reads without fail)."""
-    if value is UNSET:
-        return None
-    if value.stringValue is not UNSET:
-        return value.stringValue
-    if value.boolValue is not UNSET:
-        return value.boolValue
-    number = value.intValue
-    if number is not UNSET:
-        return number if isinstance(number, int) else int(number)
-    double = value.doubleValue
-    if double is not UNSET:
-        return float(double)
-    array = value.arrayValue
-    if array is not UNSET:
-        return [] if array.values is None else [_plain(v) for v in array.values]
-    return None
-
-
-_Attributes = dict[str, "_Value | UnsetType"]
+_NOTHING = _Value()  # what a missing attribute reads as: no value of any kind
+_Attributes = dict[str, _Value]
 
 
 def _attributes(raw: list[_KeyValue] | None) -> _Attributes:
     return {} if raw is None else {kv.key: kv.value for kv in raw}
 
 
+# Each accessor is report's of the same name, on the value report's ``_any_value`` reads: the
+# first kind of value set, in the order stringValue, boolValue, intValue, doubleValue,
+# arrayValue (the types guarantee that it reads each without fail).
+
+
 def _str(a: _Attributes, key: str, default: str = "") -> str:
-    value = a.get(key, UNSET)
-    if value is UNSET:
-        return default
-    text = value.stringValue
+    text = a.get(key, _NOTHING).stringValue
     return default if text is UNSET else text
 
 
 def _count(a: _Attributes, key: str) -> int:
-    value = a.get(key, UNSET)
-    if value is UNSET or value.stringValue is not UNSET or value.boolValue is not UNSET:
-        return 0
+    value = a.get(key, _NOTHING)
     number = value.intValue
-    if number is UNSET:
+    if number is UNSET or value.stringValue is not UNSET or value.boolValue is not UNSET:
         return 0
-    return number if isinstance(number, int) else int(number)
+    return number if number.__class__ is int else int(number)
 
 
 def _flag(a: _Attributes, key: str, default: bool = False) -> bool:
-    value = a.get(key, UNSET)
-    if value is UNSET or value.stringValue is not UNSET or value.boolValue is UNSET:
-        return default
-    return value.boolValue
+    value = a.get(key, _NOTHING)
+    flag = value.boolValue
+    return default if flag is UNSET or value.stringValue is not UNSET else flag
 
 
 def _strings(a: _Attributes, key: str) -> tuple[str, ...]:
-    value = _plain(a.get(key, UNSET))
-    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+    value = a.get(key, _NOTHING)
+    array = value.arrayValue
+    if (
+        array is UNSET
+        or not array.values
+        or value.stringValue is not UNSET
+        or value.boolValue is not UNSET
+        or value.intValue is not UNSET
+        or value.doubleValue is not UNSET
+    ):
+        return ()
+    return tuple(v.stringValue for v in array.values if v.stringValue is not UNSET)
+
+
+def _number(a: _Attributes, key: str) -> float | None:
+    """A number attribute as a float (report: ``float(v)`` of an int or float, not a bool)."""
+    value = a.get(key, _NOTHING)
+    if value.stringValue is not UNSET or value.boolValue is not UNSET:
+        return None
+    number = value.intValue
+    if number is not UNSET:
+        return float(number if number.__class__ is int else int(number))
+    double = value.doubleValue
+    return None if double is UNSET else float(double)
 
 
 def _reviewer(event: _Event) -> r.ReviewerRecord:
@@ -212,16 +215,14 @@ def _review(span: _Span) -> r.ReviewRecord | None:
     a = _attributes(span.attributes)
     if m.A_OUTCOME not in a:
         return None
-    start, end = span.startTimeUnixNano, span.endTimeUnixNano
-    start = start if isinstance(start, int) else int(start)
-    end = end if isinstance(end, int) else int(end)
-    duration = _plain(a.get(m.A_DURATION, UNSET))
-    events = span.events or []
-    duration_s = (
-        float(duration)
-        if isinstance(duration, int | float) and not isinstance(duration, bool)
-        else max(end - start, 0) / 1e9
-    )
+    end = span.endTimeUnixNano
+    end = end if end.__class__ is int else int(end)
+    duration = _number(a, m.A_DURATION)
+    if duration is None:
+        start = span.startTimeUnixNano
+        start = start if start.__class__ is int else int(start)
+        duration = max(end - start, 0) / 1e9
+    events = span.events
     return r.ReviewRecord(
         repository=_str(a, m.A_REPOSITORY, name.removeprefix(m.SPAN_PREFIX)),
         revision=_str(a, m.A_REVISION),
@@ -233,9 +234,11 @@ def _review(span: _Span) -> r.ReviewRecord | None:
         claimed=_count(a, m.A_CLAIMED),
         unsupported=_count(a, m.A_UNSUPPORTED),
         unknown=_count(a, m.A_UNKNOWN),
-        duration_s=duration_s,
+        duration_s=duration,
         end_ns=end,
-        reviewers=tuple(_reviewer(e) for e in events if e.name == m.REVIEWER_EVENT),
+        reviewers=()
+        if events is None
+        else tuple(_reviewer(e) for e in events if e.name == m.REVIEWER_EVENT),
         depth_policy=_str(a, m.A_DEPTH_POLICY, DepthPolicy.ACCEPT.value),
         depths={depth: _count(a, key) for depth, key in _DEPTH_KEYS},
         would_downgrade_under=_strings(a, m.A_WOULD_DOWNGRADE_UNDER)
