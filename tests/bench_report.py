@@ -165,7 +165,9 @@ def run(command: list[str]) -> tuple[float, float, float, float, float, bytes]:
         )
 
 
-JSON_LOOP = "import json,sys\nfor p in sys.argv[1:]:\n    for line in open(p, 'rb'): json.loads(line)\n"
+JSON_LOOP = (
+    "import json,sys\nfor p in sys.argv[1:]:\n    for line in open(p, 'rb'): json.loads(line)\n"
+)
 
 
 def test_report_of_1000000_decisions_streams(tmp_path: Path) -> None:
@@ -174,7 +176,9 @@ def test_report_of_1000000_decisions_streams(tmp_path: Path) -> None:
     began = time.perf_counter()
     size = generate(whole, DECISIONS)
     names = sorted(p.name for p in whole.glob("telemetry-*.jsonl"))
-    print(f"generated {size / 1e9:.2f} GB in {len(names)} files in {time.perf_counter() - began:.1f} s")
+    print(
+        f"generated {size / 1e9:.2f} GB in {len(names)} files in {time.perf_counter() - began:.1f} s"
+    )
     report = [sys.executable, "-m", "coverage_gate", "report", "--format", "json"]
     rows = []
     for share in SHARES:
@@ -186,7 +190,7 @@ def test_report_of_1000000_decisions_streams(tmp_path: Path) -> None:
                 os.link(whole / name, folder / name)
         paths = [str(folder / name) for name in names[:count]]
         mb = sum(os.path.getsize(p) for p in paths) / 1e6
-        wc_wall, wc_cpu, *_ = run(["wc", "-l", *paths])
+        wc_wall, *_ = run(["wc", "-l", *paths])
         took, cpu, rss, tree_rss, tree_pss, out = run([*report, "--telemetry-dir", str(folder)])
         document = json.loads(out)
         reviews = document["input"]["reviews"]
