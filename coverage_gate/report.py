@@ -164,22 +164,41 @@ class SpanKeys:
         if 2 * self._count > len(table):
             self._grow()
 
-    def update(self, keys: Iterable[int]) -> None:
+    def add_if_new(self, keys: Sequence[int]) -> bool:
+        """Add every one of ``keys`` (distinct, non-zero) if none is held yet, and say so; add
+        none of them otherwise."""
+        table = self._table
+        mask = len(table) - 1
         for key in keys:
-            self.add(key)
+            index = key & mask
+            while held := table[index]:
+                if held == key:
+                    return False
+                index = (index + 1) & mask
+        while 2 * (self._count + len(keys)) > len(table):
+            self._grow()
+            table = self._table
+        mask = len(table) - 1
+        for key in keys:
+            index = key & mask
+            while table[index]:
+                index = (index + 1) & mask
+            table[index] = key
+        self._count += len(keys)
+        return True
 
-    def isdisjoint(self, keys: Iterable[int]) -> bool:
-        return not any(key in self for key in keys)
+    def held(self) -> array[int]:
+        """Every key held, compactly."""
+        return array("Q", filter(None, self._table))
 
     def __iter__(self) -> Iterator[int]:
-        return (key for key in self._table if key)
+        return iter(self.held())
 
     def _grow(self) -> None:
-        held = [key for key in self._table if key]
+        held = self.held()
         self._table = array("Q", bytes(16 * len(self._table)))
         self._count = 0
-        for key in held:
-            self.add(key)
+        self.add_if_new(held)
 
 
 def span_key(trace_id: str, span_id: str) -> int:
@@ -259,8 +278,8 @@ class Tallied(FolderInput):
         return self.count
 
     def absorb(self, part: Tallied) -> None:
-        """Fold in what another ``Tallied`` read after this one, whose reviews share no key with
-        this one's (a file read apart, checked with ``seen_spans.isdisjoint``)."""
+        """Fold in what another ``Tallied`` read after this one, whose review keys (not taken
+        from it) were none of this one's: ``seen_spans.add_if_new``."""
         self.errors.update(part.errors)
         self.files += part.files
         self.lines += part.lines
@@ -268,7 +287,6 @@ class Tallied(FolderInput):
         room = MALFORMED_SAMPLE - len(self.malformed_sample)
         self.malformed_sample.extend(part.malformed_sample[: max(room, 0)])
         self.unreadable_files.extend(part.unreadable_files)
-        self.seen_spans.update(part.seen_spans)
         self.count += part.count
         for repository, tally in part.tallies.items():
             mine = self.tallies.get(repository)

@@ -23,6 +23,7 @@ import io
 import multiprocessing
 import os
 import re
+from array import array
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -405,12 +406,15 @@ def read_file(loaded: r.FolderInput, path: Path) -> None:
     r.end_file(loaded, cumulative)
 
 
-def _read_apart(job: tuple[Path, bool]) -> r.Tallied:
-    """A worker's reading of one file, on its own."""
+def _read_apart(job: tuple[Path, bool]) -> tuple[r.Tallied, array[int]]:
+    """A worker's reading of one file, on its own: what it counted, and the keys of its review
+    spans (compact, for the parent to check against every file before it)."""
     path, list_flagged = job
     part = r.Tallied(flagged=[] if list_flagged else None)
     read_file(part, path)
-    return part
+    keys = part.seen_spans.held()
+    part.seen_spans = r.SpanKeys()
+    return part, keys
 
 
 def _workers() -> int:
@@ -445,8 +449,8 @@ def scan_folder(
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         parts = pool.map(_read_apart, [(path, list_flagged) for path in paths])
-        for path, part in zip(paths, parts, strict=True):
-            if total.seen_spans.isdisjoint(part.seen_spans):
+        for path, (part, keys) in zip(paths, parts, strict=True):
+            if total.seen_spans.add_if_new(keys):
                 total.absorb(part)
             else:
                 # A span some earlier file held: read the file again against every key seen.

@@ -338,5 +338,8 @@ def test_span_keys_hold_what_a_set_holds() -> None:
     assert all(key in held for key in keys[:3000])
     assert not any(key in held for key in keys[3000:])
     assert set(held) == set(keys[:3000])
-    assert held.isdisjoint(keys[3000:])
-    assert not held.isdisjoint(keys[2999:3001])
+    # A file's keys are added whole, or (one already held) not at all.
+    assert not held.add_if_new(keys[2999:4000])
+    assert not any(key in held for key in keys[3000:])
+    assert held.add_if_new(keys[3000:])
+    assert sorted(held.held()) == sorted(set(keys))
