@@ -26,6 +26,7 @@ import re
 from array import array
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from operator import attrgetter
 from pathlib import Path
 from typing import Annotated
 
@@ -42,17 +43,31 @@ _BOM = b"\xef\xbb\xbf"
 
 # An integer written as a string that Python's int() reads to the same number, and only those:
 # a sign, leading blanks, underscores or digits other than ASCII go to the report's own reader.
-_IntText = Annotated[str, msgspec.Meta(pattern=r"^-?[0-9]{1,4000}\Z")]
+_INT_TEXT = r"^-?[0-9]{1,4000}\Z"
+_IntText = Annotated[str, msgspec.Meta(pattern=_INT_TEXT)]
 
 
 class _Array(msgspec.Struct, gc=False):
-    values: list[_Value] | None = None
+    values: list[_Item] | None = None
 
 
-class _Value(msgspec.Struct, gc=False):
+class _Item(msgspec.Struct, gc=False):
+    """A value in an array (rare and small: its integer text is checked as it is decoded)."""
+
     stringValue: str | UnsetType = UNSET  # noqa: N815 - OTLP's names
     boolValue: bool | UnsetType = UNSET  # noqa: N815
     intValue: int | _IntText | UnsetType = UNSET  # noqa: N815
+    doubleValue: int | float | UnsetType = UNSET  # noqa: N815
+    arrayValue: _Array | UnsetType = UNSET  # noqa: N815
+
+
+class _Value(msgspec.Struct, gc=False):
+    """An attribute's value. Its integer text is checked by ``_attributes``, for the attributes
+    the report's reader reads (checking each as it is decoded costs as much as the decoding)."""
+
+    stringValue: str | UnsetType = UNSET  # noqa: N815 - OTLP's names
+    boolValue: bool | UnsetType = UNSET  # noqa: N815
+    intValue: int | str | UnsetType = UNSET  # noqa: N815
     doubleValue: int | float | UnsetType = UNSET  # noqa: N815
     arrayValue: _Array | UnsetType = UNSET  # noqa: N815
 
@@ -132,8 +147,27 @@ _NOTHING = _Value()  # what a missing attribute reads as: no value of any kind
 _Attributes = dict[str, _Value]
 
 
+_INT_OF = attrgetter("value.intValue")
+_INT_MATCH = re.compile(_INT_TEXT).match
+# Integer values (and integer text int() reads as the types do) already met, to check each
+# distinct one once; bounded.
+_CHECKED: set[object] = {UNSET}
+_CHECKED_MAX = 65_536
+
+
 def _attributes(raw: list[_KeyValue] | None) -> _Attributes:
-    return {} if raw is None else {kv.key: kv.value for kv in raw}
+    """The attributes by key (the last of a key wins), each integer text checked as the report's
+    reader would read it: ``_NotPlainError`` for one it reads otherwise or refuses."""
+    if raw is None:
+        return {}
+    numbers = set(map(_INT_OF, raw))
+    if not numbers <= _CHECKED:
+        for number in numbers - _CHECKED:
+            if isinstance(number, str) and not _INT_MATCH(number):
+                raise _NotPlainError
+            if len(_CHECKED) < _CHECKED_MAX:
+                _CHECKED.add(number)
+    return {kv.key: kv.value for kv in raw}
 
 
 # Each accessor is report's of the same name, on the value report's ``_any_value`` reads: the
@@ -205,6 +239,7 @@ def _reviewer(event: _Event) -> r.ReviewerRecord:
     )
 
 
+_ACCEPT = DepthPolicy.ACCEPT.value
 _DEPTH_KEYS = tuple((d.value, f"{m.A_DEPTH_PREFIX}{d.value}") for d in Depth)
 
 
@@ -240,7 +275,7 @@ def _review(span: _Span) -> r.ReviewRecord | None:
         reviewers=()
         if events is None
         else tuple(_reviewer(e) for e in events if e.name == m.REVIEWER_EVENT),
-        depth_policy=_str(a, m.A_DEPTH_POLICY, DepthPolicy.ACCEPT.value),
+        depth_policy=_str(a, m.A_DEPTH_POLICY, _ACCEPT),
         depths={depth: _count(a, key) for depth, key in _DEPTH_KEYS},
         would_downgrade_under=_strings(a, m.A_WOULD_DOWNGRADE_UNDER)
         if m.A_WOULD_DOWNGRADE_UNDER in a
