@@ -343,3 +343,37 @@ def test_span_keys_hold_what_a_set_holds() -> None:
     assert not any(key in held for key in keys[3000:])
     assert held.add_if_new(keys[3000:])
     assert sorted(held.held()) == sorted(set(keys))
+
+
+def test_the_report_command_streams_and_reads_a_big_folder_in_parallel(
+    rollout: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command never loads every record (``load_folder`` is not called), and a folder over
+    the parallel threshold is read by worker processes with the same report."""
+    from typer.testing import CliRunner  # noqa: PLC0415 - only this test runs the command
+
+    from coverage_gate import report_scan  # noqa: PLC0415
+    from coverage_gate.commands.report import report_app  # noqa: PLC0415
+
+    def refuse(folder: Path) -> r.Loaded:
+        raise AssertionError(f"every record of {folder} loaded")
+
+    monkeypatch.setattr(r, "load_folder", refuse)
+    command = ["--telemetry-dir", str(rollout), "--list", "would_downgrade"]
+    alone = CliRunner().invoke(report_app, command)
+    assert alone.exit_code == 0, alone.output
+    pools: list[int] = []
+    pool = report_scan.ProcessPoolExecutor
+
+    def counted(workers: int, **options: object) -> object:
+        pools.append(workers)
+        return pool(workers, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(report_scan, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(report_scan, "_workers", lambda: 2)
+    monkeypatch.setattr(report_scan, "ProcessPoolExecutor", counted)
+    parallel = CliRunner().invoke(report_app, command)
+    assert parallel.exit_code == 0, parallel.output
+    assert pools == [2]
+    assert parallel.output == alone.output
+    assert "350 reviews" in alone.output
