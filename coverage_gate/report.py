@@ -260,7 +260,7 @@ class Loaded(FolderInput):
 @dataclass
 class Tallied(FolderInput):
     """A telemetry folder folded one review at a time into per-repository tallies: memory grows
-    with the repositories and by a few bytes a review (its key, its duration), not with the
+    with the repositories and by some 30 bytes a review (its key, its duration), not with the
     reviews' records. The flagged decisions are kept only when asked for (``--list``)."""
 
     tallies: dict[str, ReviewTally] = field(default_factory=dict)
@@ -488,7 +488,7 @@ def _fold(
     if "resourceSpans" in request:
         for span in _spans(request):
             # The same span in two files (a copy, or a Collector's file beside a run's) is
-            # one review.
+            # one review. Only review spans are keyed: the others count nothing.
             key = span_key(str(span.get("traceId", "")), str(span.get("spanId", "")))
             if key and key in loaded.seen_spans:
                 continue

@@ -2,14 +2,16 @@
 
 ``scan_folder`` reads what ``coverage_gate.report.load_folder`` reads and counts it the same,
 byte for byte in the report, but folds each review into its repository's ``ReviewTally`` as it
-is read instead of keeping it, so memory grows with the repositories (and by 16 bytes a review:
-its key and its duration), not with the reviews' records.
+is read instead of keeping it, so memory grows with the repositories (and by some 30 bytes a
+review: its key in a half-empty table, its duration), not with the reviews' records.
 
-Each line is decoded by msgspec into structs holding only the fields the report reads, checked
-as they are decoded. A line those types do not fit exactly (not JSON, not the OTLP shape, an
-integer written in a way the strict types leave to Python, a value of the wrong kind) is read
-again by the report's own reader, which decides what it is and says why it is malformed in the
-same words as ever: this fast path only ever takes lines whose meaning is the same under both.
+Each line is decoded by msgspec into structs holding only the fields the report reads, their
+kinds checked as they are decoded and the integer text of the attributes read checked after. A
+line those types do not fit exactly (not JSON, not the OTLP shape, an integer written in a way
+Python reads and the types do not, a value of the wrong kind, a number past Python's limits) is
+read again, whole, by the report's own reader, which decides what it is and says why it is
+malformed in the same words as ever: this fast path only ever takes lines whose meaning is the
+same under both, and folds nothing of a line it gives up.
 
 Files are read in parallel, one per worker process. Each returns its own tally and the keys of
 its review spans; the parent folds the files' tallies in name order, and a file holding a span
@@ -150,9 +152,10 @@ _Attributes = dict[str, _Value]
 _INT_OF = attrgetter("value.intValue")
 _INT_MATCH = re.compile(_INT_TEXT).match
 # Integer values (and integer text int() reads as the types do) already met, to check each
-# distinct one once; bounded.
+# distinct one once; bounded in number and in length (a 64-bit integer has at most 20 digits).
 _CHECKED: set[object] = {UNSET}
 _CHECKED_MAX = 65_536
+_CHECKED_DIGITS = 21
 
 
 def _attributes(raw: list[_KeyValue] | None) -> _Attributes:
@@ -165,7 +168,7 @@ def _attributes(raw: list[_KeyValue] | None) -> _Attributes:
         for number in numbers - _CHECKED:
             if isinstance(number, str) and not _INT_MATCH(number):
                 raise _NotPlainError
-            if len(_CHECKED) < _CHECKED_MAX:
+            if len(_CHECKED) < _CHECKED_MAX and len(str(number)) <= _CHECKED_DIGITS:
                 _CHECKED.add(number)
     return {kv.key: kv.value for kv in raw}
 
