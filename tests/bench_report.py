@@ -176,11 +176,19 @@ JSON_LOOP = (
 )
 
 
-def test_report_of_1000000_decisions_streams(tmp_path: Path) -> None:
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    """A folder for the generated gigabytes, deleted after the run (pytest keeps the folders of
+    its last runs)."""
+    with tempfile.TemporaryDirectory(prefix="cg-bench-report-") as name:
+        yield Path(name)
+
+
+def test_report_of_1000000_decisions_streams(scratch: Path) -> None:
     before = os.getloadavg()
     quiet = before[0] < 1.0
     print(f"\nload average before: {before}")
-    whole = tmp_path / "all"
+    whole = scratch / "all"
     began = time.perf_counter()
     # In a child, so that this process stays small: a child forked from it would count its
     # pages in its own peak RSS until it runs the report.
@@ -199,7 +207,7 @@ def test_report_of_1000000_decisions_streams(tmp_path: Path) -> None:
     rows = []
     for share in SHARES:
         count = max(1, round(len(names) * share))
-        folder = whole if count == len(names) else tmp_path / f"share-{count}"
+        folder = whole if count == len(names) else scratch / f"share-{count}"
         if folder != whole:
             folder.mkdir()
             for name in names[:count]:
