@@ -126,7 +126,8 @@ CANNOT_RUN = {
         "rewrites the tracked golden files in place, which the golden tests exist to pin"
     ),
     BENCH: (
-        "runs the benchmarks: about two minutes of timing the default run must not include; "
+        "runs the benchmarks: half an hour and several GB of generated data (a million "
+        "decisions for report, 100,000 receipts for replay) the default run must not include; "
         "test_bench_command_selects_every_benchmark_and_the_default_run_none checks what it runs"
     ),
     ".venv/bin/python -m pytest tests/integration/test_real_clients.py": (
