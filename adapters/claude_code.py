@@ -82,27 +82,24 @@ from typing import Final
 
 from coverage_gate.events import (
     EMPTY_SHOWN,
-    UNKNOWN_SHOWN,
     Action,
     ByteSpan,
     Event,
     IgnoredAction,
-    LineClass,
     Malformed,
-    ReadAction,
     Shown,
     StreamComplete,
     StreamReopened,
     ToolEnd,
     ToolStart,
     Unreadable,
-    UnreadableArguments,
     Unrecognised,
     WorkingDirectory,
 )
 from coverage_gate.evidence import MAX_CALLS
 from coverage_gate.model import Capability
 
+from ._decoder import JsonLinesDecoder, sniff_lines
 from ._json import (
     INT64_MAX,
     OUT_OF_RANGE,
@@ -112,13 +109,12 @@ from ._json import (
     get_list,
     get_obj,
     get_str,
-    is_blank,
     key,
-    load_object,
     objects,
     opens_object,
 )
-from ._stream import Items, ObjectLineReader, Spec, load_line
+from ._line_reads import line_read
+from ._stream import Items, Spec
 
 NAME: Final = "claude-code"
 READ_TOOL: Final = "Read"
@@ -198,41 +194,7 @@ def _read_action(block: JsonObject, cwd: str | None) -> Action:
     """What a ``tool_use`` block asks for: a read for ``Read``, nothing for any other tool."""
     if get_str(block, "name") != READ_TOOL:
         return IgnoredAction()
-    arguments = get_obj(block, "input")
-    if arguments is None:
-        return UnreadableArguments("Read input is missing or not an object")
-    path = get_str(arguments, "file_path")
-    if path is None:
-        return UnreadableArguments("Read input has no string 'file_path'")
-    offset, limit = _count(arguments, "offset"), _count(arguments, "limit")
-    if isinstance(offset, OutOfRange) or isinstance(limit, OutOfRange):
-        # The file is clear, the range is not: a read of that file whose lines cannot be told.
-        return ReadAction(path=path, cwd=cwd, shown=UNKNOWN_SHOWN)
-    return ReadAction(
-        path=path,
-        offset=None if offset is None else max(offset - 1, 0),
-        limit=limit,
-        cwd=cwd,
-        shown=_asked(offset, limit),
-    )
-
-
-def _asked(offset: int | None, limit: int | None) -> Shown:
-    """The lines a ``Read`` asks for (``offset`` is a 1-based line number)."""
-    if offset is None and limit is None:
-        return Shown.whole()
-    first = max(offset or 1, 1)
-    count = DEFAULT_READ_LINES if limit is None else limit
-    return Shown.lines(first, first + count - 1) if count else EMPTY_SHOWN
-
-
-def _count(arguments: JsonObject, key: str) -> int | OutOfRange | None:
-    """A non-negative integer argument; ``OUT_OF_RANGE`` past the 64-bit range; anything else is
-    left out (the result's own line range, when reported, is what is recorded)."""
-    value = get_int(arguments, key)
-    if isinstance(value, OutOfRange):
-        return value
-    return value if value is not None and value >= 0 else None
+    return line_read(block, READ_TOOL, "file_path", cwd=cwd, default_lines=DEFAULT_READ_LINES)
 
 
 def _line_span(detail: object) -> ByteSpan | OutOfRange | None:
@@ -296,8 +258,11 @@ def _main_chain(line: JsonObject) -> bool:
     return line.get("parent_tool_use_id") is None and line.get("isSidechain") is not True
 
 
-class ClaudeCodeDecoder:
+class ClaudeCodeDecoder(JsonLinesDecoder):
     """Per-stream state: the stream's cwd, completion, and which calls already ended."""
+
+    spec = SPEC
+    skip_head = _SKIP_HEAD
 
     def __init__(self) -> None:
         self._cwd: str | None = None
@@ -311,22 +276,8 @@ class ClaudeCodeDecoder:
             "result": self._result,
         }
 
-    def classify(self, head: bytes) -> LineClass:
-        if is_blank(head) or _SKIP_HEAD.match(head):
-            return LineClass.SKIP
-        return LineClass.PARSE
-
-    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
-
-    def reader(self, max_string_bytes: int) -> ObjectLineReader:
-        return ObjectLineReader(SPEC, max_string_bytes, self._streamed)
-
-    def _streamed(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
-        return self._decoded(obj, seen, lineno, whole=False)
-
     def _decoded(
-        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool = True
+        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
     ) -> Sequence[Event]:
         if isinstance(obj, Malformed):
             return [_unreadable(seen, lineno, obj.detail, whole=whole)]
@@ -340,12 +291,6 @@ class ClaudeCodeDecoder:
         if handler is not None:
             return handler(obj, lineno)
         return [] if kind in _QUIET_KINDS else [Unrecognised(lineno)]
-
-    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
-        return []  # never asked for: no line is classified HEAD_ONLY
-
-    def finish(self) -> Sequence[Event]:
-        return []
 
     def _action(self, block: JsonObject, cwd: str | None) -> Action:
         """What a ``tool_use`` block asks for (a client with other tools overrides it)."""
@@ -530,11 +475,8 @@ def _recovered(
     return tuple(found)
 
 
-def _other_client_init(line: bytes) -> bool:
-    """Whether ``line`` is the ``system/init`` line of another client writing these shapes."""
-    obj = load_object(line, 0)
-    if isinstance(obj, Malformed):
-        return OTHER_CLIENT_INIT_HEAD.match(line) is not None
+def _other_client_init(obj: JsonObject) -> bool:
+    """Whether a line is the ``system/init`` line of another client writing these shapes."""
     return (
         get_str(obj, "type") == "system"
         and get_str(obj, "subtype") == "init"
@@ -542,10 +484,7 @@ def _other_client_init(line: bytes) -> bool:
     )
 
 
-def _sniff_line(line: bytes) -> bool:
-    obj = load_object(line, 0)
-    if isinstance(obj, Malformed):
-        return _SNIFF_HEAD.match(line) is not None
+def _looks_like(obj: JsonObject) -> bool:
     kind = get_str(obj, "type")
     if kind in _SNIFF_STREAM_KINDS and "session_id" in obj:
         return True
@@ -565,10 +504,9 @@ class ClaudeCodeAdapter:
         return ClaudeCodeDecoder()
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        lines = [line for line in head_lines if not is_blank(line)]
-        if any(_other_client_init(line) for line in lines):
+        if sniff_lines(head_lines, OTHER_CLIENT_INIT_HEAD, _other_client_init):
             return False  # a client writing Claude Code's shapes under its own name
-        return any(_sniff_line(line) for line in lines)
+        return sniff_lines(head_lines, _SNIFF_HEAD, _looks_like)
 
 
 ADAPTER: Final = ClaudeCodeAdapter()

@@ -85,6 +85,7 @@ from coverage_gate.events import (
 from coverage_gate.evidence import MAX_CALLS
 from coverage_gate.model import Capability
 
+from ._decoder import JsonLinesDecoder, single_id, sniff_lines
 from ._json import (
     JsonObject,
     get_int,
@@ -93,11 +94,10 @@ from ._json import (
     get_str,
     is_blank,
     key,
-    load_object,
     objects,
     opens_object,
 )
-from ._stream import Items, ObjectLineReader, Spec, load_line
+from ._stream import Items, Spec
 
 ROLLOUT: Final = "codex-rollout"
 EXEC: Final = "codex-exec"
@@ -290,8 +290,10 @@ class _Pending:
     line: int
 
 
-class CodexRolloutDecoder:
+class CodexRolloutDecoder(JsonLinesDecoder):
     """Holds each started call until its end says what it read."""
+
+    spec = ROLLOUT_SPEC
 
     def __init__(self) -> None:
         self._cwd: str | None = None
@@ -318,13 +320,9 @@ class CodexRolloutDecoder:
             return LineClass.SKIP
         return LineClass.PARSE
 
-    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        return self._decoded(load_line(line, lineno, ROLLOUT_SPEC), line, lineno)
-
-    def reader(self, max_string_bytes: int) -> ObjectLineReader:
-        return ObjectLineReader(ROLLOUT_SPEC, max_string_bytes, self._decoded)
-
-    def _decoded(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+    def _decoded(
+        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
+    ) -> Sequence[Event]:
         self._last_line = lineno
         if isinstance(obj, Malformed):
             return [_rollout_unreadable(seen, lineno, obj.detail)]
@@ -347,9 +345,6 @@ class CodexRolloutDecoder:
                 return [Unreadable(lineno, detail, (), None)]
             return [Malformed(lineno, detail)]
         return handler(payload, lineno)
-
-    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
-        return []  # never asked for: no line is classified HEAD_ONLY
 
     def finish(self) -> Sequence[Event]:
         """Starts that never ended, passed on so the core labels them ``missing_end``; if any,
@@ -482,24 +477,19 @@ class CodexRolloutDecoder:
         return events
 
 
-class CodexExecDecoder:
+class CodexExecDecoder(JsonLinesDecoder):
     """``codex exec --json``: calls are counted; nothing in them is per-file evidence."""
+
+    spec = EXEC_SPEC
 
     def __init__(self) -> None:
         self._complete = False
 
-    def classify(self, head: bytes) -> LineClass:
-        return LineClass.SKIP if is_blank(head) else LineClass.PARSE
-
-    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        return self._decoded(load_line(line, lineno, EXEC_SPEC), line, lineno)
-
-    def reader(self, max_string_bytes: int) -> ObjectLineReader:
-        return ObjectLineReader(EXEC_SPEC, max_string_bytes, self._decoded)
-
-    def _decoded(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+    def _decoded(
+        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
+    ) -> Sequence[Event]:
         """Capability none: an unreadable line changes nothing here, it is counted."""
-        del seen
+        del seen, whole
         if isinstance(obj, Malformed):
             return [obj]
         kind = get_str(obj, "type")
@@ -534,12 +524,6 @@ class CodexExecDecoder:
         error = None if succeeded else COMMAND_FAILED
         return [ToolEnd(call_id, item_type, succeeded, lineno, error_type=error)]
 
-    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
-        return []  # never asked for: no line is classified HEAD_ONLY
-
-    def finish(self) -> Sequence[Event]:
-        return []
-
 
 def _rollout_unreadable(seen: bytes, lineno: int, detail: str) -> Event:
     """A rollout line that could not be read, with what its head tells of the call it holds."""
@@ -551,9 +535,8 @@ def _rollout_unreadable(seen: bytes, lineno: int, detail: str) -> Event:
         return Unreadable(lineno, detail, None, None)
     name = inner.decode("ascii") if inner is not None else ""
     if kind == b"response_item" and name in _CALL_STARTS | _CALL_OUTPUTS:
-        found = _CALL_ID.findall(seen)
-        call_id = found[0].decode("utf-8", "replace") if len(found) == 1 else None
-        ids = None if call_id is None or "\ufffd" in call_id else (call_id,)
+        call_id = single_id(seen, _CALL_ID)
+        ids = None if call_id is None else (call_id,)
         return (
             Unreadable(lineno, detail, ids, ())
             if name in _CALL_STARTS
@@ -564,17 +547,11 @@ def _rollout_unreadable(seen: bytes, lineno: int, detail: str) -> Event:
     return Malformed(lineno, detail)  # its head names a line that carries no tool call
 
 
-def _sniff_rollout(line: bytes) -> bool:
-    obj = load_object(line, 0)
-    if isinstance(obj, Malformed):
-        return _ROLLOUT_HEAD.match(line) is not None
+def _looks_like_rollout(obj: JsonObject) -> bool:
     return get_str(obj, "type") in _ROLLOUT_KINDS and isinstance(obj.get("payload"), dict)
 
 
-def _sniff_exec(line: bytes) -> bool:
-    obj = load_object(line, 0)
-    if isinstance(obj, Malformed):
-        return _EXEC_HEAD.match(line) is not None
+def _looks_like_exec(obj: JsonObject) -> bool:
     return get_str(obj, "type") in _EXEC_KINDS - {"error"}
 
 
@@ -590,7 +567,7 @@ class CodexRolloutAdapter:
         return CodexRolloutDecoder()
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return any(_sniff_rollout(line) for line in head_lines if not is_blank(line))
+        return sniff_lines(head_lines, _ROLLOUT_HEAD, _looks_like_rollout)
 
 
 class CodexExecAdapter:
@@ -604,7 +581,7 @@ class CodexExecAdapter:
         return CodexExecDecoder()
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return any(_sniff_exec(line) for line in head_lines if not is_blank(line))
+        return sniff_lines(head_lines, _EXEC_HEAD, _looks_like_exec)
 
 
 ROLLOUT_ADAPTER: Final = CodexRolloutAdapter()

@@ -66,7 +66,6 @@ from coverage_gate.events import (
     Action,
     Event,
     IgnoredAction,
-    LineClass,
     Malformed,
     ReadAction,
     Shown,
@@ -81,17 +80,16 @@ from coverage_gate.events import (
 )
 from coverage_gate.model import Capability
 
+from ._decoder import JsonLinesDecoder, single_id, sniff_lines
 from ._json import (
     JsonObject,
     as_int64,
     get_int,
     get_obj,
     get_str,
-    is_blank,
-    load_object,
     opens_object,
 )
-from ._stream import Items, ObjectLineReader, Spec, load_line
+from ._stream import Items, Spec
 
 NAME: Final = "copilot-cli"
 READ_TOOL: Final = "view"
@@ -219,8 +217,11 @@ def _outcome(data: JsonObject) -> tuple[bool, str | None] | str:
     return (True, None) if code == 0 else (False, COMMAND_FAILED)
 
 
-class CopilotDecoder:
+class CopilotDecoder(JsonLinesDecoder):
     """Per-stream state: completion only; the core pairs starts with ends."""
+
+    spec = SPEC
+    skip_head = _SKIP_HEAD
 
     def __init__(self) -> None:
         self._complete = False
@@ -229,24 +230,9 @@ class CopilotDecoder:
             COMPLETE: self._end,
         }
 
-    def classify(self, head: bytes) -> LineClass:
-        if is_blank(head) or _SKIP_HEAD.match(head):
-            return LineClass.SKIP
-        return LineClass.PARSE
-
-    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
-
-    def reader(self, max_string_bytes: int) -> ObjectLineReader:
-        return ObjectLineReader(SPEC, max_string_bytes, self._decoded)
-
-    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
-        return []  # never asked for: no line is classified HEAD_ONLY
-
-    def finish(self) -> Sequence[Event]:
-        return []
-
-    def _decoded(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+    def _decoded(
+        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
+    ) -> Sequence[Event]:
         if isinstance(obj, Malformed):
             return [_unreadable(seen, lineno, obj.detail)]
         kind = get_str(obj, "type")
@@ -305,20 +291,14 @@ def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:
     kind = head.group(1).decode("ascii") if head else None
     if not opens_object(seen) or (kind is not None and kind not in (START, COMPLETE)):
         return Malformed(lineno, detail)  # not an object, or a line that carries no tool call
-    found = _CALL_ID.findall(seen)
-    call_id = found[0].decode("utf-8", "replace") if len(found) == 1 else None
-    if call_id is not None and "\ufffd" in call_id:
-        call_id = None
+    call_id = single_id(seen, _CALL_ID)
     if kind is None:
         ids = None if call_id is None else (call_id,)
         return Unreadable(lineno, detail, ids, ids)
     return _unreadable_kind(kind, lineno, detail, call_id)
 
 
-def _sniff_line(line: bytes) -> bool:
-    obj = load_object(line, 0)
-    if isinstance(obj, Malformed):
-        return _SNIFF_HEAD.match(line) is not None
+def _looks_like(obj: JsonObject) -> bool:
     kind = get_str(obj, "type")
     if kind == "result":
         return isinstance(obj.get("sessionId"), str) and "exitCode" in obj
@@ -342,7 +322,7 @@ class CopilotAdapter:
         return CopilotDecoder()
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+        return sniff_lines(head_lines, _SNIFF_HEAD, _looks_like)
 
 
 ADAPTER: Final = CopilotAdapter()

@@ -76,7 +76,6 @@ from coverage_gate.events import (
     ByteSpan,
     Event,
     IgnoredAction,
-    LineClass,
     Malformed,
     ReadAction,
     Shown,
@@ -91,6 +90,7 @@ from coverage_gate.events import (
 from coverage_gate.evidence import MAX_CALLS
 from coverage_gate.model import Capability
 
+from ._decoder import JsonLinesDecoder, sniff_lines
 from ._json import (
     JsonObject,
     OutOfRange,
@@ -98,12 +98,10 @@ from ._json import (
     get_list,
     get_obj,
     get_str,
-    is_blank,
     key,
-    load_object,
     opens_object,
 )
-from ._stream import ObjectLineReader, Spec, load_line
+from ._stream import Spec
 
 NAME: Final = "gemini-cli"
 READ_TOOL: Final = "read_file"
@@ -203,9 +201,11 @@ def _listed_files(output: str) -> list[str]:
     return [item for item in files or [] if isinstance(item, str) and item]
 
 
-class GeminiCliDecoder:
+class GeminiCliDecoder(JsonLinesDecoder):
     """Per-stream state: completion, and which calls are ``read_many_files`` calls."""
 
+    spec = SPEC
+    skip_head = _SKIP_HEAD
     skip_prefixes: tuple[bytes, ...] = (b'{"type":"message"',)
 
     def __init__(self) -> None:
@@ -217,22 +217,8 @@ class GeminiCliDecoder:
             "result": self._done,
         }
 
-    def classify(self, head: bytes) -> LineClass:
-        if is_blank(head) or _SKIP_HEAD.match(head):
-            return LineClass.SKIP
-        return LineClass.PARSE
-
-    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
-
-    def reader(self, max_string_bytes: int) -> ObjectLineReader:
-        return ObjectLineReader(SPEC, max_string_bytes, self._streamed)
-
-    def _streamed(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
-        return self._decoded(obj, seen, lineno, whole=False)
-
     def _decoded(
-        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool = True
+        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
     ) -> Sequence[Event]:
         if isinstance(obj, Malformed):
             return [_unreadable(seen, lineno, obj.detail, whole=whole)]
@@ -248,12 +234,6 @@ class GeminiCliDecoder:
         if handler is not None:
             return handler(obj, lineno)
         return [] if kind in _QUIET_KINDS else [Unrecognised(lineno)]
-
-    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
-        return []  # never asked for: no line is classified HEAD_ONLY
-
-    def finish(self) -> Sequence[Event]:
-        return []
 
     # --- line kinds ----------------------------------------------------------------------------
 
@@ -331,10 +311,7 @@ def _unreadable(seen: bytes, lineno: int, detail: str, *, whole: bool) -> Event:
     return Unreadable(lineno, detail, starts, ends)
 
 
-def _sniff_line(line: bytes) -> bool:
-    obj = load_object(line, 0)
-    if isinstance(obj, Malformed):
-        return _SNIFF_HEAD.match(line) is not None
+def _looks_like(obj: JsonObject) -> bool:
     kind = get_str(obj, "type")
     if kind == "init":
         return "session_id" in obj and "model" in obj and "subtype" not in obj
@@ -357,7 +334,7 @@ class GeminiCliAdapter:
         return GeminiCliDecoder()
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+        return sniff_lines(head_lines, _SNIFF_HEAD, _looks_like)
 
 
 ADAPTER: Final = GeminiCliAdapter()

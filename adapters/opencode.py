@@ -68,7 +68,6 @@ from coverage_gate.events import (
     ByteSpan,
     Event,
     IgnoredAction,
-    LineClass,
     Malformed,
     ReadAction,
     Shown,
@@ -83,6 +82,7 @@ from coverage_gate.events import (
 from coverage_gate.evidence import MAX_CALLS
 from coverage_gate.model import Capability
 
+from ._decoder import JsonLinesDecoder, single_id, sniff_lines
 from ._json import (
     INT64_MAX,
     OUT_OF_RANGE,
@@ -91,12 +91,11 @@ from ._json import (
     get_int,
     get_obj,
     get_str,
-    is_blank,
     key,
-    load_object,
     opens_object,
 )
-from ._stream import ObjectLineReader, Spec, load_line
+from ._line_reads import line_read
+from ._stream import Spec
 
 NAME: Final = "opencode"
 READ_TOOL: Final = "read"
@@ -137,24 +136,6 @@ SPEC: Final[Spec] = {
 }
 
 
-def _count(arguments: JsonObject, name: str) -> int | OutOfRange | None:
-    """A non-negative integer argument; ``OUT_OF_RANGE`` past the 64-bit range; anything else is
-    left out (the result's own line range, when reported, is what is recorded)."""
-    value = get_int(arguments, name)
-    if isinstance(value, OutOfRange):
-        return value
-    return value if value is not None and value >= 0 else None
-
-
-def _asked(offset: int | None, limit: int | None) -> Shown:
-    """The lines a ``read`` asks for (``offset`` is a 1-based line number)."""
-    if offset is None and limit is None:
-        return Shown.whole()
-    first = max(offset or 1, 1)
-    count = DEFAULT_READ_LINES if limit is None else limit
-    return Shown.lines(first, first + count - 1) if count else EMPTY_SHOWN
-
-
 def _action(tool: str, state: JsonObject) -> Action:
     """What a call is: a read for ``read``, a read of files that cannot be told for ``task``,
     nothing for any other tool."""
@@ -164,22 +145,7 @@ def _action(tool: str, state: JsonObject) -> Action:
         )
     if tool != READ_TOOL:
         return IgnoredAction()
-    arguments = get_obj(state, "input")
-    if arguments is None:
-        return UnreadableArguments("read input is missing or not an object")
-    path = get_str(arguments, "filePath")
-    if path is None:
-        return UnreadableArguments("read input has no string 'filePath'")
-    offset, limit = _count(arguments, "offset"), _count(arguments, "limit")
-    if isinstance(offset, OutOfRange) or isinstance(limit, OutOfRange):
-        # The file is clear, the range is not: a read of that file whose lines cannot be told.
-        return ReadAction(path=path, shown=UNKNOWN_SHOWN)
-    return ReadAction(
-        path=path,
-        offset=None if offset is None else max(offset - 1, 0),
-        limit=limit,
-        shown=_asked(offset, limit),
-    )
+    return line_read(state, READ_TOOL, "filePath", cwd=None, default_lines=DEFAULT_READ_LINES)
 
 
 def _returned(state: JsonObject) -> ByteSpan | Shown | OutOfRange | None:
@@ -226,31 +192,19 @@ def _identity(tool: str, state: JsonObject) -> str:
     return json.dumps(facts, sort_keys=True, default=repr)
 
 
-class OpenCodeDecoder:
+class OpenCodeDecoder(JsonLinesDecoder):
     """Per-stream state: completion, and what each finished call id reported."""
+
+    spec = SPEC
+    skip_head = _SKIP_HEAD
 
     def __init__(self) -> None:
         self._complete = False
         self._finished: dict[str, str] = {}  # call id -> what its finished report said
 
-    def classify(self, head: bytes) -> LineClass:
-        if is_blank(head) or _SKIP_HEAD.match(head):
-            return LineClass.SKIP
-        return LineClass.PARSE
-
-    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
-
-    def reader(self, max_string_bytes: int) -> ObjectLineReader:
-        return ObjectLineReader(SPEC, max_string_bytes, self._decoded)
-
-    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
-        return []  # never asked for: no line is classified HEAD_ONLY
-
-    def finish(self) -> Sequence[Event]:
-        return []
-
-    def _decoded(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+    def _decoded(
+        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
+    ) -> Sequence[Event]:
         if isinstance(obj, Malformed):
             return [_unreadable(seen, lineno, obj.detail)]
         kind = get_str(obj, "type")
@@ -343,19 +297,14 @@ def _unnamed(seen: bytes, lineno: int, detail: str) -> Unreadable:
     """A ``tool_use`` line whose call cannot be read: the start and the end of the call whose id
     the bytes name, or, when none can be told, of a call of its own that could have read any
     file."""
-    found = _CALL_ID.findall(seen)
-    if len(found) == 1:
-        call_id = found[0].decode("utf-8", "replace")
-        if "\ufffd" not in call_id:
-            return Unreadable(lineno, detail, (call_id,), (call_id,))
+    call_id = single_id(seen, _CALL_ID)
+    if call_id is not None:
+        return Unreadable(lineno, detail, (call_id,), (call_id,))
     unnamed = (f"(unreadable line {lineno})",)
     return Unreadable(lineno, detail, unnamed, unnamed)
 
 
-def _sniff_line(line: bytes) -> bool:
-    obj = load_object(line, 0)
-    if isinstance(obj, Malformed):
-        return _SNIFF_HEAD.match(line) is not None
+def _looks_like(obj: JsonObject) -> bool:
     return (
         get_str(obj, "type") in _KINDS
         and isinstance(obj.get("sessionID"), str)
@@ -375,7 +324,7 @@ class OpenCodeAdapter:
         return OpenCodeDecoder()
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+        return sniff_lines(head_lines, _SNIFF_HEAD, _looks_like)
 
 
 ADAPTER: Final = OpenCodeAdapter()

@@ -64,7 +64,6 @@ from coverage_gate.events import (
     Event,
     FilesNotShown,
     IgnoredAction,
-    LineClass,
     Malformed,
     ReadAction,
     Shown,
@@ -100,6 +99,7 @@ from coverage_gate.telemetry import (
     record_from_attributes,
 )
 
+from ._decoder import JsonLinesDecoder, sniff_lines
 from ._json import (
     OUT_OF_RANGE,
     JsonObject,
@@ -109,13 +109,11 @@ from ._json import (
     get_list,
     get_obj,
     get_str,
-    is_blank,
-    load_object,
     loads_object,
     opens_object,
 )
 from ._otel_native import TOOL_ERROR, Calls, Part, path_only
-from ._stream import Items, ObjectLineReader, Spec, load_line
+from ._stream import Items, Spec
 from .claude_code import READ_TOOL as CLAUDE_READ
 from .claude_code import _read_action as claude_read_action
 
@@ -485,25 +483,17 @@ def _without_usable_ends(events: list[Event], keys: list[str]) -> list[Event]:
     ]
 
 
-class OtlpJsonDecoder:
+class OtlpJsonDecoder(JsonLinesDecoder):
+    spec = SPEC
+    skip_head = _OTHER_SIGNAL_HEAD
+
     def __init__(self) -> None:
         self._complete = False
         self._held_open = False  # an invoke_agent span said its evidence was incomplete
         self._calls = Calls()  # the agents' own records, merged per call id
 
-    def classify(self, head: bytes) -> LineClass:
-        if is_blank(head) or _OTHER_SIGNAL_HEAD.match(head):
-            return LineClass.SKIP
-        return LineClass.PARSE
-
-    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
-        return self._decoded(load_line(line, lineno, SPEC), line, lineno)
-
-    def reader(self, max_string_bytes: int) -> ObjectLineReader:
-        return ObjectLineReader(SPEC, max_string_bytes, self._decoded)
-
     def _decoded(
-        self, request: JsonObject | Malformed, seen: bytes, lineno: int
+        self, request: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
     ) -> Sequence[Event]:
         if isinstance(request, Malformed):
             if not opens_object(seen) or _OTHER_SIGNAL_HEAD.match(seen):
@@ -601,17 +591,11 @@ class OtlpJsonDecoder:
             events.append(StreamComplete(lineno))
         return events
 
-    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
-        return []  # never asked for: no line is classified HEAD_ONLY
-
     def finish(self) -> Sequence[Event]:
         return self._calls.finish()
 
 
-def _sniff_line(line: bytes) -> bool:
-    obj = load_object(line, 0)
-    if isinstance(obj, Malformed):
-        return _SNIFF_HEAD.match(line) is not None
+def _looks_like(obj: JsonObject) -> bool:
     return isinstance(obj.get("resourceSpans"), list) or isinstance(obj.get("resourceLogs"), list)
 
 
@@ -627,7 +611,7 @@ class OtlpJsonAdapter:
         return OtlpJsonDecoder()
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+        return sniff_lines(head_lines, _SNIFF_HEAD, _looks_like)
 
 
 ADAPTER: Final = OtlpJsonAdapter()

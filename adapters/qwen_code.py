@@ -38,7 +38,6 @@ from coverage_gate.events import (
     Action,
     ByteSpan,
     IgnoredAction,
-    Malformed,
     ReadAction,
     Shown,
     ToolEnd,
@@ -46,7 +45,9 @@ from coverage_gate.events import (
 )
 from coverage_gate.model import Capability
 
-from ._json import JsonObject, OutOfRange, get_int, get_obj, get_str, is_blank, load_object, objects
+from ._decoder import sniff_lines
+from ._json import JsonObject, OutOfRange, get_str, objects
+from ._line_reads import count_argument, read_input
 from .claude_code import (
     OTHER_CLIENT_INIT_HEAD,
     PERMISSION_DENIED,
@@ -63,14 +64,6 @@ _LINES_READ = re.compile(
 _UNCHANGED = re.compile(r"Unchanged: .+")
 
 
-def _count(arguments: JsonObject, name: str) -> int | OutOfRange | None:
-    """A non-negative integer argument; anything else is left out."""
-    value = get_int(arguments, name)
-    if isinstance(value, OutOfRange):
-        return value
-    return value if value is not None and value >= 0 else None
-
-
 def _asked(offset: int | None, limit: int | None) -> Shown:
     """The lines a ``read_file`` asks for (``offset`` is 0-based); no range: unknown, since
     Qwen Code cuts a long file without one."""
@@ -85,13 +78,11 @@ def _asked(offset: int | None, limit: int | None) -> Shown:
 def _read_action(block: JsonObject, cwd: str | None) -> Action:
     if get_str(block, "name") != READ_TOOL:
         return IgnoredAction()
-    arguments = get_obj(block, "input")
-    if arguments is None:
-        return UnreadableArguments("read_file input is missing or not an object")
-    path = get_str(arguments, "file_path")
-    if path is None:
-        return UnreadableArguments("read_file input has no string 'file_path'")
-    offset, limit = _count(arguments, "offset"), _count(arguments, "limit")
+    found = read_input(block, READ_TOOL, "file_path")
+    if isinstance(found, UnreadableArguments):
+        return found
+    path, arguments = found
+    offset, limit = count_argument(arguments, "offset"), count_argument(arguments, "limit")
     if isinstance(offset, OutOfRange) or isinstance(limit, OutOfRange):
         return ReadAction(path=path, cwd=cwd, shown=UNKNOWN_SHOWN)
     return ReadAction(path=path, offset=offset, limit=limit, cwd=cwd, shown=_asked(offset, limit))
@@ -153,10 +144,7 @@ class QwenCodeDecoder(ClaudeCodeDecoder):
         return ToolEnd(call_id, None, True, lineno, result_range=told, shown=shown)
 
 
-def _sniff_line(line: bytes) -> bool:
-    obj = load_object(line, 0)
-    if isinstance(obj, Malformed):
-        return OTHER_CLIENT_INIT_HEAD.match(line) is not None
+def _looks_like(obj: JsonObject) -> bool:
     return (
         get_str(obj, "type") == "system"
         and get_str(obj, "subtype") == "init"
@@ -176,7 +164,7 @@ class QwenCodeAdapter:
         return QwenCodeDecoder()
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return any(_sniff_line(line) for line in head_lines if not is_blank(line))
+        return sniff_lines(head_lines, OTHER_CLIENT_INIT_HEAD, _looks_like)
 
 
 ADAPTER: Final = QwenCodeAdapter()

@@ -1,0 +1,86 @@
+"""What the JSON-lines decoders share: reading a line into an object, and telling a format by its
+first lines. Each format's own rules (which kinds of line count, what a call is, how an
+unreadable line is judged) stay in its module.
+
+Everything here is pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from coverage_gate.events import Event, LineClass, Malformed
+
+from ._json import JsonObject, is_blank, load_object
+from ._stream import ObjectLineReader, Spec, load_line
+
+
+class JsonLinesDecoder(ABC):
+    """A decoder of one JSON object per line.
+
+    A line is passed over when it is blank or its head matches ``skip_head`` (model output and
+    other lines known from their first bytes to hold no call); any other line is read, whole
+    (``decode``) or, when it is too long to hold, as it flows (``reader``), keeping only what
+    ``spec`` names. Either way the format's ``_decoded`` gets the object, or why there is none.
+    """
+
+    spec: ClassVar[Spec]
+    skip_head: ClassVar[re.Pattern[bytes] | None] = None
+
+    def classify(self, head: bytes) -> LineClass:
+        if is_blank(head) or (self.skip_head is not None and self.skip_head.match(head)):
+            return LineClass.SKIP
+        return LineClass.PARSE
+
+    def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
+        return self._decoded(load_line(line, lineno, self.spec), line, lineno, whole=True)
+
+    def reader(self, max_string_bytes: int) -> ObjectLineReader:
+        return ObjectLineReader(self.spec, max_string_bytes, self._streamed)
+
+    def decode_head(self, head: bytes, lineno: int, intact: bool) -> Sequence[Event]:
+        return []  # never asked for: no line is classified HEAD_ONLY
+
+    def finish(self) -> Sequence[Event]:
+        return []
+
+    def _streamed(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
+        return self._decoded(obj, seen, lineno, whole=False)
+
+    @abstractmethod
+    def _decoded(
+        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
+    ) -> Sequence[Event]:
+        """The events of one line: its object, or why it has none. ``seen`` is the line's bytes
+        (its first bytes only, when ``whole`` is false: the line was read as it flowed), to
+        recover what they can tell of an unreadable line."""
+
+
+def sniff_lines(
+    head_lines: Sequence[bytes], head: re.Pattern[bytes], looks_like: Callable[[JsonObject], bool]
+) -> bool:
+    """Whether any non-blank line looks like the format: its object by ``looks_like``, or, for a
+    line that cannot be read (cut off where the stream's head was taken), its head by ``head``."""
+    return any(_sniffed(line, head, looks_like) for line in head_lines if not is_blank(line))
+
+
+def _sniffed(
+    line: bytes, head: re.Pattern[bytes], looks_like: Callable[[JsonObject], bool]
+) -> bool:
+    obj = load_object(line, 0)
+    if isinstance(obj, Malformed):
+        return head.match(line) is not None
+    return looks_like(obj)
+
+
+def single_id(seen: bytes, pattern: re.Pattern[bytes]) -> str | None:
+    """The one call id ``pattern`` finds in the bytes of an unreadable line, or ``None`` when
+    there is none, more than one, or one whose bytes are not UTF-8."""
+    found = pattern.findall(seen)
+    if len(found) != 1:
+        return None
+    call_id: str = found[0].decode("utf-8", "replace")
+    return None if "\ufffd" in call_id else call_id
