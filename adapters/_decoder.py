@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
 
 from coverage_gate.events import Event, LineClass, Malformed
+from coverage_gate.model import Capability
 
 from ._json import JsonObject, is_blank, load_object
 from ._stream import ObjectLineReader, Spec, load_line
@@ -57,6 +59,25 @@ class JsonLinesDecoder(ABC):
         """The events of one line: its object, or why it has none. ``seen`` is the line's bytes
         (its first bytes only, when ``whole`` is false: the line was read as it flowed), to
         recover what they can tell of an unreadable line."""
+
+
+D = TypeVar("D", bound=JsonLinesDecoder)
+
+
+@dataclass
+class JsonLinesAdapter(Generic[D]):
+    """A JSON-lines format: its name, what it can see, a decoder per stream, and how its first
+    lines look (``sniff_head`` and ``looks_like``: see ``sniff_lines``)."""
+
+    name: str
+    capability: Capability
+    description: str
+    decoder: Callable[[], D]
+    sniff_head: re.Pattern[bytes]
+    looks_like: Callable[[JsonObject], bool]
+
+    def sniff(self, head_lines: Sequence[bytes]) -> bool:
+        return sniff_lines(head_lines, self.sniff_head, self.looks_like)
 
 
 def sniff_lines(

@@ -99,7 +99,7 @@ from coverage_gate.events import (
 from coverage_gate.evidence import MAX_CALLS
 from coverage_gate.model import Capability
 
-from ._decoder import JsonLinesDecoder, sniff_lines
+from ._decoder import JsonLinesAdapter, JsonLinesDecoder, sniff_lines
 from ._json import (
     INT64_MAX,
     OUT_OF_RANGE,
@@ -492,21 +492,23 @@ def _looks_like(obj: JsonObject) -> bool:
     return kind in _SNIFF_TRANSCRIPT_KINDS and any(key in obj for key in transcript_keys)
 
 
-class ClaudeCodeAdapter:
-    name: str = NAME
-    capability: Capability = Capability.PER_FILE
-    description: str = (
-        "Claude Code: `claude -p --output-format stream-json --verbose` output (with or without "
-        "--include-partial-messages) or a session transcript (~/.claude/projects/.../*.jsonl)"
-    )
-
-    def decoder(self) -> ClaudeCodeDecoder:
-        return ClaudeCodeDecoder()
+class ClaudeCodeAdapter(JsonLinesAdapter[ClaudeCodeDecoder]):
+    """Claude Code's shapes, unless another client writes them under its own name."""
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
         if sniff_lines(head_lines, OTHER_CLIENT_INIT_HEAD, _other_client_init):
             return False  # a client writing Claude Code's shapes under its own name
-        return sniff_lines(head_lines, _SNIFF_HEAD, _looks_like)
+        return super().sniff(head_lines)
 
 
-ADAPTER: Final = ClaudeCodeAdapter()
+ADAPTER: Final = ClaudeCodeAdapter(
+    name=NAME,
+    capability=Capability.PER_FILE,
+    description=(
+        "Claude Code: `claude -p --output-format stream-json --verbose` output (with or without "
+        "--include-partial-messages) or a session transcript (~/.claude/projects/.../*.jsonl)"
+    ),
+    decoder=ClaudeCodeDecoder,
+    sniff_head=_SNIFF_HEAD,
+    looks_like=_looks_like,
+)

@@ -85,7 +85,7 @@ from coverage_gate.events import (
 from coverage_gate.evidence import MAX_CALLS
 from coverage_gate.model import Capability
 
-from ._decoder import JsonLinesDecoder, single_id, sniff_lines
+from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
     JsonObject,
     get_int,
@@ -555,34 +555,26 @@ def _looks_like_exec(obj: JsonObject) -> bool:
     return get_str(obj, "type") in _EXEC_KINDS - {"error"}
 
 
-class CodexRolloutAdapter:
-    name: str = ROLLOUT
-    capability: Capability = Capability.PER_FILE
-    description: str = (
+ROLLOUT_ADAPTER: Final = JsonLinesAdapter(
+    name=ROLLOUT,
+    capability=Capability.PER_FILE,
+    description=(
         "Codex session rollout file ($CODEX_HOME/sessions/.../rollout-*.jsonl): reads from "
         "Codex's own parsed commands"
-    )
-
-    def decoder(self) -> CodexRolloutDecoder:
-        return CodexRolloutDecoder()
-
-    def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return sniff_lines(head_lines, _ROLLOUT_HEAD, _looks_like_rollout)
+    ),
+    decoder=CodexRolloutDecoder,
+    sniff_head=_ROLLOUT_HEAD,
+    looks_like=_looks_like_rollout,
+)
 
 
-class CodexExecAdapter:
-    name: str = EXEC
-    capability: Capability = Capability.NONE
-    description: str = (
+EXEC_ADAPTER: Final = JsonLinesAdapter(
+    name=EXEC,
+    capability=Capability.NONE,
+    description=(
         "`codex exec --json` events: calls and completion only; no per-file reads (capability none)"
-    )
-
-    def decoder(self) -> CodexExecDecoder:
-        return CodexExecDecoder()
-
-    def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return sniff_lines(head_lines, _EXEC_HEAD, _looks_like_exec)
-
-
-ROLLOUT_ADAPTER: Final = CodexRolloutAdapter()
-EXEC_ADAPTER: Final = CodexExecAdapter()
+    ),
+    decoder=CodexExecDecoder,
+    sniff_head=_EXEC_HEAD,
+    looks_like=_looks_like_exec,
+)

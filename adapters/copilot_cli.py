@@ -80,7 +80,7 @@ from coverage_gate.events import (
 )
 from coverage_gate.model import Capability
 
-from ._decoder import JsonLinesDecoder, single_id, sniff_lines
+from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
     JsonObject,
     as_int64,
@@ -310,19 +310,14 @@ def _looks_like(obj: JsonObject) -> bool:
     )
 
 
-class CopilotAdapter:
-    name: str = NAME
-    capability: Capability = Capability.PER_FILE
-    description: str = (
+ADAPTER: Final = JsonLinesAdapter(
+    name=NAME,
+    capability=Capability.PER_FILE,
+    description=(
         "GitHub Copilot CLI: `copilot -p PROMPT --output-format json` output; `view` calls are "
         "reads"
-    )
-
-    def decoder(self) -> CopilotDecoder:
-        return CopilotDecoder()
-
-    def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return sniff_lines(head_lines, _SNIFF_HEAD, _looks_like)
-
-
-ADAPTER: Final = CopilotAdapter()
+    ),
+    decoder=CopilotDecoder,
+    sniff_head=_SNIFF_HEAD,
+    looks_like=_looks_like,
+)

@@ -90,7 +90,7 @@ from coverage_gate.events import (
 from coverage_gate.evidence import MAX_CALLS
 from coverage_gate.model import Capability
 
-from ._decoder import JsonLinesDecoder, sniff_lines
+from ._decoder import JsonLinesAdapter, JsonLinesDecoder
 from ._json import (
     JsonObject,
     OutOfRange,
@@ -322,19 +322,14 @@ def _looks_like(obj: JsonObject) -> bool:
     return False
 
 
-class GeminiCliAdapter:
-    name: str = NAME
-    capability: Capability = Capability.PER_FILE
-    description: str = (
+ADAPTER: Final = JsonLinesAdapter(
+    name=NAME,
+    capability=Capability.PER_FILE,
+    description=(
         "Gemini CLI: `gemini -p PROMPT --output-format stream-json` output (read_file, and the "
         "files a read_many_files result names)"
-    )
-
-    def decoder(self) -> GeminiCliDecoder:
-        return GeminiCliDecoder()
-
-    def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return sniff_lines(head_lines, _SNIFF_HEAD, _looks_like)
-
-
-ADAPTER: Final = GeminiCliAdapter()
+    ),
+    decoder=GeminiCliDecoder,
+    sniff_head=_SNIFF_HEAD,
+    looks_like=_looks_like,
+)

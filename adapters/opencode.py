@@ -82,7 +82,7 @@ from coverage_gate.events import (
 from coverage_gate.evidence import MAX_CALLS
 from coverage_gate.model import Capability
 
-from ._decoder import JsonLinesDecoder, single_id, sniff_lines
+from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
     INT64_MAX,
     OUT_OF_RANGE,
@@ -312,19 +312,14 @@ def _looks_like(obj: JsonObject) -> bool:
     )
 
 
-class OpenCodeAdapter:
-    name: str = NAME
-    capability: Capability = Capability.PER_FILE
-    description: str = (
+ADAPTER: Final = JsonLinesAdapter(
+    name=NAME,
+    capability=Capability.PER_FILE,
+    description=(
         "OpenCode: `opencode run --format json` output; `read` calls are reads (one finished "
         "tool_use line per call)"
-    )
-
-    def decoder(self) -> OpenCodeDecoder:
-        return OpenCodeDecoder()
-
-    def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return sniff_lines(head_lines, _SNIFF_HEAD, _looks_like)
-
-
-ADAPTER: Final = OpenCodeAdapter()
+    ),
+    decoder=OpenCodeDecoder,
+    sniff_head=_SNIFF_HEAD,
+    looks_like=_looks_like,
+)

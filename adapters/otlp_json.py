@@ -99,7 +99,7 @@ from coverage_gate.telemetry import (
     record_from_attributes,
 )
 
-from ._decoder import JsonLinesDecoder, sniff_lines
+from ._decoder import JsonLinesAdapter, JsonLinesDecoder
 from ._json import (
     OUT_OF_RANGE,
     JsonObject,
@@ -599,19 +599,14 @@ def _looks_like(obj: JsonObject) -> bool:
     return isinstance(obj.get("resourceSpans"), list) or isinstance(obj.get("resourceLogs"), list)
 
 
-class OtlpJsonAdapter:
-    name: str = NAME
-    capability: Capability = Capability.PER_FILE
-    description: str = (
+ADAPTER: Final = JsonLinesAdapter(
+    name=NAME,
+    capability=Capability.PER_FILE,
+    description=(
         "OTLP JSON trace lines (Collector file exporter, coverage-gate's local telemetry): "
         "execute_tool spans with a known tool and path"
-    )
-
-    def decoder(self) -> OtlpJsonDecoder:
-        return OtlpJsonDecoder()
-
-    def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return sniff_lines(head_lines, _SNIFF_HEAD, _looks_like)
-
-
-ADAPTER: Final = OtlpJsonAdapter()
+    ),
+    decoder=OtlpJsonDecoder,
+    sniff_head=_SNIFF_HEAD,
+    looks_like=_looks_like,
+)

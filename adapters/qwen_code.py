@@ -29,7 +29,6 @@ against the init ``cwd``) except what follows.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import Final
 
 from coverage_gate.events import (
@@ -45,7 +44,7 @@ from coverage_gate.events import (
 )
 from coverage_gate.model import Capability
 
-from ._decoder import sniff_lines
+from ._decoder import JsonLinesAdapter
 from ._json import JsonObject, OutOfRange, get_str, objects
 from ._line_reads import count_argument, read_input
 from .claude_code import (
@@ -152,19 +151,14 @@ def _looks_like(obj: JsonObject) -> bool:
     )
 
 
-class QwenCodeAdapter:
-    name: str = NAME
-    capability: Capability = Capability.PER_FILE
-    description: str = (
+ADAPTER: Final = JsonLinesAdapter(
+    name=NAME,
+    capability=Capability.PER_FILE,
+    description=(
         "Qwen Code: `qwen -p PROMPT --output-format stream-json` output (read_file; offset is "
         "0-based)"
-    )
-
-    def decoder(self) -> QwenCodeDecoder:
-        return QwenCodeDecoder()
-
-    def sniff(self, head_lines: Sequence[bytes]) -> bool:
-        return sniff_lines(head_lines, OTHER_CLIENT_INIT_HEAD, _looks_like)
-
-
-ADAPTER: Final = QwenCodeAdapter()
+    ),
+    decoder=QwenCodeDecoder,
+    sniff_head=OTHER_CLIENT_INIT_HEAD,
+    looks_like=_looks_like,
+)
