@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
-from coverage_gate.events import Event, LineClass, Malformed
+from coverage_gate.events import Event, LineClass, Malformed, StreamComplete, StreamReopened
 from coverage_gate.model import Capability
 
 from ._json import JsonObject, is_blank, load_object
@@ -27,10 +27,16 @@ class JsonLinesDecoder(ABC):
     other lines known from their first bytes to hold no call); any other line is read, whole
     (``decode``) or, when it is too long to hold, as it flows (``reader``), keeping only what
     ``spec`` names. Either way the format's ``_decoded`` gets the object, or why there is none.
+
+    A decoder also follows whether the stream is complete: its completion marker was seen
+    (``_mark_complete``) and no later activity reopened it (``_mark_reopened``); DESIGN §6 rule 9.
     """
 
     spec: ClassVar[Spec]
     skip_head: ClassVar[re.Pattern[bytes] | None] = None
+
+    def __init__(self) -> None:
+        self._complete = False
 
     def classify(self, head: bytes) -> LineClass:
         if is_blank(head) or (self.skip_head is not None and self.skip_head.match(head)):
@@ -48,6 +54,18 @@ class JsonLinesDecoder(ABC):
 
     def finish(self) -> Sequence[Event]:
         return []
+
+    def _mark_complete(self, lineno: int) -> list[Event]:
+        """The stream's completion marker: the stream is complete from here on."""
+        self._complete = True
+        return [StreamComplete(lineno)]
+
+    def _mark_reopened(self, lineno: int) -> list[Event]:
+        """Activity after the completion marker reopens the stream (nothing before it)."""
+        if not self._complete:
+            return []
+        self._complete = False
+        return [StreamReopened(lineno)]
 
     def _streamed(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
         return self._decoded(obj, seen, lineno, whole=False)

@@ -88,8 +88,6 @@ from coverage_gate.events import (
     IgnoredAction,
     Malformed,
     Shown,
-    StreamComplete,
-    StreamReopened,
     ToolEnd,
     ToolStart,
     Unreadable,
@@ -265,8 +263,8 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
     skip_head = _SKIP_HEAD
 
     def __init__(self) -> None:
+        super().__init__()
         self._cwd: str | None = None
-        self._complete = False
         self._ended: set[str] = set()
         self._succeeded: set[str] = set()
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
@@ -347,11 +345,9 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
             and not asks_for_tools
         )
         if ends_turn and not self._complete:
-            self._complete = True
-            return [StreamComplete(lineno)]
-        if not ends_turn and self._complete:
-            self._complete = False
-            return [StreamReopened(lineno)]
+            return self._mark_complete(lineno)
+        if not ends_turn:
+            return self._mark_reopened(lineno)
         return []
 
     def _user(self, line: JsonObject, lineno: int) -> list[Event]:
@@ -438,8 +434,7 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
                 self._succeeded.discard(key(call_id))
                 self._remember(self._ended, call_id)
                 events.append(ToolEnd(call_id, None, False, lineno, error_type=PERMISSION_DENIED))
-        self._complete = True
-        events.append(StreamComplete(lineno))
+        events.extend(self._mark_complete(lineno))
         return events
 
 

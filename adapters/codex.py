@@ -73,8 +73,6 @@ from coverage_gate.events import (
     Malformed,
     ReadAction,
     Shown,
-    StreamComplete,
-    StreamReopened,
     ToolEnd,
     ToolStart,
     Unreadable,
@@ -296,6 +294,7 @@ class CodexRolloutDecoder(JsonLinesDecoder):
     spec = ROLLOUT_SPEC
 
     def __init__(self) -> None:
+        super().__init__()
         self._cwd: str | None = None
         self._pending: dict[str, _Pending] = {}
         # Each started call id, with what its start line said (a repeat of the same line is one
@@ -303,7 +302,6 @@ class CodexRolloutDecoder(JsonLinesDecoder):
         self._seen: dict[str, int] = {}
         self._completed: dict[str, int] = {}  # the same for completion records
         self._overflow = False  # more calls than are followed: what they read is not known
-        self._complete = False
         self._last_line = 0
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
             "session_meta": self._session,
@@ -353,9 +351,8 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             ToolStart(call_id, pending.tool, IgnoredAction(), pending.line)
             for call_id, pending in self._pending.items()
         ]
-        if (events or self._overflow) and self._complete:
-            self._complete = False
-            events.append(StreamReopened(self._last_line))
+        if events or self._overflow:
+            events.extend(self._mark_reopened(self._last_line))
         self._pending.clear()
         return events
 
@@ -433,11 +430,9 @@ class CodexRolloutDecoder(JsonLinesDecoder):
                 return self._command(item, lineno)
             return []
         if kind == "task_complete":
-            self._complete = True
-            return [StreamComplete(lineno)]
-        if kind == "task_started" and self._complete:
-            self._complete = False
-            return [StreamReopened(lineno)]
+            return self._mark_complete(lineno)
+        if kind == "task_started":
+            return self._mark_reopened(lineno)
         return []
 
     def _command(self, item: JsonObject, lineno: int) -> list[Event]:
@@ -482,9 +477,6 @@ class CodexExecDecoder(JsonLinesDecoder):
 
     spec = EXEC_SPEC
 
-    def __init__(self) -> None:
-        self._complete = False
-
     def _decoded(
         self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
     ) -> Sequence[Event]:
@@ -498,11 +490,9 @@ class CodexExecDecoder(JsonLinesDecoder):
         if kind in ("item.started", "item.completed"):
             return self._item(obj, kind, lineno)
         if kind == "turn.completed":
-            self._complete = True
-            return [StreamComplete(lineno)]
-        if kind == "turn.started" and self._complete:
-            self._complete = False
-            return [StreamReopened(lineno)]
+            return self._mark_complete(lineno)
+        if kind == "turn.started":
+            return self._mark_reopened(lineno)
         return [] if kind in _EXEC_KINDS else [Unrecognised(lineno)]
 
     def _item(self, obj: JsonObject, kind: str, lineno: int) -> list[Event]:

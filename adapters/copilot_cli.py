@@ -70,8 +70,6 @@ from coverage_gate.events import (
     ReadAction,
     Shown,
     ShownKind,
-    StreamComplete,
-    StreamReopened,
     ToolEnd,
     ToolStart,
     Unreadable,
@@ -224,7 +222,7 @@ class CopilotDecoder(JsonLinesDecoder):
     skip_head = _SKIP_HEAD
 
     def __init__(self) -> None:
-        self._complete = False
+        super().__init__()
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
             START: self._start,
             COMPLETE: self._end,
@@ -249,11 +247,9 @@ class CopilotDecoder(JsonLinesDecoder):
                 return [_unreadable_kind(kind, lineno, detail, None)]
             return handler(data, lineno)
         if kind == "result":
-            self._complete = True
-            return [StreamComplete(lineno)]
-        if kind == "assistant.turn_start" and self._complete:
-            self._complete = False
-            return [StreamReopened(lineno)]
+            return self._mark_complete(lineno)
+        if kind == "assistant.turn_start":
+            return self._mark_reopened(lineno)
         return [] if kind.startswith(_EVENT_PREFIXES) else [Unrecognised(lineno)]
 
     def _start(self, data: JsonObject, lineno: int) -> list[Event]:

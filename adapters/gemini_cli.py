@@ -79,8 +79,6 @@ from coverage_gate.events import (
     Malformed,
     ReadAction,
     Shown,
-    StreamComplete,
-    StreamReopened,
     ToolEnd,
     ToolStart,
     Unreadable,
@@ -209,7 +207,7 @@ class GeminiCliDecoder(JsonLinesDecoder):
     skip_prefixes: tuple[bytes, ...] = (b'{"type":"message"',)
 
     def __init__(self) -> None:
-        self._complete = False
+        super().__init__()
         self._many: set[str] = set()
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
             "tool_use": self._use,
@@ -244,10 +242,7 @@ class GeminiCliDecoder(JsonLinesDecoder):
             return [Unreadable(lineno, "tool_use without string 'tool_id' and 'tool_name'", ids)]
         if tool == READ_MANY_TOOL and len(self._many) < MAX_CALLS:
             self._many.add(key(call_id))
-        events: list[Event] = []
-        if self._complete:
-            self._complete = False
-            events.append(StreamReopened(lineno))
+        events = self._mark_reopened(lineno)
         events.append(
             ToolStart(call_id, tool, _read_action(tool, get_obj(line, "parameters")), lineno)
         )
@@ -286,8 +281,7 @@ class GeminiCliDecoder(JsonLinesDecoder):
         return events
 
     def _done(self, line: JsonObject, lineno: int) -> list[Event]:
-        self._complete = True
-        return [StreamComplete(lineno)]
+        return self._mark_complete(lineno)
 
 
 def _unreadable(seen: bytes, lineno: int, detail: str, *, whole: bool) -> Event:

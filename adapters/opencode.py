@@ -71,8 +71,6 @@ from coverage_gate.events import (
     Malformed,
     ReadAction,
     Shown,
-    StreamComplete,
-    StreamReopened,
     ToolEnd,
     ToolStart,
     Unreadable,
@@ -199,7 +197,7 @@ class OpenCodeDecoder(JsonLinesDecoder):
     skip_head = _SKIP_HEAD
 
     def __init__(self) -> None:
-        self._complete = False
+        super().__init__()
         self._finished: dict[str, str] = {}  # call id -> what its finished report said
 
     def _decoded(
@@ -217,9 +215,8 @@ class OpenCodeDecoder(JsonLinesDecoder):
             return self._tool_use(obj, seen, lineno)
         if kind == "step_finish":
             return self._step_finish(obj, lineno)
-        if kind == "step_start" and self._complete:
-            self._complete = False
-            return [StreamReopened(lineno)]
+        if kind == "step_start":
+            return self._mark_reopened(lineno)
         return [] if kind in _KINDS else [Unrecognised(lineno)]
 
     def _step_finish(self, obj: JsonObject, lineno: int) -> list[Event]:
@@ -227,8 +224,7 @@ class OpenCodeDecoder(JsonLinesDecoder):
         reason = get_str(part, "reason") if part is not None else None
         if reason is None or reason == MORE_STEPS or self._complete:
             return []
-        self._complete = True
-        return [StreamComplete(lineno)]
+        return self._mark_complete(lineno)
 
     def _tool_use(self, obj: JsonObject, seen: bytes, lineno: int) -> list[Event]:
         part = get_obj(obj, "part")

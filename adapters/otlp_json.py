@@ -68,8 +68,6 @@ from coverage_gate.events import (
     ReadAction,
     Shown,
     ShownKind,
-    StreamComplete,
-    StreamReopened,
     ToolEnd,
     ToolStart,
     UnplacedRead,
@@ -488,7 +486,7 @@ class OtlpJsonDecoder(JsonLinesDecoder):
     skip_head = _OTHER_SIGNAL_HEAD
 
     def __init__(self) -> None:
-        self._complete = False
+        super().__init__()
         self._held_open = False  # an invoke_agent span said its evidence was incomplete
         self._calls = Calls()  # the agents' own records, merged per call id
 
@@ -583,12 +581,9 @@ class OtlpJsonDecoder(JsonLinesDecoder):
         )
         if unavailable:
             self._held_open = True
-            if self._complete:
-                self._complete = False
-                events.append(StreamReopened(lineno))
+            events.extend(self._mark_reopened(lineno))
         elif not self._held_open and not self._complete:
-            self._complete = True
-            events.append(StreamComplete(lineno))
+            events.extend(self._mark_complete(lineno))
         return events
 
     def finish(self) -> Sequence[Event]:
