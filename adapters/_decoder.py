@@ -1,6 +1,7 @@
-"""What the JSON-lines decoders share: reading a line into an object, and telling a format by its
-first lines. Each format's own rules (which kinds of line count, what a call is, how an
-unreadable line is judged) stay in its module.
+"""What the JSON-lines formats share: reading a line into an object, following whether the stream
+is complete, declaring a format and telling it by its first lines, and recovering the one call id
+an unreadable line names. Each format's own rules (which kinds of line count, what a call is,
+which lines complete the stream, how an unreadable line is judged) stay in its module.
 
 Everything here is pure: no I/O.
 """
