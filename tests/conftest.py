@@ -14,7 +14,7 @@ from coverage_gate.adapters import ADAPTERS
 from coverage_gate.content import MappingContent
 from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.model import Bounds, Capability, EvidenceDocument, FileEvidence
+from coverage_gate.model import Bounds, Capability, EvidenceDocument, FileEvidence, LineRange
 from coverage_gate.recording import RecordSettings, record_stream
 
 TESTS = Path(__file__).parent
@@ -167,3 +167,34 @@ def reconcile_in(work: Path, repo: str, revision: str, root: str, *extra: str) -
         "json",
         *extra,
     ]
+
+
+# --- adapter tests: real captures against their truth and golden files ---------------------------
+
+
+def check_golden_evidence(path: Path, document: EvidenceDocument) -> None:
+    """An evidence document against its golden file (see ``check_golden``)."""
+    check_golden(path, document.model_dump(mode="json", by_alias=True))
+
+
+def assert_capture_reproduces_truth(document: EvidenceDocument, truth: dict[str, Any]) -> None:
+    """What a real capture's ``*.truth.json`` says its run did: each file's successful and
+    failed reads, whether the stream ended, which reads came back empty, which showed only some
+    lines, and the claims the reads leave unsupported or the reads no claim names."""
+    reads = {f.path: (f.reads_succeeded, f.reads_failed) for f in document.files}
+    expected = {path: (v["read_succeeded"], v["read_failed"]) for path, v in truth["files"].items()}
+    assert reads == expected
+    assert document.stream_complete is truth["stream_complete"]
+    assert {f.path for f in document.files if f.reads_empty} == set(truth.get("empty_reads", []))
+    for path, partial in truth.get("partial_reads", {}).items():
+        found = document.file(path)
+        assert found is not None
+        start, end = partial["lines"]
+        assert found.lines_seen == [LineRange(start=start, end=end)], path
+    read_ok = {f.path for f in document.files if f.reads_succeeded}
+    assert sorted(set(truth["claimed_inspected"]) - read_ok) == sorted(
+        truth["claimed_but_not_read"]
+    )
+    assert sorted(read_ok - set(truth["claimed_inspected"])) == sorted(
+        truth["read_but_not_claimed"]
+    )
