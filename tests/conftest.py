@@ -144,6 +144,31 @@ def lying_reconcile_args(folder: Path, *extra: str) -> list[str]:
     ]
 
 
+def approve_args(
+    revision: str, changed: Path, *options: str | Path, repo: str = "o/r"
+) -> list[str]:
+    """``reconcile`` of an Approve of ``repo`` at ``revision`` over the files listed in
+    ``changed``, with ``options``."""
+    return [
+        "reconcile", "--repo", repo, "--revision", revision, "--verdict", "approve",
+        "--changed", str(changed), *map(str, options),
+    ]  # fmt: skip
+
+
+def reconcile_claims(folder: Path, claims: object, *options: str | Path) -> Any:
+    """`reconcile` (in process, shadow mode, telemetry off) of an Approve over the one changed
+    file ``a.py`` whose claims file in ``folder`` holds ``claims`` as JSON; the CLI result."""
+    from typer.testing import CliRunner  # noqa: PLC0415 - only the tests that invoke it
+
+    from coverage_gate.cli import app  # noqa: PLC0415 - only the tests that invoke it
+
+    (folder / "claims.json").write_text(json.dumps(claims), "utf-8")
+    (folder / "changed.txt").write_text("a.py\n", "utf-8")
+    args = approve_args("abc", folder / "changed.txt", "--mode", "shadow",
+                        "--claims", folder / "claims.json", *options)  # fmt: skip
+    return CliRunner().invoke(app, args, env={"OTEL_SDK_DISABLED": "true"})
+
+
 def reconcile_in(work: Path, repo: str, revision: str, root: str, *extra: str) -> list[str]:
     """``reconcile --format json`` of the approve review whose ``changed.txt``, ``claims.json``
     and ``e.json`` lie in ``work``."""
