@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import Result
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.content import MappingContent
@@ -155,7 +156,7 @@ def approve_args(
     ]  # fmt: skip
 
 
-def reconcile_claims(folder: Path, claims: object, *options: str | Path) -> Any:
+def reconcile_claims(folder: Path, claims: object, *options: str | Path) -> Result:
     """`reconcile` (in process, shadow mode, telemetry off) of an Approve over the one changed
     file ``a.py`` whose claims file in ``folder`` holds ``claims`` as JSON; the CLI result."""
     from typer.testing import CliRunner  # noqa: PLC0415 - only the tests that invoke it
