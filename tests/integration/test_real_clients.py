@@ -702,6 +702,17 @@ def test_claude_code_honest_reviewer_keeps_its_approve(
     assert_honest(reconcile(procs, workspace, claims, evidence_path, "enforce"))
 
 
+def assert_two_read_two_failed(evidence: Json) -> None:
+    """What the Claude Code and Codex overclaiming runs did: the stream ended, handlers.py and
+    models.py were read, and the reads of a missing file and of a directory failed."""
+    assert evidence["stream_complete"]
+    files = file_evidence(evidence)
+    assert files["src/api/handlers.py"]["reads_succeeded"] == 1
+    assert files["src/api/models.py"]["reads_succeeded"] == 1
+    assert files["src/api/handler.py"]["reads_failed"] == 1
+    assert files["src/util"]["reads_failed"] == 1
+
+
 def test_claude_code_overclaiming_reviewer_is_downgraded(
     clients: Clients, procs: Processes, workspace: Workspace
 ) -> None:
@@ -709,12 +720,7 @@ def test_claude_code_overclaiming_reviewer_is_downgraded(
     claims all six. The four never successfully read are unsupported: Approve → Comment."""
     evidence, claims = run_claude(procs, clients, workspace, "claude_overclaim")
     evidence_path = workspace.root / "claude.evidence.json"
-    assert evidence["stream_complete"]
-    files = file_evidence(evidence)
-    assert files["src/api/handlers.py"]["reads_succeeded"] == 1
-    assert files["src/api/models.py"]["reads_succeeded"] == 1
-    assert files["src/api/handler.py"]["reads_failed"] == 1
-    assert files["src/util"]["reads_failed"] == 1
+    assert_two_read_two_failed(evidence)
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
     assert_one_byte_of_evidence_fails_its_receipt(procs, workspace)
@@ -819,12 +825,7 @@ def test_codex_overclaiming_reviewer_is_downgraded(
     --json the same claims are unknown and the Approve stands (unavailable, not absent)."""
     evidence, stream, claims = run_codex(procs, clients, workspace, "codex_overclaim")
     evidence_path = workspace.root / "codex.rollout.evidence.json"
-    assert evidence["stream_complete"]
-    files = file_evidence(evidence)
-    assert files["src/api/handlers.py"]["reads_succeeded"] == 1
-    assert files["src/api/models.py"]["reads_succeeded"] == 1
-    assert files["src/api/handler.py"]["reads_failed"] == 1
-    assert files["src/util"]["reads_failed"] == 1
+    assert_two_read_two_failed(evidence)
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
     assert_exec_claims_unknown(procs, workspace, stream, claims)
