@@ -123,26 +123,10 @@ def lying_reconcile_args(folder: Path, *extra: str) -> list[str]:
     )
     changed = folder / "changed.txt"
     changed.write_text("\n".join(scope) + "\n")
-    return [
-        "reconcile",
-        "--repo",
-        "acme/api",
-        "--revision",
-        "abc123",
-        "--verdict",
-        "approve",
-        "--claims",
-        str(claims),
-        "--evidence",
-        str(evidence),
-        "--changed",
-        str(changed),
-        "--mode",
-        "shadow",
-        "--repo-root",
-        str(folder),
-        *extra,
-    ]
+    return approve_args(
+        "abc123", changed, "--claims", claims, "--evidence", evidence, "--mode", "shadow",
+        "--repo-root", folder, *extra, repo="acme/api",
+    )  # fmt: skip
 
 
 def approve_args(
@@ -173,26 +157,10 @@ def reconcile_claims(folder: Path, claims: object, *options: str | Path) -> Resu
 def reconcile_in(work: Path, repo: str, revision: str, root: str, *extra: str) -> list[str]:
     """``reconcile --format json`` of the approve review whose ``changed.txt``, ``claims.json``
     and ``e.json`` lie in ``work``."""
-    return [
-        "reconcile",
-        "--repo",
-        repo,
-        "--revision",
-        revision,
-        "--verdict",
-        "approve",
-        "--changed",
-        str(work / "changed.txt"),
-        "--claims",
-        str(work / "claims.json"),
-        "--evidence",
-        str(work / "e.json"),
-        "--repo-root",
-        root,
-        "--format",
-        "json",
-        *extra,
-    ]
+    return approve_args(
+        revision, work / "changed.txt", "--claims", work / "claims.json",
+        "--evidence", work / "e.json", "--repo-root", root, "--format", "json", *extra, repo=repo,
+    )  # fmt: skip
 
 
 # --- adapter tests: real captures against their truth and golden files ---------------------------
