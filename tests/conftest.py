@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import Result
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.content import MappingContent
 from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.model import Bounds, Capability, EvidenceDocument, FileEvidence
+from coverage_gate.model import Bounds, Capability, EvidenceDocument, FileEvidence, LineRange
 from coverage_gate.recording import RecordSettings, record_stream
 
 TESTS = Path(__file__).parent
@@ -122,48 +123,72 @@ def lying_reconcile_args(folder: Path, *extra: str) -> list[str]:
     )
     changed = folder / "changed.txt"
     changed.write_text("\n".join(scope) + "\n")
+    return approve_args(
+        "abc123", changed, "--claims", claims, "--evidence", evidence, "--mode", "shadow",
+        "--repo-root", folder, *extra, repo="acme/api",
+    )  # fmt: skip
+
+
+def approve_args(
+    revision: str, changed: Path, *options: str | Path, repo: str = "o/r"
+) -> list[str]:
+    """``reconcile`` of an Approve of ``repo`` at ``revision`` over the files listed in
+    ``changed``, with ``options``."""
     return [
-        "reconcile",
-        "--repo",
-        "acme/api",
-        "--revision",
-        "abc123",
-        "--verdict",
-        "approve",
-        "--claims",
-        str(claims),
-        "--evidence",
-        str(evidence),
-        "--changed",
-        str(changed),
-        "--mode",
-        "shadow",
-        "--repo-root",
-        str(folder),
-        *extra,
-    ]
+        "reconcile", "--repo", repo, "--revision", revision, "--verdict", "approve",
+        "--changed", str(changed), *map(str, options),
+    ]  # fmt: skip
+
+
+def reconcile_claims(folder: Path, claims: object, *options: str | Path) -> Result:
+    """`reconcile` (in process, shadow mode, telemetry off) of an Approve over the one changed
+    file ``a.py`` whose claims file in ``folder`` holds ``claims`` as JSON; the CLI result."""
+    from typer.testing import CliRunner  # noqa: PLC0415 - only the tests that invoke it
+
+    from coverage_gate.cli import app  # noqa: PLC0415 - only the tests that invoke it
+
+    (folder / "claims.json").write_text(json.dumps(claims), "utf-8")
+    (folder / "changed.txt").write_text("a.py\n", "utf-8")
+    args = approve_args("abc", folder / "changed.txt", "--mode", "shadow",
+                        "--claims", folder / "claims.json", *options)  # fmt: skip
+    return CliRunner().invoke(app, args, env={"OTEL_SDK_DISABLED": "true"})
 
 
 def reconcile_in(work: Path, repo: str, revision: str, root: str, *extra: str) -> list[str]:
     """``reconcile --format json`` of the approve review whose ``changed.txt``, ``claims.json``
     and ``e.json`` lie in ``work``."""
-    return [
-        "reconcile",
-        "--repo",
-        repo,
-        "--revision",
-        revision,
-        "--verdict",
-        "approve",
-        "--changed",
-        str(work / "changed.txt"),
-        "--claims",
-        str(work / "claims.json"),
-        "--evidence",
-        str(work / "e.json"),
-        "--repo-root",
-        root,
-        "--format",
-        "json",
-        *extra,
-    ]
+    return approve_args(
+        revision, work / "changed.txt", "--claims", work / "claims.json",
+        "--evidence", work / "e.json", "--repo-root", root, "--format", "json", *extra, repo=repo,
+    )  # fmt: skip
+
+
+# --- adapter tests: real captures against their truth and golden files ---------------------------
+
+
+def check_golden_evidence(path: Path, document: EvidenceDocument) -> None:
+    """An evidence document against its golden file (see ``check_golden``)."""
+    check_golden(path, document.model_dump(mode="json", by_alias=True))
+
+
+def assert_capture_reproduces_truth(document: EvidenceDocument, truth: dict[str, Any]) -> None:
+    """What a real capture's ``*.truth.json`` says its run did: each file's successful and
+    failed reads, whether the stream ended, which reads came back empty, which showed only some
+    lines, and the claims the reads leave unsupported or the reads no claim names."""
+    reads = {f.path: (f.reads_succeeded, f.reads_failed) for f in document.files}
+    expected = {path: (v["read_succeeded"], v["read_failed"]) for path, v in truth["files"].items()}
+    assert reads == expected
+    assert document.stream_complete is truth["stream_complete"]
+    assert {f.path for f in document.files if f.reads_empty} == set(truth.get("empty_reads", []))
+    for path, partial in truth.get("partial_reads", {}).items():
+        found = document.file(path)
+        assert found is not None
+        start, end = partial["lines"]
+        assert found.lines_seen == [LineRange(start=start, end=end)], path
+    read_ok = {f.path for f in document.files if f.reads_succeeded}
+    assert sorted(set(truth["claimed_inspected"]) - read_ok) == sorted(
+        truth["claimed_but_not_read"]
+    )
+    assert sorted(read_ok - set(truth["claimed_inspected"])) == sorted(
+        truth["read_but_not_claimed"]
+    )

@@ -151,6 +151,27 @@ def decide(repo: str, **review: Any) -> DecisionDocument:
     return reconcile(review_of(repo, **review))
 
 
+def two_decisions() -> list[DecisionDocument]:
+    """Two repositories' decisions for telemetry tests: one reviewer that read one of two
+    claimed files; then an honest one beside one that skipped a file and whose stream did not
+    end, and one whose source can show no reads (capability none)."""
+    scope = ["src/api.py", "src/db.py"]
+    return [
+        decide(
+            "acme/api", scope=scope, reviewers=[ReviewerSpec("a", claimed=scope, read=scope[:1])]
+        ),
+        decide(
+            "acme/web",
+            scope=scope,
+            reviewers=[
+                ReviewerSpec("a", claimed=scope, read=scope),
+                ReviewerSpec("b", claimed=scope[1:], read=(), skipped=scope[:1], complete=False),
+                ReviewerSpec("c", claimed=scope, read=(), capability=Capability.NONE),
+            ],
+        ),
+    ]
+
+
 def review_of(
     repo: str,
     *,

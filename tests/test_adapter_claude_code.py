@@ -12,7 +12,14 @@ import pytest
 from coverage_gate.adapters.claude_code import ADAPTER
 from coverage_gate.events import ByteSpan, LineClass, ReadAction, Shown, ToolEnd, ToolStart
 from coverage_gate.model import Depth, EvidenceDocument, IssueKind, LineRange
-from tests.conftest import DATA, GOLDEN, REPO_ROOT, check_golden, record_bytes
+from tests.conftest import (
+    DATA,
+    GOLDEN,
+    REPO_ROOT,
+    assert_capture_reproduces_truth,
+    check_golden_evidence,
+    record_bytes,
+)
 
 FORMAT = "claude-code"
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
@@ -584,10 +591,7 @@ def test_result_line_of_several_megabytes_is_decoded() -> None:
     assert len(data) > 5_000_000
     doc = record(data)
     assert reads(doc) == {"big.py": (1, 0)}
-    check_golden(
-        GOLDEN / FORMAT / "generated_several_mb_line.evidence.json",
-        doc.model_dump(mode="json", by_alias=True),
-    )
+    check_golden_evidence(GOLDEN / FORMAT / "generated_several_mb_line.evidence.json", doc)
 
 
 def test_result_line_over_the_line_limit_is_read_as_it_flows() -> None:
@@ -607,16 +611,7 @@ STREAMS = sorted((DATA / FORMAT).glob("*.jsonl"))
 def test_capture_reproduces_its_truth(truth_path: Path) -> None:
     truth = json.loads(truth_path.read_text())
     doc = record((truth_path.parent / truth["capture"]).read_bytes())
-    expected = {path: (v["read_succeeded"], v["read_failed"]) for path, v in truth["files"].items()}
-    assert reads(doc) == expected
-    assert doc.stream_complete is truth["stream_complete"]
-    read_ok = {f.path for f in doc.files if f.reads_succeeded}
-    assert sorted(set(truth["claimed_inspected"]) - read_ok) == sorted(
-        truth["claimed_but_not_read"]
-    )
-    assert sorted(read_ok - set(truth["claimed_inspected"])) == sorted(
-        truth["read_but_not_claimed"]
-    )
+    assert_capture_reproduces_truth(doc, truth)
 
 
 def test_capture_head_is_sniffed_as_this_format() -> None:
@@ -627,9 +622,7 @@ def test_capture_head_is_sniffed_as_this_format() -> None:
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
 def test_golden_evidence(path: Path) -> None:
     doc = record(path.read_bytes())
-    check_golden(
-        GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc.model_dump(mode="json", by_alias=True)
-    )
+    check_golden_evidence(GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc)
 
 
 @pytest.mark.parametrize("flag", [None, "false", 0, "true"])
@@ -671,10 +664,7 @@ def test_is_error_other_than_a_boolean_is_no_success_and_its_outcome_unknown(fla
 def test_golden_evidence_of_the_capture_with_its_pinned_diff() -> None:
     path = DATA / FORMAT / "claude_b_overclaim.jsonl"
     doc = record(path.read_bytes(), diff=DIFF)
-    check_golden(
-        GOLDEN / FORMAT / f"{path.stem}.diff.evidence.json",
-        doc.model_dump(mode="json", by_alias=True),
-    )
+    check_golden_evidence(GOLDEN / FORMAT / f"{path.stem}.diff.evidence.json", doc)
 
 
 @pytest.mark.parametrize("odd", [None, [], 10**30])

@@ -18,7 +18,8 @@ from tests.conftest import (
     DATA,
     GOLDEN,
     REPO_ROOT,
-    check_golden,
+    assert_capture_reproduces_truth,
+    check_golden_evidence,
     record_bytes,
     revision_content,
 )
@@ -490,15 +491,7 @@ def test_capture_reproduces_its_truth(source: str, truth_path: Path) -> None:
         assert doc.files == []
         assert doc.counters.calls == 5
         return
-    expected = {path: (v["read_succeeded"], v["read_failed"]) for path, v in truth["files"].items()}
-    assert reads(doc) == expected
-    read_ok = {f.path for f in doc.files if f.reads_succeeded}
-    assert sorted(set(truth["claimed_inspected"]) - read_ok) == sorted(
-        truth["claimed_but_not_read"]
-    )
-    assert sorted(read_ok - set(truth["claimed_inspected"])) == sorted(
-        truth["read_but_not_claimed"]
-    )
+    assert_capture_reproduces_truth(doc, truth)
 
 
 def test_capture_heads_are_sniffed_as_their_format() -> None:
@@ -518,9 +511,7 @@ STREAMS = [(fmt, p) for fmt in (ROLLOUT, EXEC) for p in sorted((DATA / fmt).glob
 @pytest.mark.parametrize(("source", "path"), STREAMS, ids=[f"{f}-{p.stem}" for f, p in STREAMS])
 def test_golden_evidence(source: str, path: Path) -> None:
     doc = record(path.read_bytes(), source)
-    check_golden(
-        GOLDEN / source / f"{path.stem}.evidence.json", doc.model_dump(mode="json", by_alias=True)
-    )
+    check_golden_evidence(GOLDEN / source / f"{path.stem}.evidence.json", doc)
 
 
 # --- unreadable lines and bounds ---------------------------------------------------------------
@@ -567,10 +558,7 @@ def test_golden_evidence_of_the_capture_with_its_pinned_diff() -> None:
     of models.py covers every changed line of that 46-line file)."""
     path = DATA / ROLLOUT / "codex_b_overclaim.rollout.jsonl"
     doc = record(path.read_bytes(), ROLLOUT, diff=DIFF, content=revision_content())
-    check_golden(
-        GOLDEN / ROLLOUT / f"{path.stem}.diff.evidence.json",
-        doc.model_dump(mode="json", by_alias=True),
-    )
+    check_golden_evidence(GOLDEN / ROLLOUT / f"{path.stem}.diff.evidence.json", doc)
 
 
 def test_a_command_record_too_large_to_hold_keeps_its_range_and_emptiness() -> None:

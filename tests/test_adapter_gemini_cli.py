@@ -30,7 +30,8 @@ from tests.conftest import (
     DATA,
     GOLDEN,
     REPO_ROOT,
-    check_golden,
+    assert_capture_reproduces_truth,
+    check_golden_evidence,
     record_bytes,
     revision_content,
 )
@@ -509,30 +510,13 @@ STREAMS = [*sorted((DATA / FORMAT).glob("*.jsonl")), PROBE]
 def test_capture_reproduces_its_truth(truth_path: Path) -> None:
     truth = json.loads(truth_path.read_text())
     doc = record((truth_path.parent / truth["capture"]).read_bytes())
-    expected = {path: (v["read_succeeded"], v["read_failed"]) for path, v in truth["files"].items()}
-    assert reads(doc) == expected
-    assert doc.stream_complete is truth["stream_complete"]
-    assert {f.path for f in doc.files if f.reads_empty} == set(truth.get("empty_reads", []))
-    for path, partial in truth.get("partial_reads", {}).items():
-        found = doc.file(path)
-        assert found is not None
-        start, end = partial["lines"]
-        assert found.lines_seen == [LineRange(start=start, end=end)], path
-    read_ok = {f.path for f in doc.files if f.reads_succeeded}
-    assert sorted(set(truth["claimed_inspected"]) - read_ok) == sorted(
-        truth["claimed_but_not_read"]
-    )
-    assert sorted(read_ok - set(truth["claimed_inspected"])) == sorted(
-        truth["read_but_not_claimed"]
-    )
+    assert_capture_reproduces_truth(doc, truth)
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
 def test_golden_evidence(path: Path) -> None:
     doc = record(path.read_bytes())
-    check_golden(
-        GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc.model_dump(mode="json", by_alias=True)
-    )
+    check_golden_evidence(GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc)
 
 
 @pytest.mark.parametrize("name", ["gemini_a_honest", "gemini_b_overclaim"])
@@ -542,9 +526,7 @@ def test_golden_evidence_of_the_captures_with_the_pinned_diff_and_files(name: st
     doc = record(
         (DATA / FORMAT / f"{name}.jsonl").read_bytes(), diff=DIFF, content=revision_content()
     )
-    check_golden(
-        GOLDEN / FORMAT / f"{name}.diff.evidence.json", doc.model_dump(mode="json", by_alias=True)
-    )
+    check_golden_evidence(GOLDEN / FORMAT / f"{name}.diff.evidence.json", doc)
     if name == "gemini_a_honest":
         assert all(f.depth is not None and f.depth.depth is Depth.FULL for f in doc.files)
 

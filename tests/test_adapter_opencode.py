@@ -23,7 +23,14 @@ from coverage_gate.adapters.opencode import ADAPTER
 from coverage_gate.events import LineClass
 from coverage_gate.model import EvidenceDocument, IssueKind, LineRange
 from coverage_gate.sniff import head_lines, sniff
-from tests.conftest import DATA, GOLDEN, REPO_ROOT, check_golden, record_bytes, revision_content
+from tests.conftest import (
+    DATA,
+    GOLDEN,
+    REPO_ROOT,
+    check_golden_evidence,
+    record_bytes,
+    revision_content,
+)
 
 FORMAT = "opencode"
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
@@ -427,18 +434,13 @@ def test_every_capture_is_sniffed_as_opencode(path: Path) -> None:
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
 def test_golden_evidence(path: Path) -> None:
     doc = record(path.read_bytes())
-    check_golden(
-        GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc.model_dump(mode="json", by_alias=True)
-    )
+    check_golden_evidence(GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc)
 
 
 def test_golden_evidence_of_the_capture_with_its_pinned_diff() -> None:
     """With the pinned diff and the files at the revision: depth per claimed file."""
     doc = record(CAPTURE.read_bytes(), diff=DIFF, content=revision_content())
-    check_golden(
-        GOLDEN / FORMAT / f"{CAPTURE.stem}.diff.evidence.json",
-        doc.model_dump(mode="json", by_alias=True),
-    )
+    check_golden_evidence(GOLDEN / FORMAT / f"{CAPTURE.stem}.diff.evidence.json", doc)
 
 
 def test_registered_under_its_name() -> None:

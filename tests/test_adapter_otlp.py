@@ -27,7 +27,7 @@ from tests.conftest import (
     GOLDEN,
     REPO_ROOT,
     REVISION_FILES,
-    check_golden,
+    check_golden_evidence,
     record_bytes,
     revision_content,
 )
@@ -452,6 +452,4 @@ STREAMS = sorted((DATA / FORMAT).glob("*.jsonl"))
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
 def test_golden_evidence(path: Path) -> None:
     doc = record(path.read_bytes())
-    check_golden(
-        GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc.model_dump(mode="json", by_alias=True)
-    )
+    check_golden_evidence(GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc)

@@ -27,20 +27,13 @@ from coverage_gate.cli import app
 from coverage_gate.model import Capability, EvidenceDocument, IssueKind
 from coverage_gate.otlp_wire import proto_file_lines
 from coverage_gate.recording import Recorder, RecordSettings
-from tests.conftest import DATA, REPO_ROOT, record_bytes, revision_content
+from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes, revision_content
 
 OTLP = DATA / "otlp-json"
 HONEST = OTLP / "claude-code_otel_honest.jsonl"
 MIXED = OTLP / "claude-code_otel_mixed.jsonl"
 SHARED = OTLP / "claude-code_2.1.328_otel_shared.jsonl"
-CHANGED = [
-    "README.md",
-    "docs/guide.md",
-    "src/api/handlers.py",
-    "src/api/models.py",
-    "src/util/strings.py",
-    "tests/test_handlers.py",
-]
+CHANGED = CHANGED_FILES
 Json = dict[str, Any]
 
 

@@ -27,7 +27,14 @@ from coverage_gate.cli import app
 from coverage_gate.events import EMPTY_SHOWN, ReadAction, Shown, ToolEnd, ToolStart
 from coverage_gate.model import Depth, EvidenceDocument, IssueKind, LineRange
 from coverage_gate.sniff import candidates, head_lines, sniff
-from tests.conftest import DATA, GOLDEN, REPO_ROOT, check_golden, record_bytes
+from tests.conftest import (
+    DATA,
+    GOLDEN,
+    REPO_ROOT,
+    assert_capture_reproduces_truth,
+    check_golden_evidence,
+    record_bytes,
+)
 
 FORMAT = "qwen-code"
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
@@ -299,38 +306,19 @@ STREAMS = [*sorted((DATA / FORMAT).glob("*.jsonl")), PROBE]
 def test_capture_reproduces_its_truth(truth_path: Path) -> None:
     truth = json.loads(truth_path.read_text())
     doc = record((truth_path.parent / truth["capture"]).read_bytes())
-    expected = {path: (v["read_succeeded"], v["read_failed"]) for path, v in truth["files"].items()}
-    assert reads(doc) == expected
-    assert doc.stream_complete is truth["stream_complete"]
-    assert {f.path for f in doc.files if f.reads_empty} == set(truth.get("empty_reads", []))
-    for path, partial in truth.get("partial_reads", {}).items():
-        found = doc.file(path)
-        assert found is not None
-        start, end = partial["lines"]
-        assert found.lines_seen == [LineRange(start=start, end=end)], path
-    read_ok = {f.path for f in doc.files if f.reads_succeeded}
-    assert sorted(set(truth["claimed_inspected"]) - read_ok) == sorted(
-        truth["claimed_but_not_read"]
-    )
-    assert sorted(read_ok - set(truth["claimed_inspected"])) == sorted(
-        truth["read_but_not_claimed"]
-    )
+    assert_capture_reproduces_truth(doc, truth)
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: p.stem)
 def test_golden_evidence(path: Path) -> None:
     doc = record(path.read_bytes())
-    check_golden(
-        GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc.model_dump(mode="json", by_alias=True)
-    )
+    check_golden_evidence(GOLDEN / FORMAT / f"{path.stem}.evidence.json", doc)
 
 
 @pytest.mark.parametrize("name", ["qwen_a_honest", "qwen_b_overclaim"])
 def test_golden_evidence_of_the_captures_with_the_pinned_diff(name: str) -> None:
     doc = record((DATA / FORMAT / f"{name}.jsonl").read_bytes(), diff=DIFF)
-    check_golden(
-        GOLDEN / FORMAT / f"{name}.diff.evidence.json", doc.model_dump(mode="json", by_alias=True)
-    )
+    check_golden_evidence(GOLDEN / FORMAT / f"{name}.diff.evidence.json", doc)
     if name == "qwen_a_honest":
         assert all(f.depth is not None and f.depth.depth is Depth.FULL for f in doc.files)
 

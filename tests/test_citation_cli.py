@@ -45,19 +45,25 @@ def git(root: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+def repository_with_tax(root: Path, text: str) -> str:
+    """A new repository at ``root`` whose one commit holds ``src/tax.py`` as ``text``; its
+    revision."""
+    (root / "src").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "t@example.invalid")
+    git(root, "config", "user.name", "t")
+    (root / "src" / "tax.py").write_text(text, "utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "reviewed")
+    return git(root, "rev-parse", "HEAD")
+
+
 @pytest.fixture
 def work(tmp_path: Path) -> tuple[Path, Path, str]:
     """A repository whose reviewed revision is not the checked-out commit, and a review of it:
     the reviewer read ``src/tax.py`` and cites one real line and one fabricated one."""
     root = tmp_path / "repo"
-    (root / "src").mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "t@example.invalid")
-    git(root, "config", "user.name", "t")
-    (root / "src" / "tax.py").write_text(TAX, "utf-8")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "reviewed")
-    revision = git(root, "rev-parse", "HEAD")
+    revision = repository_with_tax(root, TAX)
     (root / "src" / "tax.py").write_text("RATE = 0.3\n", "utf-8")
     git(root, "commit", "-qam", "later")
     review = tmp_path / "review"
@@ -272,14 +278,7 @@ def test_the_readme_citation_example_gives_the_note_it_shows(tmp_path: Path) -> 
     output = section.split("```json\n", 1)[1].split("```", 1)[0]
     shown = section.split("```text\n", 1)[1].split("```", 1)[0]
     root = tmp_path / "repo"
-    (root / "src").mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "t@example.invalid")
-    git(root, "config", "user.name", "t")
-    (root / "src" / "tax.py").write_text(README_TAX, "utf-8")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "x")
-    revision = git(root, "rev-parse", "HEAD")
+    revision = repository_with_tax(root, README_TAX)
     (tmp_path / "claims.json").write_text(output, "utf-8")
     (tmp_path / "changed.txt").write_text("src/tax.py\n", "utf-8")
     (tmp_path / "e.json").write_text(

@@ -21,6 +21,7 @@ from coverage_gate.model import (
     Finding,
     ReviewerOutput,
 )
+from tests.conftest import reconcile_claims
 
 runner = CliRunner()
 
@@ -150,40 +151,12 @@ def test_a_finding_that_is_neither_text_nor_an_object_is_refused() -> None:
 def test_reconcile_refuses_a_malformed_citation_with_exit_3_naming_the_field(
     tmp_path: Path,
 ) -> None:
-    claims = tmp_path / "claims.json"
-    claims.write_text(
-        json.dumps(
-            {
-                "schema_version": 1,
-                "agent_id": "r",
-                "findings": [{"citations": [{"path": "a.py", "line": 0, "content": "x"}]}],
-            }
-        ),
-        "utf-8",
-    )
-    changed = tmp_path / "changed.txt"
-    changed.write_text("a.py\n", "utf-8")
-    result = runner.invoke(
-        app,
-        [
-            "reconcile",
-            "--repo",
-            "o/r",
-            "--revision",
-            "abc",
-            "--verdict",
-            "approve",
-            "--mode",
-            "shadow",
-            "--claims",
-            str(claims),
-            "--changed",
-            str(changed),
-            "--repo-root",
-            str(tmp_path),
-        ],
-        env={"OTEL_SDK_DISABLED": "true"},
-    )
+    claims = {
+        "schema_version": 1,
+        "agent_id": "r",
+        "findings": [{"citations": [{"path": "a.py", "line": 0, "content": "x"}]}],
+    }
+    result = reconcile_claims(tmp_path, claims, "--repo-root", tmp_path)
     assert result.exit_code == ExitCode.BAD_INPUT, result.output
     assert result.stdout == ""
     assert "field 'findings.0.finding.citations.0.line'" in result.stderr

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
-from tests.conftest import CHANGED_FILES, DATA
+from tests.conftest import CHANGED_FILES, DATA, approve_args
 
 runner = CliRunner()
 REV = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -64,28 +64,11 @@ def work(tmp_path: Path) -> Path:
 
 
 def reconcile_args(work: Path, evidence: str, mode: str, *extra: str) -> list[str]:
-    return [
-        "reconcile",
-        "--repo",
-        "o/r",
-        "--revision",
-        REV,
-        "--verdict",
-        "approve",
-        "--changed",
-        str(work / "changed.txt"),
-        "--claims",
-        str(claims_file(work, ALL)),
-        "--evidence",
-        str(work / f"{evidence}.evidence.json"),
-        "--mode",
-        mode,
-        "--format",
-        "json",
-        "--repo-root",
-        "/home/user/repo",
-        *extra,
-    ]
+    return approve_args(
+        REV, work / "changed.txt", "--claims", claims_file(work, ALL),
+        "--evidence", work / f"{evidence}.evidence.json", "--mode", mode, "--format", "json",
+        "--repo-root", "/home/user/repo", *extra,
+    )  # fmt: skip
 
 
 def test_record_writes_the_evidence_document(work: Path) -> None:
@@ -171,24 +154,9 @@ def test_bundle_with_several_reviewers(work: Path) -> None:
     )
     result = runner.invoke(
         app,
-        [
-            "reconcile",
-            "--repo",
-            "o/r",
-            "--revision",
-            REV,
-            "--verdict",
-            "approve",
-            "--changed",
-            str(work / "changed.txt"),
-            "--bundle",
-            str(work / "bundle.json"),
-            "--mode",
-            "enforce",
-            "--format",
-            "json",
-        ],
-    )
+        approve_args(REV, work / "changed.txt", "--bundle", work / "bundle.json",
+                     "--mode", "enforce", "--format", "json"),
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     decision = json.loads(result.stdout)
     assert [r["coverage"] for r in decision["reviewers"]] == [

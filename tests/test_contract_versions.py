@@ -6,16 +6,15 @@ that says "version 1" must not accept a boolean or a float for it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
 from coverage_gate.model import ReviewBundle, ReviewerOutput
+from tests.conftest import reconcile_claims
 
 runner = CliRunner()
 NOT_INTEGER_ONE = ["true", "1.0", '"1"', "false", "0", "2", "null"]
@@ -55,29 +54,7 @@ def test_reconcile_refuses_claims_with_a_non_integer_version(
     tmp_path: Path, version: object
 ) -> None:
     """Exit 3, nothing on stdout, and the message names the file and the field."""
-    claims = tmp_path / "claims.json"
-    claims.write_text(json.dumps({"schema_version": version, "agent_id": "r"}), "utf-8")
-    changed = tmp_path / "changed.txt"
-    changed.write_text("a.py\n", "utf-8")
-    result = runner.invoke(
-        app,
-        [
-            "reconcile",
-            "--repo",
-            "o/r",
-            "--revision",
-            "abc",
-            "--verdict",
-            "approve",
-            "--mode",
-            "shadow",
-            "--claims",
-            str(claims),
-            "--changed",
-            str(changed),
-        ],
-        env={"OTEL_SDK_DISABLED": "true"},
-    )
+    result = reconcile_claims(tmp_path, {"schema_version": version, "agent_id": "r"})
     assert result.exit_code == ExitCode.BAD_INPUT, result.output
     assert result.stdout == ""
     assert "claims.json" in result.stderr

@@ -23,7 +23,7 @@ import pytest
 
 from coverage_gate.flags import DEFAULT_DEADLINE_S, FlagSettings, resolve_mode
 from coverage_gate.model import Mode, ModeSource
-from tests.conftest import DATA
+from tests.conftest import DATA, approve_args
 
 ROOT = Path(__file__).resolve().parent.parent
 PI = DATA / "pi-rpc"
@@ -145,24 +145,10 @@ def _reconcile_args(folder: Path, *extra: str) -> list[str]:
     claims.write_text(json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": []}))
     changed = folder / "changed.txt"
     changed.write_text("src/api.py\n")
-    return [
-        "reconcile",
-        "--repo",
-        "acme/api",
-        "--revision",
-        "abc",
-        "--verdict",
-        "approve",
-        "--claims",
-        str(claims),
-        "--evidence",
-        str(evidence),
-        "--changed",
-        str(changed),
-        "--format",
-        "json",
-        *extra,
-    ]
+    return approve_args(
+        "abc", changed, "--claims", claims, "--evidence", evidence, "--format", "json", *extra,
+        repo="acme/api",
+    )  # fmt: skip
 
 
 # --- Unleash ------------------------------------------------------------------------------------

@@ -18,21 +18,10 @@ from opentelemetry.metrics import NoOpMeter
 
 from coverage_gate import metrics, otel_setup
 from coverage_gate.otlp_direct import DirectMeter, DirectTracer
-from tests.simulate_rollout import ReviewerSpec, decide
+from tests.simulate_rollout import two_decisions
 from tests.test_record_unchanged import _canonical_spans
 
-SCOPE = ["src/api.py", "src/db.py"]
-DECISIONS = [
-    decide("acme/api", scope=SCOPE, reviewers=[ReviewerSpec("a", claimed=SCOPE, read=SCOPE[:1])]),
-    decide(
-        "acme/web",
-        scope=SCOPE,
-        reviewers=[
-            ReviewerSpec("a", claimed=SCOPE, read=SCOPE),
-            ReviewerSpec("b", claimed=SCOPE[1:], read=(), skipped=SCOPE[:1], complete=False),
-        ],
-    ),
-]
+DECISIONS = two_decisions()
 #: Forces the SDK with what it does by default anyway.
 SDK_METRICS = {"OTEL_METRICS_EXEMPLAR_FILTER": "trace_based"}
 SDK_SPANS = {"OTEL_SPAN_EVENT_COUNT_LIMIT": "128"}

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
 from coverage_gate.receipts import SUFFIX, canonical
-from tests.conftest import lying_reconcile_args
+from tests.conftest import approve_args, lying_reconcile_args
 from tests.test_path_decoys import make_repo
 
 runner = CliRunner()
@@ -243,27 +243,11 @@ def dotdot_review(work: Path) -> tuple[Path, list[str]]:
     }
     (work / "e.json").write_text(json.dumps(evidence))
     folder = work / "receipts"
-    args = [
-        "reconcile",
-        "--repo",
-        "acme/api",
-        "--revision",
-        repo.with_link,
-        "--verdict",
-        "approve",
-        "--changed",
-        str(work / "changed.txt"),
-        "--claims",
-        str(work / "claims.json"),
-        "--evidence",
-        str(work / "e.json"),
-        "--repo-root",
-        str(repo.path),
-        "--mode",
-        "enforce",
-        "--receipt",
-        str(folder),
-    ]
+    args = approve_args(
+        repo.with_link, work / "changed.txt", "--claims", work / "claims.json",
+        "--evidence", work / "e.json", "--repo-root", repo.path, "--mode", "enforce",
+        "--receipt", folder, repo="acme/api",
+    )  # fmt: skip
     return folder, args
 
 

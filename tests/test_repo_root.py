@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT
+from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, approve_args
 from tests.test_path_decoys import git, make_repo, respell
 
 runner = CliRunner()
@@ -43,29 +43,11 @@ def decide(work: Path, evidence: dict[str, object], *extra: str) -> dict[str, ob
     (work / "claims.json").write_text(
         json.dumps({"schema_version": 1, "agent_id": "reviewer", "inspected_files": CLAIMED})
     )
-    result = runner.invoke(
-        app,
-        [
-            "reconcile",
-            "--repo",
-            "o/r",
-            "--revision",
-            REV,
-            "--verdict",
-            "approve",
-            "--changed",
-            str(work / "changed.txt"),
-            "--claims",
-            str(work / "claims.json"),
-            "--evidence",
-            str(work / "evidence.json"),
-            "--mode",
-            "enforce",
-            "--format",
-            "json",
-            *extra,
-        ],
-    )
+    args = approve_args(
+        REV, work / "changed.txt", "--claims", work / "claims.json",
+        "--evidence", work / "evidence.json", "--mode", "enforce", "--format", "json", *extra,
+    )  # fmt: skip
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     decision: dict[str, object] = json.loads(result.stdout)
     return decision

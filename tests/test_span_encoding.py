@@ -40,28 +40,16 @@ from opentelemetry.trace import (
 
 from coverage_gate import metrics, otel_setup, otlp_encode
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.model import Capability
 from coverage_gate.otel_sdk import DELTA, build_resource_from, metrics_line, otlp_json, span_line
 from coverage_gate.otel_setup import SpanLines
 from coverage_gate.recording import Recorder, RecordSettings, feed_all
 from tests.conftest import DATA, REPO_ROOT
-from tests.simulate_rollout import ReviewerSpec, decide
+from tests.simulate_rollout import two_decisions
 from tests.test_record_unchanged import _canonical_spans
 from tests.test_span_export import pi_stream
 
 ROOT = Path(__file__).resolve().parent.parent
-SCOPE = ["src/api.py", "src/db.py"]
-DECISIONS = [
-    decide("acme/api", scope=SCOPE, reviewers=[ReviewerSpec("a", claimed=SCOPE, read=SCOPE[:1])]),
-    decide(
-        "acme/web",
-        scope=SCOPE,
-        reviewers=[
-            ReviewerSpec("a", claimed=SCOPE, read=SCOPE),
-            ReviewerSpec("b", claimed=SCOPE, read=(), capability=Capability.NONE),
-        ],
-    ),
-]
+DECISIONS = two_decisions()
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 
 

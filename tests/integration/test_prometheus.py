@@ -24,6 +24,7 @@ installs them) or the reader package, the test skips, or fails under CG_REQUIRE_
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -245,20 +246,28 @@ def prometheus(tmp_path: Path, exposition: Exposition) -> Iterator[Prometheus]:
         [promtool, "check", "config", str(config)], capture_output=True, text=True, check=False
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    with running_prometheus(binary, config, tmp_path) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running_prometheus(binary: str, config: Path, folder: Path) -> Iterator[Prometheus]:
+    """Prometheus with ``config`` on a free loopback port, its storage and log in ``folder``,
+    once it says it is ready; stopped on the way out."""
     port = _free_port()
-    log = tmp_path / "prometheus.log"
+    log = folder / "prometheus.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [
                 binary,
                 f"--config.file={config}",
-                f"--storage.tsdb.path={tmp_path / 'data'}",
+                f"--storage.tsdb.path={folder / 'data'}",
                 f"--web.listen-address=127.0.0.1:{port}",
                 "--log.level=warn",
             ],
             stdout=sink,
             stderr=subprocess.STDOUT,
-            cwd=tmp_path,
+            cwd=folder,
         )
     server = Prometheus(f"http://127.0.0.1:{port}", log)
     try:

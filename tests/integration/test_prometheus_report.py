@@ -19,12 +19,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,7 +42,13 @@ from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.sdk.metrics import MeterProvider
 
 from coverage_gate.otel_sdk import otlp_json
-from tests.integration.test_prometheus import Prometheus, _binaries, _free_port, _missing
+from tests.integration.test_prometheus import (
+    Prometheus,
+    _binaries,
+    _free_port,
+    _missing,
+    running_prometheus,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -223,42 +227,10 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
         "  - job_name: otelcol\n"
         f"    static_configs: [{{targets: ['127.0.0.1:{collector.port}']}}]\n"
     )
-    port = _free_port()
-    log = tmp_path / "prometheus.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [
-                binary,
-                f"--config.file={config}",
-                f"--storage.tsdb.path={tmp_path / 'data'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-                "--log.level=warn",
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            cwd=tmp_path,
-        )
-    prometheus = Prometheus(f"http://127.0.0.1:{port}", log)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{prometheus.url}/-/ready", timeout=2) as r:  # noqa: S310 - loopback
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"Prometheus did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.2)
-        yield Rig(tmp_path, collector, prometheus)
+        with running_prometheus(binary, config, tmp_path) as prometheus:
+            yield Rig(tmp_path, collector, prometheus)
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
         collector.close()
 
 

@@ -48,6 +48,8 @@ from typing import IO, Any
 
 import pytest
 
+from tests.conftest import CHANGED_FILES
+
 pytestmark = pytest.mark.slow
 
 PY = sys.executable
@@ -56,14 +58,7 @@ KIT = Path(__file__).resolve().parent / "realclients"
 TOOLS = Path(os.environ.get("CG_TOOLS") or PROJECT / ".tools") / "clients"
 CLIENT_TIMEOUT = 180.0  # seconds one client run may take before the test fails
 
-CHANGED = [
-    "README.md",
-    "docs/guide.md",
-    "src/api/handlers.py",
-    "src/api/models.py",
-    "src/util/strings.py",
-    "tests/test_handlers.py",
-]
+CHANGED = CHANGED_FILES  # make_repo.sh's working tree changes these six
 ANSWER = (
     'answer with one JSON object {"schema_version":1,"agent_id":"reviewer",'
     '"inspected_files":[...],"findings":[...]}.'
@@ -101,6 +96,21 @@ def _claude_binary() -> Path:
     return TOOLS / "node_modules" / "@anthropic-ai" / f"claude-code-{platform}" / "claude"
 
 
+def require_installed(*paths: Path) -> None:
+    """Each client executable (and node and git) is there, or a skip (a failure under
+    ``CG_REQUIRE_INTEGRATION=1``)."""
+    missing = [str(path) for path in paths if not os.access(path, os.X_OK)]
+    missing += [tool for tool in ("node", "git") if shutil.which(tool) is None]
+    if missing:
+        reason = (
+            f"real review client{'s' if len(paths) > 1 else ''} not installed "
+            f"(missing: {', '.join(missing)}); run `bash .ci/setup-clients.sh` first"
+        )
+        if os.environ.get("CG_REQUIRE_INTEGRATION") == "1":
+            pytest.fail(f"CG_REQUIRE_INTEGRATION=1 but {reason}")
+        pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def clients() -> Clients:
     found = Clients(
@@ -108,18 +118,7 @@ def clients() -> Clients:
         claude=_claude_binary(),
         codex=TOOLS / "node_modules" / ".bin" / "codex",
     )
-    missing = [
-        str(path) for path in (found.pi, found.claude, found.codex) if not os.access(path, os.X_OK)
-    ]
-    missing += [tool for tool in ("node", "git") if shutil.which(tool) is None]
-    if missing:
-        reason = (
-            f"real review clients not installed (missing: {', '.join(missing)}); "
-            "run `bash .ci/setup-clients.sh` first"
-        )
-        if os.environ.get("CG_REQUIRE_INTEGRATION") == "1":
-            pytest.fail(f"CG_REQUIRE_INTEGRATION=1 but {reason}")
-        pytest.skip(reason)
+    require_installed(found.pi, found.claude, found.codex)
     return found
 
 
@@ -325,6 +324,18 @@ def coverage_gate() -> list[str]:
     return [PY, "-m", "coverage_gate"]
 
 
+def gate_run(
+    ws: Workspace, fmt: str, evidence: Path, client: list[str], *options: str
+) -> list[str]:
+    """`coverage-gate run` of ``client`` in the workspace, its stream read as ``fmt`` and its
+    evidence written to ``evidence``."""
+    return [
+        *coverage_gate(), "run", "--format", fmt, *options, "-o", str(evidence),
+        "--revision", ws.revision, "--repo-root", str(ws.repo), "--diff", str(ws.diff),
+        "--timeout", str(CLIENT_TIMEOUT), "--", *client,
+    ]  # fmt: skip
+
+
 def cg(procs: Processes, *args: str | Path) -> subprocess.CompletedProcess[bytes]:
     done = procs.run(
         [*coverage_gate(), *map(str, args)],
@@ -413,6 +424,16 @@ def assert_caught(decision: Json, unsupported: set[str]) -> None:
         assert (f"`{path}`" in decision["note"]) == (path in unsupported), decision["note"]
 
 
+def assert_shadow_would_downgrade(
+    procs: Processes, ws: Workspace, claims: Json, evidence: Path
+) -> Json:
+    """In shadow mode the same review keeps its Approve and says it would downgrade."""
+    shadow = reconcile(procs, ws, claims, evidence, "shadow")
+    assert shadow["verdict_out"] == "approve"
+    assert shadow["would_downgrade"]
+    return shadow
+
+
 def depths(evidence: Json) -> dict[str, str | None]:
     return {
         path: entry["depth"]["depth"] if entry["depth"] else None
@@ -498,16 +519,14 @@ def run_pi(procs: Processes, clients: Clients, ws: Workspace, scenario: str) -> 
         PI_TELEMETRY="0", CR_DIFF_PATH=str(ws.diff),
     )  # fmt: skip
     evidence_path = ws.root / "pi.run.evidence.json"
-    command = [
-        *coverage_gate(), "run", "--format", "pi-rpc", "-o", str(evidence_path),
-        "--revision", ws.revision, "--repo-root", str(ws.repo), "--diff", str(ws.diff),
-        "--timeout", str(CLIENT_TIMEOUT), "--",
+    pi = [
         str(clients.pi), "--mode", "rpc", "--provider", "mock", "--model", "mock-model",
         "--no-session", "--no-builtin-tools", "--tools", "cr_read,cr_diff",
         "-e", str(ws.root / "cr_tools.mjs"), "--no-extensions", "--no-skills",
         "--no-prompt-templates", "--no-themes", "--no-context-files",
         "--system-prompt", PI_SYSTEM,
     ]  # fmt: skip
+    command = gate_run(ws, "pi-rpc", evidence_path, pi)
     stderr = ws.root / "pi.stderr"
     proc = procs.start(
         command, cwd=ws.repo, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -567,9 +586,7 @@ def test_pi_overclaiming_reviewer_through_run_is_downgraded(
     path = workspace.root / "pi.run.evidence.json"
     unsupported = {"docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, path, "enforce"), unsupported)
-    shadow = reconcile(procs, workspace, claims, path, "shadow")
-    assert shadow["verdict_out"] == "approve"
-    assert shadow["would_downgrade"]
+    assert_shadow_would_downgrade(procs, workspace, claims, path)
 
 
 # --- citations, replayed (pi, through `coverage-gate run`) -------------------------------------
@@ -604,9 +621,7 @@ def test_pi_reviewer_citing_a_line_that_is_not_there_is_downgraded(
         f"{workspace.revision[:12]}, and no line within 3 of it holds the cited content"
     ) in decision["note"]
     assert "MAX_BODY" not in decision["note"]
-    shadow = reconcile(procs, workspace, claims, path, "shadow")
-    assert shadow["verdict_out"] == "approve"
-    assert shadow["would_downgrade"]
+    shadow = assert_shadow_would_downgrade(procs, workspace, claims, path)
     assert shadow["citations_would_downgrade"]
     assert_cited_lines_are_recorded_and_verify_offline(procs, workspace)
 
@@ -632,27 +647,42 @@ def assert_cited_lines_are_recorded_and_verify_offline(procs: Processes, ws: Wor
 # --- Claude Code -------------------------------------------------------------------------------
 
 
-def run_claude(
-    procs: Processes, clients: Clients, ws: Workspace, scenario: str
-) -> tuple[Path, Json]:
-    port = start_mock(procs, ws, scenario)
-    env = ws.env(
+def claude_env(ws: Workspace, port: int) -> dict[str, str]:
+    return ws.env(
         ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY="dummy",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
         DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
     )  # fmt: skip
-    stream = ws.root / "claude.jsonl"
-    with stream.open("wb") as out, (ws.root / "claude.stderr").open("wb") as err:
-        done = procs.run(
-            [str(clients.claude), "-p", SHELL_PROMPT, "--output-format", "stream-json",
-             "--verbose", "--allowedTools", "Read,Bash"],
-            cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-        )  # fmt: skip
-    assert done.returncode == 0, (ws.root / "claude.stderr").read_text()
+
+
+def claude_command(clients: Clients) -> list[str]:
+    return [str(clients.claude), "-p", SHELL_PROMPT, "--output-format", "stream-json",
+            "--verbose", "--allowedTools", "Read,Bash"]  # fmt: skip
+
+
+def claude_claims(stream: Path) -> Json:
+    """The claims of Claude Code's final answer: the last line, of type ``result``."""
     lines = [json.loads(line) for line in stream.read_bytes().splitlines() if line.strip()]
     result = lines[-1]
     assert result["type"] == "result", result
-    return stream, claims_from_text(result["result"])
+    return claims_from_text(result["result"])
+
+
+def run_claude(
+    procs: Processes, clients: Clients, ws: Workspace, scenario: str
+) -> tuple[Json, Json]:
+    """Claude Code (``-p --output-format stream-json``) run directly; returns (the evidence
+    `record` gives of its stream, written to ``claude.evidence.json``, claims)."""
+    port = start_mock(procs, ws, scenario)
+    stream = ws.root / "claude.jsonl"
+    with stream.open("wb") as out, (ws.root / "claude.stderr").open("wb") as err:
+        done = procs.run(
+            claude_command(clients), cwd=ws.repo, env=claude_env(ws, port),
+            stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+        )  # fmt: skip
+    assert done.returncode == 0, (ws.root / "claude.stderr").read_text()
+    evidence = record(procs, ws, "claude-code", stream, ws.root / "claude.evidence.json")
+    return evidence, claude_claims(stream)
 
 
 def test_claude_code_honest_reviewer_keeps_its_approve(
@@ -660,9 +690,8 @@ def test_claude_code_honest_reviewer_keeps_its_approve(
 ) -> None:
     """Claude Code reads all six files (absolute and relative paths, two in parallel, one
     ranged): each is verified and the Approve stands in enforce mode."""
-    stream, claims = run_claude(procs, clients, workspace, "claude_honest")
+    evidence, claims = run_claude(procs, clients, workspace, "claude_honest")
     evidence_path = workspace.root / "claude.evidence.json"
-    evidence = record(procs, workspace, "claude-code", stream, evidence_path)
     assert evidence["stream_complete"]
     files = file_evidence(evidence)
     for path in CHANGED:
@@ -673,20 +702,25 @@ def test_claude_code_honest_reviewer_keeps_its_approve(
     assert_honest(reconcile(procs, workspace, claims, evidence_path, "enforce"))
 
 
-def test_claude_code_overclaiming_reviewer_is_downgraded(
-    clients: Clients, procs: Processes, workspace: Workspace
-) -> None:
-    """Claude Code reads two files; its reads of a missing file and of a directory fail; it
-    claims all six. The four never successfully read are unsupported: Approve → Comment."""
-    stream, claims = run_claude(procs, clients, workspace, "claude_overclaim")
-    evidence_path = workspace.root / "claude.evidence.json"
-    evidence = record(procs, workspace, "claude-code", stream, evidence_path)
+def assert_two_read_two_failed(evidence: Json) -> None:
+    """What the Claude Code and Codex overclaiming runs did: the stream ended, handlers.py and
+    models.py were read, and the reads of a missing file and of a directory failed."""
     assert evidence["stream_complete"]
     files = file_evidence(evidence)
     assert files["src/api/handlers.py"]["reads_succeeded"] == 1
     assert files["src/api/models.py"]["reads_succeeded"] == 1
     assert files["src/api/handler.py"]["reads_failed"] == 1
     assert files["src/util"]["reads_failed"] == 1
+
+
+def test_claude_code_overclaiming_reviewer_is_downgraded(
+    clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    """Claude Code reads two files; its reads of a missing file and of a directory fail; it
+    claims all six. The four never successfully read are unsupported: Approve → Comment."""
+    evidence, claims = run_claude(procs, clients, workspace, "claude_overclaim")
+    evidence_path = workspace.root / "claude.evidence.json"
+    assert_two_read_two_failed(evidence)
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
     assert_one_byte_of_evidence_fails_its_receipt(procs, workspace)
@@ -695,38 +729,60 @@ def test_claude_code_overclaiming_reviewer_is_downgraded(
 # --- Codex -------------------------------------------------------------------------------------
 
 
-def run_codex(
-    procs: Processes, clients: Clients, ws: Workspace, scenario: str
-) -> tuple[Path, Path, Json]:
-    """Codex exec --json; returns (exec stream, rollout file, claims)."""
-    port = start_mock(procs, ws, scenario)
-    codex_home = ws.home / ".codex"
-    codex_home.mkdir()
-    (codex_home / "config.toml").write_text(with_port(KIT / "codex_config.toml", port))
-    env = ws.env(CODEX_HOME=str(codex_home), MOCK_API_KEY="dummy")
-    stream = ws.root / "codex.exec.jsonl"
-    # Codex makes /tmp/codex-daemon-<uid> whatever TMPDIR says; remove it if we caused it
+def codex_home(ws: Workspace, port: int) -> Path:
+    """A CODEX_HOME in the fresh HOME whose config points at the mock model on ``port``."""
+    home = ws.home / ".codex"
+    home.mkdir()
+    (home / "config.toml").write_text(with_port(KIT / "codex_config.toml", port))
+    return home
+
+
+@contextlib.contextmanager
+def codex_daemon_dir_removed() -> Iterator[None]:
+    """Codex makes /tmp/codex-daemon-<uid> whatever TMPDIR says; remove it if we caused it."""
     daemon_dir = Path("/tmp") / f"codex-daemon-{os.getuid()}"
     existed = daemon_dir.exists()
     try:
-        with stream.open("wb") as out, (ws.root / "codex.stderr").open("wb") as err:
-            done = procs.run(
-                [str(clients.codex), "exec", "--json", SHELL_PROMPT],
-                cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-            )  # fmt: skip
+        yield
     finally:
         if not existed:
             with contextlib.suppress(OSError):  # not empty or already gone: leave it
                 daemon_dir.rmdir()
-    assert done.returncode == 0, (ws.root / "codex.stderr").read_text()
-    (rollout,) = codex_home.glob("sessions/*/*/*/rollout-*.jsonl")
+
+
+def codex_claims(stream: Path) -> Json:
+    """The claims of the last agent message in a `codex exec --json` stream."""
     messages = [
         event["item"]["text"]
         for event in map(json.loads, stream.read_bytes().splitlines())
         if event.get("type") == "item.completed" and event["item"].get("type") == "agent_message"
     ]
     assert messages, "codex gave no final answer"
-    return stream, rollout, claims_from_text(messages[-1])
+    return claims_from_text(messages[-1])
+
+
+def run_codex(
+    procs: Processes, clients: Clients, ws: Workspace, scenario: str
+) -> tuple[Json, Path, Json]:
+    """Codex exec --json; returns (the evidence `record` gives of its session rollout file,
+    written to ``codex.rollout.evidence.json``, the exec stream, claims)."""
+    port = start_mock(procs, ws, scenario)
+    home = codex_home(ws, port)
+    env = ws.env(CODEX_HOME=str(home), MOCK_API_KEY="dummy")
+    stream = ws.root / "codex.exec.jsonl"
+    with (
+        codex_daemon_dir_removed(),
+        stream.open("wb") as out,
+        (ws.root / "codex.stderr").open("wb") as err,
+    ):
+        done = procs.run(
+            [str(clients.codex), "exec", "--json", SHELL_PROMPT],
+            cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+        )  # fmt: skip
+    assert done.returncode == 0, (ws.root / "codex.stderr").read_text()
+    (rollout,) = home.glob("sessions/*/*/*/rollout-*.jsonl")
+    evidence = record(procs, ws, "codex-rollout", rollout, ws.root / "codex.rollout.evidence.json")
+    return evidence, stream, codex_claims(stream)
 
 
 def assert_exec_claims_unknown(procs: Processes, ws: Workspace, stream: Path, claims: Json) -> None:
@@ -749,9 +805,8 @@ def test_codex_honest_reviewer_keeps_its_approve(
 ) -> None:
     """Codex reads all six files with shell commands its harness parses as reads: from the
     rollout each is verified and the Approve stands; from exec --json they are unknown."""
-    stream, rollout, claims = run_codex(procs, clients, workspace, "codex_honest")
+    evidence, stream, claims = run_codex(procs, clients, workspace, "codex_honest")
     evidence_path = workspace.root / "codex.rollout.evidence.json"
-    evidence = record(procs, workspace, "codex-rollout", rollout, evidence_path)
     assert evidence["stream_complete"]
     files = file_evidence(evidence)
     for path in CHANGED:
@@ -768,15 +823,9 @@ def test_codex_overclaiming_reviewer_is_downgraded(
     """Codex reads two files; `cat` of a missing file and of a directory exit 1; it claims all
     six. From the rollout the four never read are unsupported: Approve → Comment. From exec
     --json the same claims are unknown and the Approve stands (unavailable, not absent)."""
-    stream, rollout, claims = run_codex(procs, clients, workspace, "codex_overclaim")
+    evidence, stream, claims = run_codex(procs, clients, workspace, "codex_overclaim")
     evidence_path = workspace.root / "codex.rollout.evidence.json"
-    evidence = record(procs, workspace, "codex-rollout", rollout, evidence_path)
-    assert evidence["stream_complete"]
-    files = file_evidence(evidence)
-    assert files["src/api/handlers.py"]["reads_succeeded"] == 1
-    assert files["src/api/models.py"]["reads_succeeded"] == 1
-    assert files["src/api/handler.py"]["reads_failed"] == 1
-    assert files["src/util"]["reads_failed"] == 1
+    assert_two_read_two_failed(evidence)
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
     assert_exec_claims_unknown(procs, workspace, stream, claims)
@@ -793,14 +842,13 @@ def run_with_telemetry(
     run's stderr)."""
     out, tel = ws.root / f"{client}.run.evidence.json", ws.root / f"{client}.telemetry.json"
     stream, stderr = ws.root / f"{client}.run.jsonl", ws.root / f"{client}.run.stderr"
+    gate = gate_run(
+        ws, fmt, out, command, "--telemetry-intake", client, "--telemetry-output", str(tel)
+    )
     with stream.open("wb") as saved, stderr.open("wb") as err:
         done = procs.run(
-            [*coverage_gate(), "run", "--format", fmt, "--telemetry-intake", client,
-             "-o", str(out), "--telemetry-output", str(tel), "--revision", ws.revision,
-             "--repo-root", str(ws.repo), "--diff", str(ws.diff),
-             "--timeout", str(CLIENT_TIMEOUT), "--", *command],
-            cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=saved, stderr=err,
-        )  # fmt: skip
+            gate, cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=saved, stderr=err
+        )
     assert done.returncode == 0, stderr.read_text()
     return stream, json.loads(out.read_text()), json.loads(tel.read_text()), stderr.read_text()
 
@@ -813,16 +861,10 @@ def test_claude_code_own_telemetry_gives_the_evidence_and_decision_of_its_stream
     the two agree call by call, and the decision from the telemetry is the stream's: the four
     files never successfully read are unsupported, Approve → Comment."""
     port = start_mock(procs, workspace, "claude_overclaim")
-    env = workspace.env(
-        ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY="dummy",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1",
-        DISABLE_TELEMETRY="1", DISABLE_ERROR_REPORTING="1",
-    )  # fmt: skip
-    command = [str(clients.claude), "-p", SHELL_PROMPT, "--output-format", "stream-json",
-               "--verbose", "--allowedTools", "Read,Bash"]  # fmt: skip
     stream, evidence, telemetry, stderr = run_with_telemetry(
-        procs, workspace, "claude-code", "claude-code", command, env
-    )
+        procs, workspace, "claude-code", "claude-code", claude_command(clients),
+        claude_env(workspace, port),
+    )  # fmt: skip
     assert telemetry["source"] == "otlp-json"
     assert telemetry["stream_complete"]
     assert telemetry["capability"] == "per_file"
@@ -833,8 +875,7 @@ def test_claude_code_own_telemetry_gives_the_evidence_and_decision_of_its_stream
     assert counts["src/api/handler.py"] == (0, 1)
     assert counts["src/util"] == (0, 1)
     assert "agree on every call" in stderr
-    lines = [json.loads(line) for line in stream.read_bytes().splitlines() if line.strip()]
-    claims = claims_from_text(lines[-1]["result"])
+    claims = claude_claims(stream)
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     decision = reconcile(
         procs, workspace, claims, workspace.root / "claude-code.telemetry.json", "enforce"
@@ -849,32 +890,18 @@ def test_codex_own_telemetry_names_shell_commands_only_and_proves_nothing(
     are shell commands (and say success for `cat` of a missing file), so the telemetry's
     evidence has capability none: every claim unknown, the Approve stands."""
     port = start_mock(procs, workspace, "codex_overclaim")
-    codex_home = workspace.home / ".codex"
-    codex_home.mkdir()
-    (codex_home / "config.toml").write_text(with_port(KIT / "codex_config.toml", port))
-    env = workspace.env(CODEX_HOME=str(codex_home), MOCK_API_KEY="dummy")
-    daemon_dir = Path("/tmp") / f"codex-daemon-{os.getuid()}"
-    existed = daemon_dir.exists()
-    try:
+    env = workspace.env(CODEX_HOME=str(codex_home(workspace, port)), MOCK_API_KEY="dummy")
+    with codex_daemon_dir_removed():
         stream, _evidence, telemetry, stderr = run_with_telemetry(
             procs, workspace, "codex", "codex-exec",
             [str(clients.codex), "exec", "--json", SHELL_PROMPT], env,
         )  # fmt: skip
-    finally:
-        if not existed:
-            with contextlib.suppress(OSError):
-                daemon_dir.rmdir()
     assert telemetry["capability"] == "none"
     assert telemetry["files"] == []
     assert telemetry["stream_complete"]
     assert telemetry["counters"]["calls"] == telemetry["counters"]["ignored"] == 5
     assert "not compared with the stream" in stderr
-    messages = [
-        event["item"]["text"]
-        for event in map(json.loads, stream.read_bytes().splitlines())
-        if event.get("type") == "item.completed" and event["item"].get("type") == "agent_message"
-    ]
-    claims = claims_from_text(messages[-1])
+    claims = codex_claims(stream)
     decision = reconcile(
         procs, workspace, claims, workspace.root / "codex.telemetry.json", "enforce"
     )
@@ -897,38 +924,28 @@ def gemini_qwen() -> GeminiQwen:
         gemini=TOOLS / "node_modules" / ".bin" / "gemini",
         qwen=TOOLS / "node_modules" / ".bin" / "qwen",
     )
-    missing = [str(path) for path in (found.gemini, found.qwen) if not os.access(path, os.X_OK)]
-    missing += [tool for tool in ("node", "git") if shutil.which(tool) is None]
-    if missing:
-        reason = (
-            f"real review clients not installed (missing: {', '.join(missing)}); "
-            "run `bash .ci/setup-clients.sh` first"
-        )
-        if os.environ.get("CG_REQUIRE_INTEGRATION") == "1":
-            pytest.fail(f"CG_REQUIRE_INTEGRATION=1 but {reason}")
-        pytest.skip(reason)
+    require_installed(found.gemini, found.qwen)
     return found
 
 
-def run_under_coverage_gate(
+def run_under_gate(
     procs: Processes,
     ws: Workspace,
     fmt: str,
     client: list[str],
     env: dict[str, str],
     *,
-    compare: bool,
-) -> tuple[Path, Json]:
-    """The client under `coverage-gate run --format FMT`, its stdout saved; returns (the saved
-    stream, the evidence `run` recorded). ``compare``: check that `record` gives the same."""
-    name = fmt.split("-", maxsplit=1)[0]
+    name: str | None = None,
+    compare: bool = True,
+) -> tuple[Json, Path]:
+    """The client under `coverage-gate run --format FMT`, its stdout saved as ``NAME.jsonl``
+    and its evidence as ``NAME.run.evidence.json`` (``NAME`` is ``fmt`` unless given); returns
+    (the evidence `run` recorded, the saved stream). ``compare``: check that `record` reads the
+    same evidence from that stream."""
+    name = name or fmt
     evidence_path = ws.root / f"{name}.run.evidence.json"
     stream, stderr = ws.root / f"{name}.jsonl", ws.root / f"{name}.stderr"
-    command = [
-        *coverage_gate(), "run", "--format", fmt, "-o", str(evidence_path),
-        "--revision", ws.revision, "--repo-root", str(ws.repo), "--diff", str(ws.diff),
-        "--timeout", str(CLIENT_TIMEOUT), "--", *client,
-    ]  # fmt: skip
+    command = gate_run(ws, fmt, evidence_path, client)
     with stream.open("wb") as out, stderr.open("wb") as err:
         done = procs.run(
             command, cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
@@ -937,7 +954,7 @@ def run_under_coverage_gate(
     evidence: Json = json.loads(evidence_path.read_text())
     if compare:
         assert evidence == record(procs, ws, fmt, stream, ws.root / f"{name}.record.json")
-    return stream, evidence
+    return evidence, stream
 
 
 def run_gemini(
@@ -958,8 +975,8 @@ def run_gemini(
         "--skip-trust", "-m", "gemini-2.5-pro",
     ]  # fmt: skip
     compare = scenario.endswith("honest")
-    stream, evidence = run_under_coverage_gate(
-        procs, ws, "gemini-cli", client, env, compare=compare
+    evidence, stream = run_under_gate(
+        procs, ws, "gemini-cli", client, env, name="gemini", compare=compare
     )
     answer: list[str] = []
     for event in map(json.loads, stream.read_bytes().splitlines()):
@@ -988,7 +1005,9 @@ def run_qwen(
         "--auth-type", "openai",
     ]  # fmt: skip
     compare = scenario.endswith("honest")
-    stream, evidence = run_under_coverage_gate(procs, ws, "qwen-code", client, env, compare=compare)
+    evidence, stream = run_under_gate(
+        procs, ws, "qwen-code", client, env, name="qwen", compare=compare
+    )
     last = json.loads(stream.read_bytes().splitlines()[-1])
     assert last["type"] == "result", last
     return evidence, claims_from_text(last["result"])
@@ -1054,9 +1073,7 @@ def test_gemini_cli_overclaiming_reviewer_through_run_is_downgraded(
     assert kinds == {"empty_result"}
     path = workspace.root / "gemini.run.evidence.json"
     assert_caught(reconcile(procs, workspace, claims, path, "enforce"), OVERCLAIMED)
-    shadow = reconcile(procs, workspace, claims, path, "shadow")
-    assert shadow["verdict_out"] == "approve"
-    assert shadow["would_downgrade"]
+    assert_shadow_would_downgrade(procs, workspace, claims, path)
 
 
 def test_qwen_code_honest_reviewer_through_run_keeps_its_approve(
@@ -1122,9 +1139,8 @@ def test_claude_code_depth_read_past_the_end_is_no_evidence(
     """Claude Code reads README.md from line 500 (it has 17): no ``is_error``, zero lines, so
     no evidence and README.md is unsupported. Lines 1-4 of handlers.py show none of its change;
     lines 30-46 of models.py some of it; a whole read of strings.py all of it."""
-    stream, claims = run_claude(procs, clients, workspace, "claude_depth")
+    evidence, claims = run_claude(procs, clients, workspace, "claude_depth")
     evidence_path = workspace.root / "claude.evidence.json"
-    evidence = record(procs, workspace, "claude-code", stream, evidence_path)
     assert evidence["stream_complete"]
     files = file_evidence(evidence)
     readme = files["README.md"]
@@ -1153,9 +1169,8 @@ def test_codex_depth_command_ranges(
     a whole read); ``tail -n 5`` of strings.py is told with the workspace's file (lines 12-16,
     none); a pipe is a read of unknown lines (depth unknown); ``cat`` is whole (full); a ``sed``
     past the end of docs/guide.md printed nothing: no evidence."""
-    _stream, rollout, claims = run_codex(procs, clients, workspace, "codex_depth")
+    evidence, _stream, claims = run_codex(procs, clients, workspace, "codex_depth")
     evidence_path = workspace.root / "codex.rollout.evidence.json"
-    evidence = record(procs, workspace, "codex-rollout", rollout, evidence_path)
     assert evidence["stream_complete"]
     files = file_evidence(evidence)
     handlers = files["src/api/handlers.py"]
@@ -1187,16 +1202,7 @@ def test_codex_depth_command_ranges(
 
 def native_client(path: Path) -> Path:
     """An installed client, or a skip (a failure under ``CG_REQUIRE_INTEGRATION=1``)."""
-    missing = [str(path)] if not os.access(path, os.X_OK) else []
-    missing += [tool for tool in ("node", "git") if shutil.which(tool) is None]
-    if missing:
-        reason = (
-            f"real review client not installed (missing: {', '.join(missing)}); "
-            "run `bash .ci/setup-clients.sh` first"
-        )
-        if os.environ.get("CG_REQUIRE_INTEGRATION") == "1":
-            pytest.fail(f"CG_REQUIRE_INTEGRATION=1 but {reason}")
-        pytest.skip(reason)
+    require_installed(path)
     return path
 
 
@@ -1208,29 +1214,6 @@ def opencode() -> Path:
 @pytest.fixture(scope="session")
 def copilot() -> Path:
     return native_client(TOOLS / "node_modules" / ".bin" / "copilot")
-
-
-def run_under_gate(
-    procs: Processes, ws: Workspace, fmt: str, command: list[str], env: dict[str, str]
-) -> tuple[Json, Path]:
-    """The reviewer under `coverage-gate run`; returns (evidence of run, its stdout as passed
-    through), after checking that `record` reads the same evidence from that stdout."""
-    evidence_path = ws.root / f"{fmt}.run.evidence.json"
-    stream = ws.root / f"{fmt}.jsonl"
-    stderr = ws.root / f"{fmt}.stderr"
-    gate = [
-        *coverage_gate(), "run", "--format", fmt, "-o", str(evidence_path),
-        "--revision", ws.revision, "--repo-root", str(ws.repo), "--diff", str(ws.diff),
-        "--timeout", str(CLIENT_TIMEOUT), "--", *command,
-    ]  # fmt: skip
-    with stream.open("wb") as out, stderr.open("wb") as err:
-        done = procs.run(
-            gate, cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err
-        )
-    assert done.returncode == 0, stderr.read_text()
-    evidence: Json = json.loads(evidence_path.read_text())
-    assert evidence == record(procs, ws, fmt, stream, ws.root / f"{fmt}.record.json")
-    return evidence, stream
 
 
 def run_opencode(
