@@ -10,6 +10,7 @@ mutated the way real exports go wrong.
 
 from __future__ import annotations
 
+import codecs
 import copy
 import json
 from collections.abc import Callable
@@ -520,8 +521,10 @@ def test_random_records_of_the_native_shapes_record_without_an_exception(
 def test_random_bytes_in_place_of_an_export_are_a_counted_malformed_line(data: bytes) -> None:
     line = data.replace(b"\n", b" ")
     document = record(line + b"\n" + HONEST.read_bytes())
+    # a byte-order mark opening the stream marks its encoding: it is not part of the first line
+    content = line.removeprefix(codecs.BOM_UTF8)
     assert document.counters.malformed_lines + document.counters.unrecognised_events >= (
-        1 if line.strip() else 0
+        1 if content.strip() else 0
     )
 
 
