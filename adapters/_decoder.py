@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
+from coverage_gate.enums import Capability
 from coverage_gate.events import Event, LineClass, Malformed, StreamComplete, StreamReopened
-from coverage_gate.model import Capability
 
 from ._json import JsonObject, is_blank, load_object
 from ._stream import ObjectLineReader, Spec, load_line

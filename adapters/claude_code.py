@@ -80,6 +80,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
     Action,
@@ -95,7 +96,6 @@ from coverage_gate.events import (
     WorkingDirectory,
 )
 from coverage_gate.evidence import MAX_CALLS
-from coverage_gate.model import Capability
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, sniff_lines
 from ._json import (

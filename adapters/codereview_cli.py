@@ -33,7 +33,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, with_config
 # pydantic reads typing.TypedDict only from Python 3.12 on
 from typing_extensions import TypedDict
 
-from coverage_gate.model import IssueKind
+from coverage_gate.enums import IssueKind
 from coverage_gate.tracecalls import ReadView, TraceCall, TraceStatus
 
 NAME = "codereview-cli"

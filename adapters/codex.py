@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
+from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
@@ -81,7 +82,6 @@ from coverage_gate.events import (
     WorkingDirectory,
 )
 from coverage_gate.evidence import MAX_CALLS
-from coverage_gate.model import Capability
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (

@@ -60,6 +60,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
@@ -76,7 +77,6 @@ from coverage_gate.events import (
     UnreadableArguments,
     Unrecognised,
 )
-from coverage_gate.model import Capability
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (

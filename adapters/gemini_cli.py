@@ -69,6 +69,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
@@ -86,7 +87,6 @@ from coverage_gate.events import (
     Unrecognised,
 )
 from coverage_gate.evidence import MAX_CALLS
-from coverage_gate.model import Capability
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder
 from ._json import (

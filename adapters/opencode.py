@@ -61,6 +61,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
@@ -78,7 +79,6 @@ from coverage_gate.events import (
     Unrecognised,
 )
 from coverage_gate.evidence import MAX_CALLS
-from coverage_gate.model import Capability
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (

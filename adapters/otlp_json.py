@@ -57,6 +57,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Final
 
+from coverage_gate.enums import CallKind, Capability, IssueKind
 from coverage_gate.events import (
     UNKNOWN_SHOWN,
     Action,
@@ -76,7 +77,6 @@ from coverage_gate.events import (
     Unrecognised,
 )
 from coverage_gate.evidence import CallRecord, Outcome
-from coverage_gate.model import CallKind, Capability, IssueKind
 from coverage_gate.telemetry import (
     CAPABILITY,
     ERROR_TYPE,

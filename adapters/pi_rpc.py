@@ -44,6 +44,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
@@ -64,7 +65,6 @@ from coverage_gate.events import (
     UnreadableArguments,
     Unrecognised,
 )
-from coverage_gate.model import Capability
 
 from ._json import INT64_MAX, OUT_OF_RANGE, JsonObject, OutOfRange, as_int64, opens_object
 from ._stream import Items, ObjectLineReader, Spec, load_line

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
@@ -42,7 +43,6 @@ from coverage_gate.events import (
     ToolEnd,
     UnreadableArguments,
 )
-from coverage_gate.model import Capability
 
 from ._decoder import JsonLinesAdapter
 from ._json import JsonObject, OutOfRange, get_str, objects

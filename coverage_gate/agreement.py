@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from coverage_gate.enums import Capability
 from coverage_gate.evidence import CallRecord
-from coverage_gate.model import Capability
 
 MAX_SHOWN = 20
 

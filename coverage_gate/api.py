@@ -136,6 +136,7 @@ def _recorder(
     max_line_bytes: int,
     tracer_provider: SdkTracerProvider | None,
 ) -> Recorder:
+    from coverage_gate import evidence_doc as plain  # noqa: PLC0415
     from coverage_gate.adapters import ADAPTERS  # noqa: PLC0415 - only what is used
     from coverage_gate.content import MappingContent  # noqa: PLC0415
     from coverage_gate.diffmap import DiffIndex  # noqa: PLC0415
@@ -151,7 +152,9 @@ def _recorder(
     settings = RecordSettings(
         revision=revision,
         repo_root=repo_root,
-        bounds=bounds or Bounds(),
+        bounds=plain.Bounds()
+        if bounds is None
+        else plain.Bounds(max_files=bounds.max_files, max_issues=bounds.max_issues),
         diff=DiffIndex.parse(diff) if diff is not None else None,
         agent=agent,
         max_line_bytes=max_line_bytes,

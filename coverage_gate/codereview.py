@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from coverage_gate.adapters import codereview_cli
 from coverage_gate.errors import BadInputError
 from coverage_gate.evidence import CallRecord, EvidenceFolder, StreamSummary, resolve_shown
+from coverage_gate.evidence_doc import contract
 from coverage_gate.files import describe_validation, load_model, parse_json, read_document
 from coverage_gate.model import Capability, EvidenceDocument, ReviewerOutput
 from coverage_gate.reconcile import ReviewerInput, same_revision
@@ -174,11 +175,11 @@ def _fold(
             tracer_provider, TRACER_NAME, folder, summary, records, max_issues
         )
         if document is not None:
-            return document
+            return contract(document)
     # No provider, or one whose SDK is disabled (OTEL_SDK_DISABLED): the same document, folded
     # from the same span attributes; evidence never depends on telemetry being on.
     folder = EvidenceFolder(settings.bounds, settings.diff)
-    return record_calls(folder, summary, records, max_issues, spans, scope=TRACER_NAME)
+    return contract(record_calls(folder, summary, records, max_issues, spans, scope=TRACER_NAME))
 
 
 # --- runs --------------------------------------------------------------------------------------

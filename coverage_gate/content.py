@@ -22,7 +22,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from coverage_gate.citations import FileAtRevision, Presence
+from coverage_gate.revision_files import FileAtRevision, Presence
 
 GIT_TIMEOUT_SECONDS = 10.0
 MAX_CONTENT_BYTES = 64 * 1024 * 1024

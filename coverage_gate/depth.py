@@ -31,8 +31,9 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from coverage_gate.diffmap import FileDiff, LineKind
+from coverage_gate.enums import Depth
 from coverage_gate.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown, ShownKind
-from coverage_gate.model import Depth, FileDepth, LineRange
+from coverage_gate.evidence_doc import FileDepth, LineRange
 
 MAX_LINE_RANGES_PER_FILE = 64
 MAX_UNSEEN_RANGES = 16

@@ -26,6 +26,7 @@ from coverage_gate.depth import (
     simplified,
 )
 from coverage_gate.diffmap import DiffIndex
+from coverage_gate.enums import CallKind, Capability, DiffStatus, IssueKind
 from coverage_gate.events import (
     UNKNOWN_SHOWN,
     Action,
@@ -48,19 +49,15 @@ from coverage_gate.events import (
     Unrecognised,
     WorkingDirectory,
 )
-from coverage_gate.model import (
+from coverage_gate.evidence_doc import (
     EVIDENCE_VERSION,
     Bounds,
     ByteRange,
     CallIssue,
-    CallKind,
-    Capability,
     Counters,
-    DiffStatus,
     DiffSummary,
     EvidenceDocument,
     FileEvidence,
-    IssueKind,
 )
 from coverage_gate.paths import Rejected, Rejection, RepoTree, normalise
 

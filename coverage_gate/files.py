@@ -11,15 +11,19 @@ import re
 import stat
 import time
 from pathlib import Path
-from typing import Any, TypeVar
-
-import pydantic_core
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from coverage_gate.errors import BadInputError
-from coverage_gate.model import EVIDENCE_SCHEMA, EVIDENCE_VERSION, EvidenceDocument
+from coverage_gate.evidence_doc import EVIDENCE_SCHEMA, EVIDENCE_VERSION
 
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import BaseModel, ValidationError
+
+    from coverage_gate.model import EvidenceDocument
+
+# pydantic and the contracts are imported where a model is read or written, not here: ``record``
+# writes its document with this module's atomic writes and loads no pydantic (start-up time).
+M = TypeVar("M", bound="BaseModel")
 SUPPORTED_EVIDENCE_MAJOR = int(EVIDENCE_VERSION.split(".")[0])
 
 
@@ -54,6 +58,8 @@ def beyond_limits(data: bytes | str, error: Exception) -> str:
         if isinstance(error, RecursionError)
         else "a number too long to read (over 4,300 digits)"
     )
+    import pydantic_core  # noqa: PLC0415 - start-up (module notes)
+
     try:
         pydantic_core.from_json(data)
     except ValueError as located:
@@ -89,6 +95,8 @@ def describe_validation(error: ValidationError) -> str:
 
 def validate_json(model: type[M], data: bytes, path: Path | str, what: str) -> M:
     """Validate JSON text against a strict contract (JSON strings are accepted for enums)."""
+    from pydantic import ValidationError  # noqa: PLC0415 - start-up (module notes)
+
     parse_json(data, path, what)
     try:
         return model.model_validate_json(data)
@@ -121,6 +129,8 @@ def check_evidence_version(data: Any, path: Path | str) -> None:
 def load_evidence(path: Path) -> EvidenceDocument:
     data = read_document(path, "evidence")
     check_evidence_version(parse_json(data, path, "evidence"), path)
+    from coverage_gate.model import EvidenceDocument  # noqa: PLC0415 - start-up (module notes)
+
     return validate_json(EvidenceDocument, data, path, "evidence")
 
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from coverage_gate.citations import FileAtRevision, Presence
 from coverage_gate.content import MAX_CONTENT_BYTES, worktree_file
 from coverage_gate.paths import TreeUnavailableError
+from coverage_gate.revision_files import FileAtRevision, Presence
 
 DEFAULT_TIMEOUT = 30.0
 _TREE_MODE = b"40000"

@@ -22,8 +22,9 @@ from pydantic import (
 
 from coverage_gate import defaults, enums
 
-EVIDENCE_SCHEMA = "coverage-gate/evidence"
-EVIDENCE_VERSION = "1.1"
+# the evidence schema's name and version live with the plain evidence document
+from coverage_gate.evidence_doc import EVIDENCE_VERSION
+
 DECISION_SCHEMA = "coverage-gate/decision"
 DECISION_VERSION = "1.2"
 

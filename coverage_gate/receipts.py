@@ -48,18 +48,7 @@ from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError
 
-from coverage_gate.citations import (
-    FileAtRevision,
-    KnownLine,
-    Line,
-    Presence,
-    RevisionFiles,
-    excerpt,
-    found_on,
-    is_binary,
-    line_holds,
-    lines_of,
-)
+from coverage_gate.citations import excerpt, found_on, is_binary, line_holds, lines_of
 from coverage_gate.model import (
     CitationPolicy,
     DecisionDocument,
@@ -74,6 +63,7 @@ from coverage_gate.model import (
 )
 from coverage_gate.paths import RepoTree, TreeUnavailableError
 from coverage_gate.reconcile import ReviewerInput, ReviewInput
+from coverage_gate.revision_files import FileAtRevision, KnownLine, Line, Presence, RevisionFiles
 
 RECEIPT_SCHEMA = "coverage-gate/receipt"
 RECEIPT_VERSION = "1.1"

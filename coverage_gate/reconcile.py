@@ -14,7 +14,6 @@ from coverage_gate.citations import (
     MAX_CITATIONS,
     WINDOW,
     FileCache,
-    RevisionFiles,
     citations_of,
     excerpt,
     flat,
@@ -51,6 +50,7 @@ from coverage_gate.model import (
     Verdict,
 )
 from coverage_gate.paths import RepoTree, normalise_claims
+from coverage_gate.revision_files import RevisionFiles
 
 _REASON_ORDER = list(Reason)
 #: Unseen line ranges a note names per shallow file; the rest are counted.

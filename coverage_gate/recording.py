@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
+from coverage_gate.enums import Capability
 from coverage_gate.events import Adapter, Event
 from coverage_gate.evidence import (
     CallRecord,
@@ -25,13 +26,15 @@ from coverage_gate.evidence import (
     StreamSummary,
     resolve_shown,
 )
+from coverage_gate.evidence_doc import Bounds, EvidenceDocument, contract
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
-from coverage_gate.model import Bounds, Capability, EvidenceDocument
 from coverage_gate.paths import RepoTree
 from coverage_gate.telemetry import SpanSink, record_calls
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
+
+    from coverage_gate import model
 
 CHUNK_BYTES = 1 << 22
 TRACER_NAME = "coverage_gate.record"
@@ -133,10 +136,17 @@ class Recorder:
 
     def finish(
         self, interrupted: bool = False, *, known_complete: bool = False
+    ) -> model.EvidenceDocument:
+        """The evidence document, as the contract (``finish_plain``'s values, validated)."""
+        return contract(self.finish_plain(interrupted, known_complete=known_complete))
+
+    def finish_plain(
+        self, interrupted: bool = False, *, known_complete: bool = False
     ) -> EvidenceDocument:
-        """``known_complete``: the caller knows the stream is whole though it carries no
-        completion marker of its own (an OTLP export whose sender exited normally and whose every
-        request was read: OTLP marks no final flush)."""
+        """The evidence document as plain values (``coverage_gate.evidence_doc``), without
+        loading the contracts. ``known_complete``: the caller knows the stream is whole though it
+        carries no completion marker of its own (an OTLP export whose sender exited normally and
+        whose every request was read: OTLP marks no final flush)."""
         self._scanner.close()
         self._pairer.feed(self._decoder.finish())
         pairer, settings = self._pairer, self._settings
@@ -179,10 +189,10 @@ class Recorder:
 
 
 def feed_all(stream: ByteSource, recorder: Recorder) -> EvidenceDocument:
-    """Feed a whole stream to ``recorder`` and finish it."""
+    """Feed a whole stream to ``recorder`` and finish it: the document as plain values."""
     while chunk := stream.read(CHUNK_BYTES):
         recorder.feed(chunk)
-    return recorder.finish()
+    return recorder.finish_plain()
 
 
 def record_stream(
@@ -192,5 +202,5 @@ def record_stream(
     tracer_provider: TracerProvider | None = None,
     *,
     spans: SpanSink | None = None,
-) -> EvidenceDocument:
-    return feed_all(stream, Recorder(adapter, settings, tracer_provider, spans=spans))
+) -> model.EvidenceDocument:
+    return contract(feed_all(stream, Recorder(adapter, settings, tracer_provider, spans=spans)))

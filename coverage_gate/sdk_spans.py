@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
 from coverage_gate.evidence import CallRecord, EvidenceFolder, Outcome, StreamSummary
-from coverage_gate.model import EvidenceDocument
+from coverage_gate.evidence_doc import EvidenceDocument
 from coverage_gate.telemetry import (
     EXECUTE_TOOL,
     INVOKE_AGENT,

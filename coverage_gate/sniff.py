@@ -16,7 +16,9 @@ from coverage_gate.adapters import ADAPTERS
 from coverage_gate.events import Adapter
 
 if TYPE_CHECKING:
-    from coverage_gate.model import Counters
+    from coverage_gate import evidence_doc, model
+
+    Counters = evidence_doc.Counters | model.Counters
     from coverage_gate.recording import ByteSource
 
 SNIFF_LINES = 16

@@ -8,7 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from coverage_gate.model import EvidenceDocument
+    from coverage_gate import evidence_doc, model
+
+    #: ``record`` reads the plain document; the other callers hold the contract
+    EvidenceDocument = evidence_doc.EvidenceDocument | model.EvidenceDocument
 
 
 def _files_seen(document: EvidenceDocument) -> str:

@@ -21,9 +21,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from coverage_gate import otlp_encode
+from coverage_gate.enums import CallKind, Capability, IssueKind
 from coverage_gate.events import WHOLE_SHOWN, ByteSpan, Shown, ShownKind
 from coverage_gate.evidence import CallRecord, EvidenceFolder, Outcome, StreamSummary
-from coverage_gate.model import CallIssue, CallKind, Capability, EvidenceDocument, IssueKind
+from coverage_gate.evidence_doc import CallIssue, EvidenceDocument
 
 # GenAI semantic conventions
 OPERATION = "gen_ai.operation.name"

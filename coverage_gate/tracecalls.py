@@ -43,6 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from coverage_gate.enums import CallKind, IssueKind, PathRejection
 from coverage_gate.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
 from coverage_gate.evidence import (
     MAX_CALLS,
@@ -53,7 +54,6 @@ from coverage_gate.evidence import (
     Outcome,
     bounded,
 )
-from coverage_gate.model import CallKind, IssueKind, PathRejection
 from coverage_gate.paths import Rejected, RepoTree, normalise
 
 READ_TOOL = "cr_read"

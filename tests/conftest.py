@@ -15,7 +15,8 @@ from coverage_gate.adapters import ADAPTERS
 from coverage_gate.content import MappingContent
 from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.model import Bounds, Capability, EvidenceDocument, FileEvidence, LineRange
+from coverage_gate.evidence_doc import Bounds
+from coverage_gate.model import Capability, EvidenceDocument, FileEvidence, LineRange
 from coverage_gate.recording import RecordSettings, record_stream
 
 TESTS = Path(__file__).parent

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from coverage_gate import metrics, otel_setup, receipt_store, receipts
-from coverage_gate.citations import FileAtRevision, Presence
 from coverage_gate.model import (
     Capability,
     Citation,
@@ -58,6 +57,7 @@ from coverage_gate.paths import StaticTree
 from coverage_gate.receipts import RecordingFiles, RecordingTree, recorded_ports
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
 from coverage_gate.report import Criteria, Report, build_report, load_folder, render_text
+from coverage_gate.revision_files import FileAtRevision, Presence
 
 DAY_NS = 86_400 * 10**9
 START_NS = 1_790_000_000 * 10**9  # a fixed epoch for reproducible reports

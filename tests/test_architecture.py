@@ -24,6 +24,8 @@ CORE = [
 CORE += ["tracecalls.py"]  # a harness's trace of paired calls → call records
 CORE += ["citations.py"]  # replaying citations against the files at the revision
 CORE += ["findings.py"]  # what a decision holds against a reviewer, per file
+CORE += ["evidence_doc.py"]  # the evidence document as plain values (record writes them)
+CORE += ["revision_files.py"]  # the files at the revision: the port citations and depth read
 FORBIDDEN = (
     "typer",
     "click",

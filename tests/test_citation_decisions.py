@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coverage_gate import render
-from coverage_gate.citations import FileAtRevision, Presence
 from coverage_gate.model import (
     Capability,
     CitationOutcome,
@@ -28,6 +27,7 @@ from coverage_gate.model import (
     Verdict,
 )
 from coverage_gate.reconcile import NOTE_CITATIONS, ReviewerInput, ReviewInput, reconcile
+from coverage_gate.revision_files import FileAtRevision, Presence
 
 REV = "0123456789abcdef0123456789abcdef01234567"
 FILES = {

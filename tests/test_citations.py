@@ -18,9 +18,7 @@ from coverage_gate.citations import (
     EXCERPT_CHARS,
     MIN_QUOTE_CHARS,
     Cited,
-    FileAtRevision,
     FileCache,
-    Presence,
     check,
     citations_of,
     replay,
@@ -34,6 +32,7 @@ from coverage_gate.model import (
     PathRejection,
     ReviewerOutput,
 )
+from coverage_gate.revision_files import FileAtRevision, Presence
 
 BIG_LINES = 100_000
 

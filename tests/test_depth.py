@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from coverage_gate import evidence_doc as plain
 from coverage_gate.content import MappingContent
 from coverage_gate.depth import LineSet, LineTable, resolve
 from coverage_gate.diffmap import DiffIndex
@@ -135,11 +136,11 @@ def test_line_sets_merge_and_say_when_their_bound_was_hit() -> None:
     lines.add(5, 6)
     lines.add(1, 2)
     lines.add(3, 4)  # touches both: one range
-    assert lines.ranges() == [LineRange(start=1, end=6)]
+    assert lines.ranges() == [plain.LineRange(start=1, end=6)]
     lines.add(10, 10)
     lines.add(20, 20)  # would be a third range
     assert lines.truncated
-    assert lines.ranges() == [LineRange(start=1, end=6), LineRange(start=10, end=10)]
+    assert lines.ranges() == [plain.LineRange(start=1, end=6), plain.LineRange(start=10, end=10)]
 
 
 # --- what counts as seen, per call -------------------------------------------------------------

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.model import Bounds, DiffStatus, EvidenceDocument, IssueKind
+from coverage_gate.evidence_doc import Bounds
+from coverage_gate.model import DiffStatus, EvidenceDocument, IssueKind
 from tests.conftest import DATA, GOLDEN, check_golden, record_bytes
 
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()

@@ -11,11 +11,12 @@ from typing import Any
 from typer.testing import CliRunner
 
 from coverage_gate import citations
-from coverage_gate.citations import Cited, FileAtRevision, Presence
+from coverage_gate.citations import Cited
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
 from coverage_gate.model import Citation, ReviewerCitations
 from coverage_gate.receipts import LINE_CHARS, RecordedFiles, RecordingFiles
+from coverage_gate.revision_files import FileAtRevision, Presence, RevisionFiles
 from tests.conftest import reconcile_in
 from tests.test_citation_cli import ENV, work  # noqa: F401 - the fixture
 from tests.test_receipts import content_of, receipts_in, rewrite, verify
@@ -145,7 +146,7 @@ CITED = [
 ]
 
 
-def replayed(files: citations.RevisionFiles) -> ReviewerCitations:
+def replayed(files: RevisionFiles) -> ReviewerCitations:
     return citations.replay(
         [Cited(c) for c in CITED],
         root=None,

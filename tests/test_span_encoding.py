@@ -40,6 +40,7 @@ from opentelemetry.trace import (
 
 from coverage_gate import metrics, otel_setup, otlp_encode
 from coverage_gate.adapters import ADAPTERS
+from coverage_gate.evidence_doc import dump
 from coverage_gate.otel_sdk import DELTA, build_resource_from, metrics_line, otlp_json, span_line
 from coverage_gate.otel_setup import SpanLines
 from coverage_gate.recording import Recorder, RecordSettings, feed_all
@@ -83,7 +84,7 @@ def record(data: bytes, environ: dict[str, str]) -> tuple[str, int, Any]:
     folder = otel_setup.default_telemetry_dir(environ)
     found, _ = _canonical_spans(folder) if folder.exists() else ([], 0)
     lines = sum(len(p.read_text().splitlines()) for p in folder.glob("traces-*.jsonl"))
-    return document.model_dump_json(by_alias=True), lines, found
+    return dump(document), lines, found
 
 
 def test_direct_spans_and_evidence_are_the_sdks(tmp_path: Path) -> None:
@@ -126,7 +127,7 @@ def test_a_provider_that_records_nothing_gives_the_same_evidence(tmp_path: Path)
     on, _, _ = record(data, {otel_setup.TELEMETRY_DIR_ENV: str(tmp_path)})
     settings = RecordSettings(revision="rev1", repo_root=REPO_ROOT, agent="security")
     recorder = Recorder(ADAPTERS["pi-rpc"], settings, TracerProvider(sampler=ALWAYS_OFF))
-    assert feed_all(io.BytesIO(data), recorder).model_dump_json(by_alias=True) == on
+    assert dump(feed_all(io.BytesIO(data), recorder)) == on
 
 
 @pytest.mark.parametrize(

@@ -117,15 +117,23 @@ def test_reconcile_loads_no_other_command(tmp_path: Path) -> None:
     assert [name for name in others if f"coverage_gate.commands.{name}" in modules] == []
 
 
-def test_record_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> None:
-    """`record` with the embedded default sink: its spans are encoded directly."""
+@pytest.mark.parametrize("diff", [False, True], ids=["plain", "with --diff"])
+def test_record_on_the_local_files_loads_no_opentelemetry_or_pydantic(
+    tmp_path: Path, diff: bool
+) -> None:
+    """`record` with the embedded default sink: its spans are encoded directly, and its
+    document is built and written as plain values (``coverage_gate.evidence_doc``), without
+    loading pydantic or the contracts (tests/test_evidence_doc.py holds the two equal)."""
     stream = DATA / "pi-rpc" / "pi_a_honest.jsonl"
     out = tmp_path / "evidence.json"
+    pinned = ["--diff", str(DATA / "pi-rpc" / "review.diff"), "--repo-root", str(tmp_path)]
     modules = loaded_by(
-        "record", str(stream), "-f", "pi-rpc", "--revision", "r", "-o", str(out), cwd=tmp_path
-    )
+        "record", str(stream), "-f", "pi-rpc", "--revision", "r", "-o", str(out),
+        *(pinned if diff else []), cwd=tmp_path,
+    )  # fmt: skip
     assert json.loads(out.read_text())["counters"]["calls"] > 0
-    assert heavy(modules, ("opentelemetry", "google", "rich")) == []
+    assert heavy(modules, ("opentelemetry", "google", "rich", "pydantic")) == []
+    assert "coverage_gate.model" not in modules
 
 
 def test_record_with_its_format_loads_that_adapter_alone(tmp_path: Path) -> None:

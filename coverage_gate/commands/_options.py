@@ -61,8 +61,8 @@ def record_settings(
 ) -> RecordSettings:
     """Check the shared options and build the settings; a bad one is bad input."""
     from coverage_gate.content import RepositoryContents  # noqa: PLC0415 - start-up
+    from coverage_gate.evidence_doc import Bounds  # noqa: PLC0415 - start-up
     from coverage_gate.gittree import git_toplevel  # noqa: PLC0415 - start-up
-    from coverage_gate.model import Bounds  # noqa: PLC0415 - start-up
     from coverage_gate.recording import RecordSettings  # noqa: PLC0415 - start-up
 
     if not revision:

@@ -37,7 +37,7 @@ from coverage_gate.stdio import require_stdout
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
-    from coverage_gate.model import EvidenceDocument
+    from coverage_gate.evidence_doc import EvidenceDocument
     from coverage_gate.recording import ByteSource, Recorder, RecordSettings
     from coverage_gate.telemetry import SpanSink
 
@@ -70,7 +70,7 @@ def record(
     """Read an agent's event stream and write the evidence document (JSON)."""
     # What only a run needs (start-up: see commands._common)
     from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS  # noqa: PLC0415
-    from coverage_gate.files import dump_model  # noqa: PLC0415
+    from coverage_gate.evidence_doc import dump  # noqa: PLC0415
     from coverage_gate.gittree import GitTrees  # noqa: PLC0415
     from coverage_gate.recording import Recorder, feed_all  # noqa: PLC0415
     from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint  # noqa: PLC0415
@@ -119,7 +119,7 @@ def record(
             )
             document = _feed_proto(handle, recorder) if proto else feed_all(handle, recorder)
         say(root_note(recorder.root))
-        emit_document(dump_model(document), output, EVIDENCE)
+        emit_document(dump(document), output, EVIDENCE)
         say(evidence_summary(document))
         hint = wrong_format_hint(chosen, document.counters, lines)
         if hint is not None:
@@ -144,7 +144,7 @@ def _feed_proto(handle: ByteSource, recorder: Recorder) -> EvidenceDocument:
         if isinstance(line, BadBody):
             raise BadInputError(f"OTLP protobuf file: {line.detail}")
         recorder.feed(line + b"\n")
-    return recorder.finish()
+    return recorder.finish_plain()
 
 
 def _document_format(prefix: bytes) -> str | None:

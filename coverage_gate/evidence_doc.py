@@ -1,0 +1,142 @@
+"""The evidence document as plain values: what the evidence core builds and ``record`` writes.
+
+The contract is ``coverage_gate.model.EvidenceDocument``, a pydantic model: documents read from
+files are validated against it, and its JSON Schema is published. Importing pydantic and building
+that model's validator cost a process about as much as recording a 200 MB stream, so the core
+builds these structs instead: the same fields, in the same order, with the same defaults, written
+as the same bytes (``dump``, as ``model_dump_json(indent=2, by_alias=True)`` writes the model).
+``contract`` gives the pydantic document (validated) to callers that want one. The tests hold the
+two field for field and validate what the core builds against the contract.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from coverage_gate import defaults
+from coverage_gate.enums import Capability, Depth, DiffStatus, IssueKind
+
+if TYPE_CHECKING:
+    from coverage_gate import model
+
+EVIDENCE_SCHEMA = "coverage-gate/evidence"
+EVIDENCE_VERSION = "1.1"
+
+
+class ByteRange(msgspec.Struct, frozen=True, kw_only=True):
+    offset: int
+    end: int | None = None
+    total: int | None = None
+
+
+class LineRange(msgspec.Struct, frozen=True, kw_only=True):
+    """Lines ``start`` to ``end`` inclusive, 1-based, new side of the revision."""
+
+    start: int
+    end: int
+
+
+class FileDepth(msgspec.Struct, frozen=True, kw_only=True):
+    """What the successful calls on one file showed of its change (``model.FileDepth``)."""
+
+    depth: Depth
+    changed_lines: int = 0
+    changed_lines_seen: int = 0
+    hunks: int = 0
+    hunks_seen: int = 0
+    unseen: list[LineRange] = msgspec.field(default_factory=list)
+    detail: str = ""
+    unseen_truncated: bool = False
+
+
+class FileEvidence(msgspec.Struct, frozen=True, kw_only=True):
+    """One file's evidence (``model.FileEvidence`` says what each field means)."""
+
+    path: str
+    reads_succeeded: int = 0
+    reads_failed: int = 0
+    reads_unknown: int = 0
+    diff_pages_succeeded: int = 0
+    ranges: list[ByteRange] = msgspec.field(default_factory=list)
+    partial: bool = False
+    lines_seen: list[LineRange] = msgspec.field(default_factory=list)
+    lines_seen_whole: bool = False
+    lines_seen_truncated: bool = False
+    reads_empty: int = 0
+    reads_lines_unknown: int = 0
+    depth: FileDepth | None = None
+
+
+class Counters(msgspec.Struct, frozen=True, kw_only=True):
+    lines: int = 0
+    calls: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    incomplete: int = 0
+    ignored: int = 0
+    rejected: int = 0
+    malformed_lines: int = 0
+    unrecognised_events: int = 0
+
+
+class DiffSummary(msgspec.Struct, frozen=True, kw_only=True):
+    pages_succeeded: int = 0
+    pages_failed: int = 0
+    bytes_seen: int = 0
+    total_bytes: int | None = None
+    pinned: bool = False
+
+
+class CallIssue(msgspec.Struct, frozen=True, kw_only=True):
+    kind: IssueKind
+    line: int | None = None
+    call_id: str | None = None
+    tool: str | None = None
+    detail: str = ""
+
+
+class Bounds(msgspec.Struct, frozen=True, kw_only=True):
+    max_files: int = defaults.MAX_FILES
+    max_issues: int = defaults.MAX_ISSUES
+
+
+class EvidenceDocument(msgspec.Struct, frozen=True, kw_only=True):
+    """One stream's evidence (``model.EvidenceDocument`` says what each field means)."""
+
+    schema_: str = msgspec.field(default=EVIDENCE_SCHEMA, name="schema")
+    version: str = EVIDENCE_VERSION
+    source: str
+    agent: str | None = None
+    revision: str
+    stream_complete: bool
+    capability: Capability
+    truncated: bool = False
+    dropped_calls: int = 0
+    unattributed_calls: int = 0
+    counters: Counters = msgspec.field(default_factory=Counters)
+    diff_status: DiffStatus = DiffStatus.NOT_REQUESTED
+    diff: DiffSummary = msgspec.field(default_factory=DiffSummary)
+    files: list[FileEvidence] = msgspec.field(default_factory=list)
+    issues: list[CallIssue] = msgspec.field(default_factory=list)
+    issues_dropped: int = 0
+    bounds: Bounds = msgspec.field(default_factory=Bounds)
+
+    def file(self, path: str) -> FileEvidence | None:
+        for entry in self.files:
+            if entry.path == path:
+                return entry
+        return None
+
+
+def dump(document: EvidenceDocument) -> str:
+    """The document as ``record`` writes it: JSON indented by two spaces, then a newline."""
+    return msgspec.json.format(msgspec.json.encode(document), indent=2).decode() + "\n"
+
+
+def contract(document: EvidenceDocument) -> model.EvidenceDocument:
+    """The pydantic evidence document these values make, validated against the contract."""
+    from coverage_gate.model import EvidenceDocument as Contract  # noqa: PLC0415 - start-up
+
+    return Contract.model_validate_json(msgspec.json.encode(document))
