@@ -57,6 +57,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Final
 
+import msgspec.structs
+
 from coverage_gate.enums import CallKind, Capability, IssueKind
 from coverage_gate.events import (
     UNKNOWN_SHOWN,
@@ -389,7 +391,7 @@ def _claude_action(tool: str, attrs: Attributes) -> tuple[Action, bool]:
     if shown is not None and shown.kind is ShownKind.LINES and shown.end is not None:
         # The log tells the range asked for, never what came back (a range past the file's
         # end returns nothing): lines seen only as far as the file reaches.
-        action = replace(action, shown=Shown.asked(shown.start, shown.end))
+        action = msgspec.structs.replace(action, shown=Shown.asked(shown.start, shown.end))
     return action, True
 
 
@@ -557,7 +559,7 @@ class OtlpJsonDecoder(JsonLinesDecoder):
                 return [start, Unreadable(lineno, detail, (), (part.call_id,))]
             if record.outcome is Outcome.SUCCEEDED and _failed(span, attrs):
                 error = str(attrs.get(ERROR_TYPE, SPAN_ERROR))
-                record = replace(record, outcome=Outcome.FAILED, error_type=error)
+                record = msgspec.structs.replace(record, outcome=Outcome.FAILED, error_type=error)
             events = _own_events(record, lineno)
             return _without_usable_ends(events, unusable) if unusable else events
         if name == CLAUDE_INTERACTION_SPAN or _is_operation(name, attrs, INVOKE_AGENT):

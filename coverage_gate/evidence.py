@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 from enum import StrEnum
+
+import msgspec
+from msgspec.structs import replace
 
 from coverage_gate.depth import (
     ChangeMarks,
@@ -76,8 +78,7 @@ class Outcome(StrEnum):
     INCOMPLETE = "incomplete"
 
 
-@dataclass(frozen=True, slots=True)
-class CallRecord:
+class CallRecord(msgspec.Struct, frozen=True):
     """One tool call as the evidence core sees it, after pairing and path normalisation."""
 
     call_id: str
@@ -95,8 +96,7 @@ class CallRecord:
     shown: Shown | None = None  # what a successful read returned (the end's word, else the start's)
 
 
-@dataclass(frozen=True, slots=True)
-class StreamSummary:
+class StreamSummary(msgspec.Struct, frozen=True):
     """What the stream as a whole said, beyond its calls."""
 
     source: str
@@ -142,23 +142,21 @@ def _has_surrogates(text: str) -> bool:
     return False
 
 
-@dataclass(slots=True)
-class _Open:
+class _Open(msgspec.Struct):
     start: ToolStart | None
     end: ToolEnd | None = None
     ambiguous: str = ""
 
 
-@dataclass(slots=True)
-class _Unread:
+class _Unread(msgspec.Struct):
     """What unreadable lines could have carried, bounded: the call ids recovered from them, and
     the lines (two at most: enough to tell "one line" from "several") that could have started
     or ended any call."""
 
-    starts: dict[str, int] = field(default_factory=dict)
-    ends: dict[str, int] = field(default_factory=dict)
-    any_start: list[int] = field(default_factory=list)
-    any_end: list[int] = field(default_factory=list)
+    starts: dict[str, int] = msgspec.field(default_factory=dict)
+    ends: dict[str, int] = msgspec.field(default_factory=dict)
+    any_start: list[int] = msgspec.field(default_factory=list)
+    any_end: list[int] = msgspec.field(default_factory=list)
 
     def add(
         self, ids: tuple[str, ...] | None, known: dict[str, int], anyone: list[int], line: int
@@ -630,8 +628,7 @@ def resolve_shown(
 # --- folding -----------------------------------------------------------------------------------
 
 
-@dataclass
-class _FileAcc:
+class _FileAcc(msgspec.Struct):
     reads_succeeded: int = 0
     reads_failed: int = 0
     reads_unknown: int = 0
@@ -641,8 +638,8 @@ class _FileAcc:
     whole: bool = False
     total: int | None = None
     total_lines: int | None = None
-    ranges: list[tuple[int, int | None]] = field(default_factory=list)
-    lines: LineSet = field(default_factory=LineSet)
+    ranges: list[tuple[int, int | None]] = msgspec.field(default_factory=list)
+    lines: LineSet = msgspec.field(default_factory=LineSet)
     marks: ChangeMarks | None = None
 
     def add_range(self, start: int, end: int | None) -> None:
