@@ -1,9 +1,13 @@
 """Read tools that take their arguments in an ``input`` object and count in lines.
 
 Claude Code's ``Read {file_path, offset?, limit?}`` and OpenCode's ``read {filePath, offset?,
-limit?}`` ask alike: ``offset`` is a 1-based line number, ``limit`` a line count, ``offset`` alone
-reads a default number of lines, and no range at all is a whole read. Qwen Code's ``read_file``
-takes the same ``input`` but counts its ``offset`` from 0 (its module reads the range itself).
+limit?}`` ask alike: ``offset`` is a 1-based line number, ``limit`` a line count, and without a
+``limit`` either tool returns a default number of lines (2000) from ``offset`` or from the first
+line. A read with no range at all therefore asks for that many lines from the top, not for the
+whole file: it shows the whole file only when the file is no longer (``Shown.asked``: told once the
+file's length at the revision is known, and standing as those lines when it is not). What the
+result itself reports, when it does, wins over this. Qwen Code's ``read_file`` takes the same
+``input`` but counts its ``offset`` from 0 (its module reads the range itself).
 
 Everything here is pure: no I/O.
 """
@@ -68,7 +72,8 @@ def line_read(
 def _asked(offset: int | None, limit: int | None, default_lines: int) -> Shown:
     """The lines a read asks for (``offset`` is a 1-based line number)."""
     if offset is None and limit is None:
-        return Shown.whole()
+        # the tool's default from the top: the whole file only if it is no longer (module notes)
+        return Shown.asked(1, default_lines)
     first = max(offset or 1, 1)
     count = default_lines if limit is None else limit
     return Shown.lines(first, first + count - 1) if count else EMPTY_SHOWN

@@ -42,9 +42,10 @@ What a successful ``Read`` showed (DESIGN §6 rules 11-12) is its result's own l
 lines ``startLine`` to ``startLine + numLines - 1`` of ``totalLines``. A result of zero lines
 (an ``offset`` past the end, an empty file) returned nothing and is not evidence, though Claude
 Code reports it without ``is_error``. Without that detail the request says it: ``offset``/``limit``
-as lines (``offset`` alone reads Claude Code's default of 2000 lines), and no range at all a whole
-read. Claude Code counts the empty string after a file's last newline as one more line (a 16-line
-file reads as 17); the range is recorded as reported.
+as lines (``offset`` alone reads Claude Code's default of 2000 lines), and no range at all the
+first 2000 lines: the whole file only when it is no longer, told with the file at the revision
+(``adapters/_line_reads.py``). Claude Code counts the empty string after a file's last newline as
+one more line (a 16-line file reads as 17); the range is recorded as reported.
 
 Paths: ``file_path`` is passed through raw with the ``cwd`` the line carries (transcripts) or the
 ``cwd`` of the stream's ``system/init`` line (stream-json); the core resolves and normalises it.

@@ -36,7 +36,8 @@ Code's ``Read``, as the zero-based, end-exclusive line range ``lineStart - 1 .. 
 result of no lines (an empty file) and a directory listing (``display.type`` ``directory``)
 showed no line of a file: not evidence. Without that detail the request says it: ``offset`` is
 a 1-based line, ``limit`` a line count (OpenCode reads 2000 lines when no ``limit`` is given);
-no range at all is a whole read.
+no range at all is the first 2000 lines: the whole file only when it is no longer, told with the
+file at the revision (``adapters/_line_reads.py``).
 
 Paths: ``filePath`` as the model wrote it; OpenCode resolves a relative one against the
 directory it runs in, which the stream does not record, so a relative path is relative to the

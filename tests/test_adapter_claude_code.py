@@ -19,6 +19,7 @@ from tests.conftest import (
     assert_capture_reproduces_truth,
     check_golden_evidence,
     record_bytes,
+    revision_content,
 )
 
 FORMAT = "claude-code"
@@ -239,11 +240,17 @@ def test_the_reported_lines_are_the_lines_seen() -> None:
 
 
 def test_without_the_result_detail_the_request_says_which_lines() -> None:
-    """``offset`` alone reads Claude Code's default of 2000 lines from there."""
+    """``offset`` alone reads Claude Code's default of 2000 lines from there; no range at all
+    reads them from the top: every line of a file no longer than that once its length is known
+    (README.md has 17 at the revision), lines 1-2000 while it is not."""
     (entry,) = record(stream(use("a", file_path="README.md", offset=14), result("a"))).files
     assert entry.lines_seen == [LineRange(start=14, end=2013)]
-    (whole,) = record(stream(use("a", file_path="README.md"), result("a"))).files
-    assert whole.lines_seen_whole
+    unranged = stream(use("a", file_path="README.md"), result("a"))
+    (asked,) = record(unranged).files
+    assert (asked.lines_seen, asked.lines_seen_whole) == ([LineRange(start=1, end=2000)], False)
+    (whole,) = record(unranged, diff=DIFF, content=revision_content()).files
+    assert (whole.lines_seen, whole.lines_seen_whole) == ([LineRange(start=1, end=17)], True)
+    assert whole.depth is not None and whole.depth.depth is Depth.FULL
 
 
 def test_requested_offset_is_one_based_and_becomes_zero_based() -> None:

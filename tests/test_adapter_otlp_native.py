@@ -25,7 +25,8 @@ from typer.testing import CliRunner
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.agreement import compare
 from coverage_gate.cli import app
-from coverage_gate.model import Capability, EvidenceDocument, IssueKind
+from coverage_gate.content import MappingContent
+from coverage_gate.model import Capability, Depth, EvidenceDocument, IssueKind, LineRange
 from coverage_gate.otlp_wire import proto_file_lines
 from coverage_gate.recording import Recorder, RecordSettings
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes, revision_content
@@ -150,8 +151,9 @@ def test_where_the_telemetry_cannot_see_what_the_stream_shows_the_two_disagree()
     - a read past the end of a file says success in both, but only the stream says it returned
       no line: from the telemetry alone (without the file's length) it is a successful read of
       the lines it asked for;
-    - a read's result (its lines, the file's length) is never in the telemetry: whole reads are
-      whole, with no length.
+    - a read's result (its lines, the file's length) is never in the telemetry: a read with no
+      range asked for Claude Code's first 2000 lines, which stand as asked without the file's
+      length.
 
     Everything else agrees: the failed read, the ranged read, the shell commands."""
     stream, from_stream, telemetry, from_telemetry = record_both("claude-code_otel_mixed")
@@ -165,8 +167,9 @@ def test_where_the_telemetry_cannot_see_what_the_stream_shows_the_two_disagree()
     assert (seen["README.md"].reads_succeeded, seen["README.md"].reads_empty) == (1, 0)
     assert seen["src/api/handler.py"].reads_failed == by_path["src/api/handler.py"].reads_failed
     assert seen["src/api/models.py"].lines_seen == by_path["src/api/models.py"].lines_seen
-    assert seen["src/api/handlers.py"].lines_seen_whole
-    assert seen["src/api/handlers.py"].lines_seen == []  # whole, of a length not told
+    assert by_path["src/api/handlers.py"].lines_seen_whole  # the stream tells its length
+    assert not seen["src/api/handlers.py"].lines_seen_whole
+    assert seen["src/api/handlers.py"].lines_seen == [LineRange(start=1, end=2000)]
     assert "src/util/strings.py" not in seen  # `cat` through Bash: never evidence
 
 
@@ -189,6 +192,45 @@ def test_a_telemetry_read_past_the_end_is_no_evidence_once_the_files_length_is_k
     assert seen["src/api/models.py"].lines_seen  # a range within the file still counts
     unknown = record_bytes(telemetry, "otlp-json", diff=diff)  # no content: the range stands
     assert {f.path: f for f in unknown.files}["README.md"].reads_succeeded == 1
+
+
+#: A file longer than Claude Code's 2000-line default read, changed at line 2100.
+LONG_FILE = "src/long.py"
+LONG_CONTENT = "".join(f"value_{n} = {n}\n" for n in range(1, 2501)).encode()
+LONG_DIFF = (
+    f"diff --git a/{LONG_FILE} b/{LONG_FILE}\n"
+    "index 1111111..2222222 100644\n"
+    f"--- a/{LONG_FILE}\n"
+    f"+++ b/{LONG_FILE}\n"
+    "@@ -2100,1 +2100,1 @@\n"
+    "-value_2100 = 0\n"
+    "+value_2100 = 2100\n"
+).encode()
+
+
+def test_a_telemetry_read_with_no_range_showed_only_claude_codes_first_2000_lines() -> None:
+    """Claude Code's Read with no offset or limit returns the first 2000 lines of a file, and its
+    telemetry never says what came back. The real capture's whole read of handlers.py, pointed at
+    a 2,500-line file changed at line 2100, showed none of that change: lines 1-2000, depth
+    ``none`` (a lazy reviewer's one Read of a long file is not a full read of it), with or
+    without the file's content. The read of a file no longer than 2000 lines is still every line
+    of it once its length is known: depth ``full``, as the stream says."""
+    diff = (DATA / "pi-rpc" / "review.diff").read_bytes() + LONG_DIFF
+    mixed = MIXED.read_bytes()
+    pointed = mixed.replace(b"/src/api/handlers.py", f"/{LONG_FILE}".encode())
+    assert pointed != mixed
+    content = MappingContent({**revision_content().files, LONG_FILE: LONG_CONTENT})
+    for source in (content, None):
+        document = record_bytes(pointed, "otlp-json", diff=diff, content=source)
+        long = next(f for f in document.files if f.path == LONG_FILE)
+        assert (long.reads_succeeded, long.lines_seen_whole) == (1, False)
+        assert long.lines_seen == [LineRange(start=1, end=2000)]
+        assert long.depth is not None and long.depth.depth is Depth.NONE
+        assert long.depth.unseen == [LineRange(start=2100, end=2100)]
+    honest = record_bytes(mixed, "otlp-json", diff=diff, content=revision_content())
+    handlers = next(f for f in honest.files if f.path == "src/api/handlers.py")
+    assert handlers.lines_seen_whole
+    assert handlers.depth is not None and handlers.depth.depth is Depth.FULL
 
 
 def test_the_shared_claude_code_capture_agrees_with_its_stream() -> None:
