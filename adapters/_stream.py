@@ -17,14 +17,13 @@ whose strings fit the bound. Everything here is pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from types import ModuleType
 from typing import Final, TypeAlias
-
-import ijson
 
 from coverage_gate.events import Event, Malformed
 
@@ -52,6 +51,16 @@ _TOKEN_TAIL = re.compile(rb"[-+.0-9A-Za-z]+\Z")
 _ODD_TOKEN = re.compile(rb"[-+.0-9A-Za-z]{65,}|NaN|-?Infinity")
 _NUMBERISH = re.compile(rb"[-+.0-9eE]+")
 _DROP: Final = object()
+
+
+@functools.cache
+def _ijson() -> ModuleType:
+    """ijson, loaded on first use: only a line too long to hold whole, or one ``json.loads``
+    cannot take, is read through it (start-up time)."""
+    import ijson  # noqa: PLC0415 - start-up time
+
+    module: ModuleType = ijson
+    return module
 
 
 def _odd_token(match: re.Match[bytes]) -> bytes:
@@ -301,11 +310,13 @@ class _Builder:
 
 
 def _scalar(value: object) -> object:
-    if isinstance(value, str) and value == _NUMBER_MARKER:
-        return OUT_OF_RANGE
-    if isinstance(value, Decimal):
-        return float(value)
-    return value
+    """A scalar as ijson gives it (``None``, a boolean, an integer, a string, or a ``Decimal``
+    for any other number) as ``json.loads`` gives it."""
+    if value is None or isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return OUT_OF_RANGE if value == _NUMBER_MARKER else value
+    return float(value)  # type: ignore[arg-type]  # a Decimal
 
 
 class ObjectReader:
@@ -317,8 +328,10 @@ class ObjectReader:
 
     def __init__(self, spec: Spec, max_string_bytes: int, keep_bytes: int = 64 * 1024) -> None:
         self._filter = _Filter(max_string_bytes)
+        ijson = _ijson()
         self._events = ijson.sendable_list()
         self._parser = ijson.basic_parse_coro(self._events)
+        self._errors: tuple[type[Exception], ...] = (ijson.JSONError, ValueError)
         self._builder = _Builder(spec)
         self._keep = keep_bytes
         self._seen: list[bytes] = []
@@ -350,7 +363,7 @@ class ObjectReader:
         if self._error is None:
             try:
                 self._parser.close()
-            except (ijson.JSONError, ValueError) as error:
+            except self._errors as error:
                 self._error = _first_line(error)
             else:
                 self._builder.take(self._events)
@@ -366,7 +379,7 @@ class ObjectReader:
             return
         try:
             self._parser.send(data)
-        except (ijson.JSONError, ValueError) as error:
+        except self._errors as error:
             self._error = _first_line(error)
             return
         self._builder.take(self._events)
