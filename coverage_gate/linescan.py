@@ -70,20 +70,25 @@ class LineScanner:
             if pos < 0:
                 return
         # Lines that start and end in this chunk, most of a long stream: one search for the
-        # newline and, for a line of a skipped kind, one prefix test, each.
+        # newline and, for a line of a skipped kind, one prefix test (none when no prefix is
+        # declared: ``startswith(())`` is false), each; skipped lines are counted locally.
         find, starts, skip = chunk.find, chunk.startswith, self._skip
-        while pos < size:
-            nl = find(b"\n", pos)
-            if nl < 0:
-                self._held += chunk[pos:]
-                self._state = _State.HOLDING
-                self._check_held()
-                return
-            if skip and starts(skip, pos):
-                self.lines += 1
+        lines = self.lines
+        nl = find(b"\n", pos)
+        while nl >= 0:
+            if starts(skip, pos):
+                lines += 1
             else:
+                self.lines = lines
                 self._line_in_chunk(chunk, pos, nl)
+                lines = self.lines
             pos = nl + 1
+            nl = find(b"\n", pos)
+        self.lines = lines
+        if pos < size:
+            self._held += chunk[pos:]
+            self._state = _State.HOLDING
+            self._check_held()
 
     def _go_on(self, chunk: bytes) -> int:
         """Go on with the line the last chunk ended in: where the next line starts in
