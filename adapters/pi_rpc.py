@@ -42,12 +42,13 @@ end; any other unreadable line is plain malformed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
+    WHOLE_SHOWN,
     Action,
     ByteSpan,
     DiffPageAction,
@@ -143,9 +144,10 @@ def _short(value: object) -> str:
 
 
 def action_for(tool: str, args: object) -> Action:
-    if tool not in READ_TOOLS and tool not in DIFF_TOOLS:
+    if tool not in COUNTED_TOOLS:
         return IgnoredAction()
-    if not isinstance(args, Mapping):
+    # A JSON object is read as a dict (by msgspec, json.loads and the bounded reader alike).
+    if not isinstance(args, dict):
         return UnreadableArguments(f"{tool} arguments are not an object")
     offset = _int_or_none(args.get("offset"))
     limit = _int_or_none(args.get("limit"))
@@ -163,15 +165,13 @@ def action_for(tool: str, args: object) -> Action:
     if not isinstance(path, str):
         return UnreadableArguments(f"{tool} has no string 'path' argument")
     # Both pi's own read and the cr_read review tool drop one leading "@" (a file mention).
-    return ReadAction(
-        path=path, offset=offset, limit=limit, mention=True, shown=_asked(tool, offset, limit)
-    )
+    return ReadAction(path, offset, limit, None, True, _asked(tool, offset, limit))
 
 
 def _asked(tool: str, offset: int | None, limit: int | None) -> Shown:
     """What a read asks for: ``cr_read`` ranges are told by the result's header alone."""
     if offset is None and limit is None:
-        return Shown.whole()
+        return WHOLE_SHOWN
     if tool != "read":
         return UNKNOWN_SHOWN
     first = max(offset or 1, 1)
@@ -180,29 +180,32 @@ def _asked(tool: str, offset: int | None, limit: int | None) -> Shown:
 
 def _result_text(result: object) -> str | None:
     """The text of a tool result's first content block; ``""`` when it has no content."""
-    if not isinstance(result, Mapping):
+    if not isinstance(result, dict):
         return None
     content = result.get("content")
-    if isinstance(content, list) and not content:
-        return ""
-    if not isinstance(content, list) or not isinstance(content[0], Mapping):
+    if not isinstance(content, list):
         return None
-    text = content[0].get("text")
+    if not content:
+        return ""
+    first = content[0]
+    if not isinstance(first, dict):
+        return None
+    text = first.get("text")
     return text if isinstance(text, str) else None
 
 
-def _returned(tool: str, result: object, span: ByteSpan | None) -> Shown | None:
-    """What a successful read's result says it returned; ``None`` when it says nothing."""
-    text = _result_text(result)
+def _returned(tool: str, result: object, text: str | None, span: ByteSpan | None) -> Shown | None:
+    """What a successful read's result (whose first text is ``text``) says it returned;
+    ``None`` when it says nothing."""
     if tool == "cr_read":
         if span is not None:
             return Shown.bytes(span.offset, span.end, span.total)
         return EMPTY_SHOWN if text == "" else None
     if text == "":
         return EMPTY_SHOWN
-    details = result.get("details") if isinstance(result, Mapping) else None
-    truncation = details.get("truncation") if isinstance(details, Mapping) else None
-    if not isinstance(truncation, Mapping) or truncation.get("truncated") is not True:
+    details = result.get("details") if isinstance(result, dict) else None
+    truncation = details.get("truncation") if isinstance(details, dict) else None
+    if not isinstance(truncation, dict) or truncation.get("truncated") is not True:
         return None
     if truncation.get("firstLineExceedsLimit") is True:
         return EMPTY_SHOWN  # only a notice that the first line is too long
@@ -213,16 +216,11 @@ def _returned(tool: str, result: object, span: ByteSpan | None) -> Shown | None:
     return Shown.lines(first, last, total)
 
 
-def result_range(result: object) -> ByteSpan | OutOfRange | None:
-    """The ``[cr-range offset=.. end=.. total=..]`` header of a cr_* tool result, if present;
-    ``OUT_OF_RANGE`` when one of its values does not fit a 64-bit integer."""
-    if not isinstance(result, Mapping):
-        return None
-    content = result.get("content")
-    if not isinstance(content, list) or not content or not isinstance(content[0], Mapping):
-        return None
-    text = content[0].get("text")
-    if not isinstance(text, str):
+def result_range(text: str | None) -> ByteSpan | OutOfRange | None:
+    """The ``[cr-range offset=.. end=.. total=..]`` header a cr_* tool result's first text
+    starts with, if present; ``OUT_OF_RANGE`` when one of its values does not fit a 64-bit
+    integer."""
+    if not text:
         return None
     match = _CR_RANGE.match(text)
     if match is None:
@@ -235,29 +233,27 @@ def result_range(result: object) -> ByteSpan | OutOfRange | None:
     return ByteSpan(offset, end, total)
 
 
-def _odd_flag(obj: Mapping[str, object]) -> str | None:
-    """Why the end's success flags cannot be read, or ``None``. A flag that is present but not a
-    boolean (``"false"``, ``0``, ``null``) is neither a success nor a proven failure: pi writes
-    booleans, so the line was damaged, and the call's outcome is unknown."""
-    result = obj.get("result")
-    flags = {"isError": obj.get("isError", False)}
-    if isinstance(result, Mapping) and "isError" in result:
-        flags["result.isError"] = result["isError"]
-    for name, value in flags.items():
-        if not isinstance(value, bool):
-            return f"field '{name}' is not a boolean"
-    return None
-
-
-def _end_outcome(obj: Mapping[str, object]) -> tuple[bool, str | None]:
+def _end_flags(obj: JsonObject) -> tuple[bool | None, bool] | str:
+    """The end's success flags: its ``isError`` (``None`` when absent) and ``result.isError``
+    (``False`` when absent); or why they cannot be read. A flag that is present but not a boolean
+    (``"false"``, ``0``, ``null``) is neither a success nor a proven failure: pi writes booleans,
+    so the line was damaged, and the call's outcome is unknown."""
     top = obj.get("isError")
+    if not isinstance(top, bool) and (top is not None or "isError" in obj):
+        return "field 'isError' is not a boolean"
     result = obj.get("result")
-    inner = result.get("isError", False) if isinstance(result, Mapping) else False
+    inner = result.get("isError", False) if isinstance(result, dict) else False
+    if not isinstance(inner, bool):
+        return "field 'result.isError' is not a boolean"
+    return top, inner
+
+
+def _end_outcome(top: bool | None, inner: bool) -> tuple[bool, str | None]:
     if top is True:
         return False, "tool_error"
-    if inner is not False:
+    if inner:
         return False, "result_error"
-    if top is not False:
+    if top is None:
         return False, "no_explicit_success"
     return True, None
 
@@ -269,6 +265,10 @@ def _prefixes(kinds: frozenset[str], first: str) -> tuple[bytes, ...]:
     return tuple(f'{{"type"{sep}"{kind}"'.encode() for kind in ordered for sep in (":", ": "))
 
 
+# How pi starts the lines of tool executions, the lines decoded: told apart before the type regex.
+_TOOL_PREFIXES = _prefixes(_TOOL_EVENTS, first="tool_execution_end")
+
+
 class PiRpcDecoder:
     # message_update: most lines of a stream (each streamed token repeats the message so far)
     skip_prefixes = _prefixes(_KNOWN_SKIPPED, first="message_update")
@@ -277,6 +277,8 @@ class PiRpcDecoder:
         self._done = False
 
     def classify(self, head: bytes) -> LineClass:
+        if head.startswith(_TOOL_PREFIXES):
+            return LineClass.PARSE
         match = _TYPE_AT_HEAD.match(head)
         if match is None:
             return LineClass.PARSE if head.strip() else LineClass.SKIP
@@ -326,7 +328,10 @@ class PiRpcDecoder:
         return self._by_type(kind, lineno, intact=True)
 
     def _ids(self, obj: JsonObject, lineno: int) -> tuple[str, str] | Event:
-        kind, call_id, tool = obj.get("type"), obj.get("toolCallId"), obj.get("toolName")
+        call_id, tool = obj.get("toolCallId"), obj.get("toolName")
+        if isinstance(call_id, str) and call_id and isinstance(tool, str) and tool:
+            return call_id, tool  # what pi writes
+        kind = obj.get("type")
         if isinstance(tool, str) and tool and tool not in COUNTED_TOOLS:
             if not isinstance(call_id, str) or not call_id:
                 return Malformed(lineno, f"{kind} of tool {tool!r} without a string 'toolCallId'")
@@ -349,17 +354,20 @@ class PiRpcDecoder:
         if not isinstance(ids, tuple):
             return [ids]
         call_id, tool = ids
-        odd = _odd_flag(obj)
-        if odd is not None:
-            return [Unreadable(lineno, odd, (), (call_id,))]
-        succeeded, error_type = _end_outcome(obj)
+        flags = _end_flags(obj)
+        if isinstance(flags, str):
+            return [Unreadable(lineno, flags, (), (call_id,))]
+        succeeded, error_type = _end_outcome(*flags)
+        if not succeeded or tool not in COUNTED_TOOLS:
+            return [ToolEnd(call_id, tool, succeeded, lineno, error_type)]
         result = obj.get("result")
-        span = result_range(result) if succeeded and tool in RANGE_HEADER_TOOLS else None
+        text = _result_text(result)
+        span = result_range(text) if tool in RANGE_HEADER_TOOLS else None
         if isinstance(span, OutOfRange):
             detail = "[cr-range] header value out of the 64-bit range"
             return [Unreadable(lineno, detail, (), (call_id,))]
-        shown = _returned(tool, result, span) if succeeded and tool in READ_TOOLS else None
-        return [ToolEnd(call_id, tool, succeeded, lineno, error_type, span, shown)]
+        shown = _returned(tool, result, text, span) if tool in READ_TOOLS else None
+        return [ToolEnd(call_id, tool, True, lineno, None, span, shown)]
 
     def finish(self) -> Sequence[Event]:
         return []
