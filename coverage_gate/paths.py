@@ -23,6 +23,7 @@ How a spelling maps to a repository-relative file:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -117,41 +118,49 @@ def normalise(
     text = raw[1:] if mention and raw.startswith("@") else raw
     if not text:
         return Rejected(Rejection.EMPTY, raw)
-    root_parts = _collapse(_segments(root)) if root else None
     if text.startswith("/") or (cwd is not None and cwd.startswith("/")):
+        root_parts = _root_parts(root)
         absolute = _segments(text) if text.startswith("/") else _segments(f"{cwd}/{text}")
         if root_parts is None:
             return Rejected(Rejection.ABSOLUTE_WITHOUT_ROOT, raw)
-        if absolute[: len(root_parts)] != root_parts:
+        if tuple(absolute[: len(root_parts)]) != root_parts:
             return Rejected(Rejection.OUTSIDE_ROOT, raw)
         parts = absolute[len(root_parts) :]
     else:
-        parts = _segments(cwd or "") + _segments(text)
-    placed = _resolve(parts, raw, root_parts, tree)
+        parts = _segments(cwd) + _segments(text) if cwd else _segments(text)
+    placed = _resolve(parts, raw, root, tree)
     if isinstance(placed, Rejected):
         return placed
     if not placed:
         return Rejected(Rejection.NOT_A_FILE, raw)
-    if any(part in VCS_DIRS for part in placed):
+    if not VCS_DIRS.isdisjoint(placed):
         return Rejected(Rejection.VCS_METADATA, raw)
     return "/".join(placed)
 
 
+@functools.lru_cache(maxsize=64)
+def _root_parts(root: str | None) -> tuple[str, ...] | None:
+    """The segments of the root (``None``: no root, or one that climbs above ``/``); a stream's
+    paths are placed under one root, so it is split once."""
+    parts = _collapse(_segments(root)) if root else None
+    return None if parts is None else tuple(parts)
+
+
 def _resolve(
-    parts: list[str], raw: str, root_parts: list[str] | None, tree: RepoTree | None
+    parts: list[str], raw: str, root: str | None, tree: RepoTree | None
 ) -> list[str] | Rejected:
     """The file ``parts`` (relative to the root) names; ``..`` is checked against ``tree``."""
+    if ".." not in parts:
+        return parts  # the spelling is the file: nothing to collapse, nothing to look up
     lexical = _collapse(parts)
     if lexical is None:
         return Rejected(Rejection.ESCAPES_ROOT, raw)
-    if ".." not in parts:
-        return lexical
     if tree is None:
         return Rejected(
             Rejection.PARENT_UNRESOLVED, raw, "no repository tree at the revision to check '..'"
         )
     try:
-        physical = _physical(parts, root_parts, tree)
+        physical = _physical(parts, _root_parts(root), tree)
     except TreeUnavailableError as error:
         return Rejected(Rejection.PARENT_UNRESOLVED, raw, str(error))
     if isinstance(physical, PathRejection):
@@ -176,7 +185,7 @@ def _first_link(out: list[str], start: int, tree: RepoTree) -> tuple[int, str] |
 
 
 def _physical(
-    parts: list[str], root_parts: list[str] | None, tree: RepoTree
+    parts: list[str], root_parts: tuple[str, ...] | None, tree: RepoTree
 ) -> list[str] | PathRejection:
     """What the OS would resolve ``parts`` to: before each ``..``, the directories it climbs
     out of are looked up, and a symbolic link among them is replaced by its target."""
@@ -205,7 +214,7 @@ def _physical(
         target_parts = _segments(target)
         base = out[:index]
         if target.startswith("/"):
-            if root_parts is None or target_parts[: len(root_parts)] != root_parts:
+            if root_parts is None or tuple(target_parts[: len(root_parts)]) != root_parts:
                 return Rejection.SYMLINK_OUTSIDE_ROOT
             base, target_parts = [], target_parts[len(root_parts) :]
         pending.append("..")
