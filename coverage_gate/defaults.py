@@ -5,6 +5,10 @@ report), and those modules take them from here.
 
 from __future__ import annotations
 
+#: The evidence document's schema name and version (``model``, ``evidence_doc``, ``files``).
+EVIDENCE_SCHEMA = "coverage-gate/evidence"
+EVIDENCE_VERSION = "1.1"
+
 #: Evidence bounds (``model.Bounds``): distinct files kept, call-level issues sampled.
 MAX_FILES = 2000
 MAX_ISSUES = 256

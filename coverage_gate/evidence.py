@@ -16,6 +16,7 @@ from enum import StrEnum
 import msgspec
 from msgspec.structs import replace
 
+from coverage_gate.defaults import EVIDENCE_VERSION
 from coverage_gate.depth import (
     ChangeMarks,
     ContentSource,
@@ -52,7 +53,6 @@ from coverage_gate.events import (
     WorkingDirectory,
 )
 from coverage_gate.evidence_doc import (
-    EVIDENCE_VERSION,
     Bounds,
     ByteRange,
     CallIssue,

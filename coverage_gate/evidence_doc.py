@@ -16,13 +16,11 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from coverage_gate import defaults
+from coverage_gate.defaults import EVIDENCE_SCHEMA, EVIDENCE_VERSION
 from coverage_gate.enums import Capability, Depth, DiffStatus, IssueKind
 
 if TYPE_CHECKING:
     from coverage_gate import model
-
-EVIDENCE_SCHEMA = "coverage-gate/evidence"
-EVIDENCE_VERSION = "1.1"
 
 
 class ByteRange(msgspec.Struct, frozen=True, kw_only=True):

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from coverage_gate.defaults import EVIDENCE_SCHEMA, EVIDENCE_VERSION
 from coverage_gate.errors import BadInputError
-from coverage_gate.evidence_doc import EVIDENCE_SCHEMA, EVIDENCE_VERSION
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, ValidationError

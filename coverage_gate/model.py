@@ -21,9 +21,7 @@ from pydantic import (
 )
 
 from coverage_gate import defaults, enums
-
-# the evidence schema's name and version live with the plain evidence document
-from coverage_gate.evidence_doc import EVIDENCE_VERSION
+from coverage_gate.defaults import EVIDENCE_VERSION
 
 DECISION_SCHEMA = "coverage-gate/decision"
 DECISION_VERSION = "1.2"

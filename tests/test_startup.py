@@ -152,12 +152,14 @@ def test_record_with_its_format_loads_that_adapter_alone(tmp_path: Path) -> None
 
 def test_reconcile_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> None:
     """`reconcile` with the embedded default sink: its metrics and its span are written
-    directly, as the SDK would write them (tests/test_otlp_direct.py)."""
+    directly, as the SDK would write them (tests/test_otlp_direct.py). It reads evidence through
+    the contracts, so it loads neither msgspec nor the plain evidence document `record` writes."""
     modules = loaded_by(
         *lying_reconcile_args(tmp_path, "-o", str(tmp_path / "d.json")), cwd=tmp_path
     )
     assert json.loads((tmp_path / "d.json").read_text())["would_downgrade"] is True
-    assert heavy(modules, ("opentelemetry", "google", "rich")) == []
+    assert heavy(modules, ("opentelemetry", "google", "rich", "msgspec")) == []
+    assert "coverage_gate.evidence_doc" not in modules
     telemetry = Path(os.environ["COVERAGE_GATE_TELEMETRY_DIR"])
     assert [len(list(telemetry.glob(f"{signal}-*.jsonl"))) for signal in ("metrics", "traces")] == [
         1,
