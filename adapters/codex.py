@@ -45,6 +45,18 @@ command, recorded in the rollout file.
   pipe, a redirection, other options or operands, another spelling of the path) is a read of an
   unknown range: its depth is unknown, never whole. A command that succeeded with an empty
   ``aggregated_output`` returned nothing: its reads are not evidence.
+- What the model got of a command's output is its ``function_call_output`` (the same
+  ``call_id``), not the record's ``aggregated_output`` (which keeps the whole output up to 64
+  KiB). Codex 0.169.0 cuts a long output for the model to a head and a tail (5000 bytes each
+  in ``codex_cut_output.rollout.jsonl``, a model it has no metadata for), the middle replaced
+  by ``…N chars truncated…``, and opens that text, after its header's ``Output:`` line, with
+  ``Warning: truncated output (original token count: N)``. A read whose output opens so
+  showed lines that cannot be told (one read is one range; the model got two): unknown, never
+  the whole file nor the whole range the command asked for. The same words further in are the
+  file's own text. So a command's record is held until its output is read (an output written
+  before its record is remembered), or until another line has events of its own or the stream
+  ends: then it is passed on as it is, since nothing said the model's copy was cut. Events
+  keep the order of the lines.
 
 ``codex-exec`` (``codex exec --json``): ``item.started``/``item.completed`` of
 ``command_execution`` (and ``mcp_tool_call``) items are calls, paired by ``item.id`` and counted,
@@ -62,6 +74,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import unquote, urlsplit
+
+import msgspec
 
 from coverage_gate.enums import Capability
 from coverage_gate.events import (
@@ -139,7 +153,7 @@ ROLLOUT_SPEC: Final[Spec] = {
         "call_id": None,
         "name": None,
         "cwd": None,
-        "output": {"success": None},
+        "output": {"success": None},  # a command's output is text: kept bounded, its head is read
         "item": {
             "type": None,
             "id": None,
@@ -203,6 +217,30 @@ def _cwd_path(value: str | None) -> str | None:
     if parts.scheme != "file" or parts.netloc not in ("", "localhost"):
         return None
     return unquote(parts.path) or None
+
+
+# How Codex opens the text it gives the model for a command whose output it cut (its head and
+# tail kept, the middle replaced by "…N chars truncated…"), after the header ending "Output:".
+_CUT_NOTICE: Final = "Warning: truncated output (original token count: "
+_OUTPUT_HEADER_END: Final = "Output:\n"
+
+
+def _model_got_a_cut_output(output: object) -> bool:
+    """Whether a command's ``function_call_output`` (the text the model got) says Codex cut it."""
+    if not isinstance(output, str):
+        return False  # not text: it says nothing of a cut
+    header, found, body = output.partition(_OUTPUT_HEADER_END)
+    if found and (header == "" or header.endswith("\n")):
+        return body.startswith(_CUT_NOTICE)
+    return output.startswith(_CUT_NOTICE)
+
+
+def _lines_unknown(event: Event) -> Event:
+    """A successful read's end, once the output the model got was cut: which lines it showed
+    cannot be told (a read's lines are one range; the model got a head and a tail)."""
+    if isinstance(event, ToolEnd) and event.succeeded and event.shown is not EMPTY_SHOWN:
+        return msgspec.structs.replace(event, shown=UNKNOWN_SHOWN)
+    return event
 
 
 _SED_PRINT = re.compile(r"([1-9]\d*)(?:,([1-9]\d*|\$))?p")
@@ -288,6 +326,14 @@ class _Pending:
     line: int
 
 
+@dataclass(slots=True)
+class _Held:
+    """A command's events, held until its output says whether the model got all of it."""
+
+    events: list[Event]
+    answered: bool = False
+
+
 class CodexRolloutDecoder(JsonLinesDecoder):
     """Holds each started call until its end says what it read."""
 
@@ -301,6 +347,10 @@ class CodexRolloutDecoder(JsonLinesDecoder):
         # call; the same id with other arguments is ambiguous).
         self._seen: dict[str, int] = {}
         self._completed: dict[str, int] = {}  # the same for completion records
+        # Command records waiting for their output, in the order they came; and, for a command
+        # whose output came before its record, whether that output was cut.
+        self._held: dict[str, _Held] = {}
+        self._early_outputs: dict[str, bool] = {}
         self._overflow = False  # more calls than are followed: what they read is not known
         self._last_line = 0
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
@@ -321,7 +371,30 @@ class CodexRolloutDecoder(JsonLinesDecoder):
     def _decoded(
         self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
     ) -> Sequence[Event]:
+        """A line's events, after every held command record: a record is passed on once its
+        output is read, or as it is before any other line's events (so the order of events is
+        the order of the lines)."""
         self._last_line = lineno
+        events = self._line_events(obj, seen, lineno)
+        if events:
+            return [*self._release(everything=True), *events]
+        return self._release(everything=False)
+
+    def _release(self, *, everything: bool) -> list[Event]:
+        """The held records from the first on, up to the first still waiting for its output
+        (``everything``: all of them, as they are)."""
+        released: list[Event] = []
+        done: list[str] = []
+        for call_id, held in self._held.items():
+            if not (everything or held.answered):
+                break
+            released.extend(held.events)
+            done.append(call_id)
+        for call_id in done:
+            del self._held[call_id]
+        return released
+
+    def _line_events(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> list[Event]:
         if isinstance(obj, Malformed):
             return [_rollout_unreadable(seen, lineno, obj.detail)]
         kind = get_str(obj, "type")
@@ -354,7 +427,7 @@ class CodexRolloutDecoder(JsonLinesDecoder):
         if events or self._overflow:
             events.extend(self._mark_reopened(self._last_line))
         self._pending.clear()
-        return events
+        return [*self._release(everything=True), *events]
 
     # --- line kinds ----------------------------------------------------------------------------
 
@@ -409,8 +482,13 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             return [Unreadable(lineno, detail, (), None)]
         call_id = key(call_id)
         pending = self._pending.get(call_id)
-        if pending is None or pending.tool in _COMMAND_TOOLS:
+        if pending is None:
+            self._answer(call_id, payload.get("output"))
             return []  # a command's end is its CommandExecution record; an unknown id: no call
+        if pending.tool in _COMMAND_TOOLS:
+            if len(self._early_outputs) < MAX_CALLS:  # its record is yet to come
+                self._early_outputs[call_id] = _model_got_a_cut_output(payload.get("output"))
+            return []
         del self._pending[call_id]
         output = get_obj(payload, "output")
         succeeded = output is None or output.get("success") is not False
@@ -418,6 +496,16 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             ToolStart(call_id, pending.tool, IgnoredAction(), pending.line),
             ToolEnd(call_id, pending.tool, succeeded, lineno),
         ]
+
+    def _answer(self, call_id: str, output: object) -> None:
+        """A held command's output: what the model got of it. Cut, its reads showed lines that
+        cannot be told (never the whole file, nor the range the command asked for)."""
+        held = self._held.get(call_id)
+        if held is None or held.answered:
+            return  # an unknown call, or an output again
+        if _model_got_a_cut_output(output):
+            held.events = [_lines_unknown(event) for event in held.events]
+        held.answered = True
 
     def _event_msg(self, payload: JsonObject, lineno: int) -> list[Event]:
         kind = get_str(payload, "type")
@@ -469,7 +557,11 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             events.append(
                 ToolEnd(read_id, pending.tool, succeeded, lineno, error_type=error, shown=shown)
             )
-        return events
+        cut = self._early_outputs.pop(call_id, None)  # its output came first
+        if cut:
+            events = [_lines_unknown(event) for event in events]
+        self._held[call_id] = _Held(events, answered=cut is not None)
+        return []
 
 
 class CodexExecDecoder(JsonLinesDecoder):

@@ -160,7 +160,8 @@ def test_command_cwd_that_is_not_a_local_file_uri_falls_back_to_the_turn_cwd() -
 def test_one_command_parsed_into_several_reads_gives_one_call_per_read() -> None:
     decoder = ROLLOUT_ADAPTER.decoder()
     decoder.decode(call("c1", "cat a.py b.py").encode(), 1)
-    events = decoder.decode(completed("c1", "a.py", "b.py").encode(), 2)
+    assert decoder.decode(completed("c1", "a.py", "b.py").encode(), 2) == []  # held
+    events = decoder.decode(output("c1").encode(), 3)  # passed on with the output
     starts = [e for e in events if isinstance(e, ToolStart)]
     assert [(s.call_id, s.action) for s in starts] == [
         ("c1#1", ReadAction("a.py", cwd=REPO_ROOT, shown=Shown.whole())),
@@ -295,6 +296,143 @@ def test_a_command_that_printed_nothing_is_not_evidence() -> None:
     (entry,) = doc.files
     assert (entry.reads_succeeded, entry.reads_empty) == (0, 1)
     assert issue_kinds(doc) == [IssueKind.EMPTY_RESULT]
+
+
+# --- codex-rollout: what the model got of a long output ----------------------------------------
+
+CUT_CAPTURE = DATA / ROLLOUT / "codex_cut_output.rollout.jsonl"
+
+
+def captured_outputs() -> dict[str, str]:
+    """The captured text Codex gave the model for each command, by the command it ran."""
+    found: dict[str, str] = {}
+    commands: dict[str, str] = {}
+    for raw in CUT_CAPTURE.read_bytes().splitlines():
+        payload = json.loads(raw)["payload"]
+        if payload.get("type") == "function_call":
+            commands[payload["call_id"]] = json.loads(payload["arguments"])["cmd"]
+        elif payload.get("type") == "function_call_output":
+            found[commands[payload["call_id"]]] = payload["output"]
+    return found
+
+
+CUT_CAT = captured_outputs()["cat data/numbers.txt"]
+WHOLE_CAT = captured_outputs()["cat data/small.txt"]
+
+
+def test_a_long_output_codex_cut_for_the_model_shows_unknown_lines_not_the_whole_file() -> None:
+    """Real capture: Codex gave the model a head and a tail of `cat` of a 1500-line file (and of
+    `sed -n '1,1200p'`): those reads show unknown lines, never the whole file or range. The
+    short `head -n 3` and `cat` of a three-line file, not cut, keep their lines."""
+    assert CUT_CAT.split("Output:\n", 1)[1].startswith("Warning: truncated output")
+    assert "…26393 chars truncated…" in CUT_CAT
+    numbers, small = record(CUT_CAPTURE.read_bytes()).files
+    assert (numbers.path, numbers.reads_succeeded, numbers.reads_lines_unknown) == (
+        "data/numbers.txt",
+        3,
+        2,
+    )
+    assert not numbers.lines_seen_whole
+    assert numbers.lines_seen == [LineRange(start=1, end=3)]
+    assert (small.path, small.lines_seen_whole, small.reads_lines_unknown) == (
+        "data/small.txt",
+        True,
+        0,
+    )
+
+
+def test_a_cut_output_read_as_it_flows_is_still_told_cut() -> None:
+    """A line past --max-line-bytes keeps the head of the output text: the notice is in it."""
+    flowing = record(CUT_CAPTURE.read_bytes(), max_line_bytes=4096)
+    assert [f.reads_lines_unknown for f in flowing.files] == [2, 0]
+    assert flowing.files == record(CUT_CAPTURE.read_bytes()).files
+
+
+def test_a_cut_cat_of_a_changed_file_leaves_its_depth_unknown_never_full() -> None:
+    """The captured cut output, given to a `cat` of handlers.py: what it showed cannot be told,
+    so its changes are not seen in full (the same read with the whole output is)."""
+
+    def depth_with(text: str) -> Depth | None:
+        data = rollout(call("c1"), completed("c1", "src/api/handlers.py"), output("c1", text))
+        (entry,) = record(data, diff=DIFF, content=revision_content()).files
+        assert entry.reads_succeeded == 1
+        return entry.depth.depth if entry.depth is not None else None
+
+    assert depth_with(CUT_CAT) is Depth.UNKNOWN
+    assert depth_with(WHOLE_CAT) is Depth.FULL
+
+
+@pytest.mark.parametrize(
+    "cmd", ["cat a.py", "nl -ba a.py", "sed -n '1,1200p' a.py", "head -n 1200 a.py", "tail a.py"]
+)
+def test_every_read_shape_whose_output_was_cut_shows_unknown_lines(cmd: str) -> None:
+    data = rollout(call("c1"), completed("c1", parsed=read_of("a.py", cmd)), output("c1", CUT_CAT))
+    (entry,) = record(data).files
+    assert (entry.reads_succeeded, entry.reads_lines_unknown, entry.lines_seen) == (1, 1, [])
+    assert not entry.lines_seen_whole
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Chunk ID: 1\nOutput:\nline\nWarning: truncated output (original token count: 5)\n",
+        "Process exited with code 0",  # no output text: nothing says it was cut
+        WHOLE_CAT,
+    ],
+)
+def test_an_output_codex_did_not_cut_keeps_the_commands_lines(text: str) -> None:
+    """Only Codex's own notice opening the output says it was cut: the same words further in
+    are the file's text."""
+    data = rollout(call("c1"), completed("c1", "a.py"), output("c1", text))
+    (entry,) = record(data).files
+    assert (entry.lines_seen_whole, entry.reads_lines_unknown) == (True, 0)
+
+
+def test_an_output_that_is_not_text_says_nothing_of_a_cut() -> None:
+    item = json.loads(output("c1"))
+    item["payload"]["output"] = [{"type": "input_text", "text": CUT_CAT}]
+    (entry,) = record(rollout(call("c1"), completed("c1", "a.py"), line(item))).files
+    assert entry.lines_seen_whole
+
+
+def test_each_of_two_commands_gets_its_own_output_whatever_their_order() -> None:
+    """Parallel commands: both records, then the outputs the other way round; and an output
+    written before its record."""
+    data = rollout(
+        call("c1"),
+        call("c2", "cat b.py"),
+        completed("c1", "a.py"),
+        completed("c2", "b.py"),
+        output("c2", CUT_CAT),
+        output("c1", WHOLE_CAT),
+        call("c3", "cat c.py"),
+        output("c3", CUT_CAT),
+        completed("c3", "c.py"),
+    )
+    seen = {f.path: (f.lines_seen_whole, f.reads_lines_unknown) for f in record(data).files}
+    assert seen == {"a.py": (True, 0), "b.py": (False, 1), "c.py": (False, 1)}
+
+
+def test_a_record_whose_output_never_came_keeps_its_commands_lines() -> None:
+    """Without an output nothing says the model's copy was cut: the command's own shape is the
+    evidence, passed on when the next line has events of its own or the stream ends."""
+    ended = record(rollout(call("c1"), completed("c1", "a.py")))
+    unfinished = record(rollout(call("c1"), completed("c1", "a.py"), complete=False))
+    for doc in (ended, unfinished):
+        (entry,) = doc.files
+        assert (entry.reads_succeeded, entry.lines_seen_whole) == (1, True)
+
+
+def test_held_records_keep_the_order_of_the_lines() -> None:
+    """A record waiting for its output is passed on before any later line's events."""
+    decoder = ROLLOUT_ADAPTER.decoder()
+    lines = [call("c1"), completed("c1", "a.py"), completed("ghost", "b.py"), output("c1")]
+    events = [e for n, raw in enumerate(lines, 1) for e in decoder.decode(raw.encode(), n)]
+    assert [(type(e).__name__, getattr(e, "call_id", None)) for e in events] == [
+        ("ToolStart", "c1"),
+        ("ToolEnd", "c1"),
+        ("ToolEnd", "ghost"),
+    ]
 
 
 # --- codex-rollout: pairing --------------------------------------------------------------------
