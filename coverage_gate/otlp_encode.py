@@ -99,18 +99,19 @@ def key_values(attributes: Mapping[str, object] | None) -> str:
     """A repeated ``KeyValue`` (attributes), without its brackets; a value that cannot be
     encoded is left out."""
     out: list[str] = []
+    keys = _KEYS
     for key, value in (attributes or {}).items():
-        try:
-            # the common cases first, then every case
-            if type(value) is str and value.isascii():
-                encoded = '{"stringValue":' + encode_basestring_ascii(value) + "}"
-            elif type(value) is int and INT64_MIN <= value <= INT64_MAX:
-                encoded = f'{{"intValue":"{value}"}}'
-            else:
-                encoded = any_value(value)
-            out.append(_key(key) + encoded + "}")
-        except UnencodableError as error:
-            _log.warning("telemetry: attribute %s not exported: %s", key, error)
+        opening = keys.get(key) or _key(key)
+        # the common cases first (a call's span holds little else), then every case
+        if value.__class__ is str and value.isascii():
+            out.append(f'{opening}{{"stringValue":{encode_basestring_ascii(value)}}}}}')
+        elif value.__class__ is int and INT64_MIN <= value <= INT64_MAX:
+            out.append(f'{opening}{{"intValue":"{value}"}}}}')
+        else:
+            try:
+                out.append(f"{opening}{any_value(value)}}}")
+            except UnencodableError as error:
+                _log.warning("telemetry: attribute %s not exported: %s", key, error)
     return ",".join(out)
 
 

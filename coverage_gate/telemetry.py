@@ -112,7 +112,7 @@ def call_attributes(record: CallRecord) -> dict[str, str | int | bool]:
 
 def _int(attrs: Mapping[str, Any], key: str) -> int | None:
     value = attrs.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if isinstance(value, int) and value.__class__ is not bool else None
 
 
 def _shown(attrs: Mapping[str, Any]) -> Shown | None:
@@ -135,7 +135,16 @@ def record_from_attributes(attrs: Mapping[str, Any]) -> CallRecord | None:
         issue = IssueKind(attrs[CALL_ISSUE]) if CALL_ISSUE in attrs else None
     except (KeyError, ValueError):
         return None
-    offset, end, total = (_int(attrs, key) for key in (RANGE_OFFSET, RANGE_END, RANGE_TOTAL))
+    # a call's span carries a range or a shown range only when there was one (most have none)
+    span = None
+    if RANGE_OFFSET in attrs:
+        offset, end, total = (
+            _int(attrs, RANGE_OFFSET),
+            _int(attrs, RANGE_END),
+            _int(attrs, RANGE_TOTAL),
+        )
+        if offset is not None and end is not None and total is not None:
+            span = ByteSpan(offset, end, total)
     path = attrs.get(PATH)
     return CallRecord(
         call_id=str(attrs.get(TOOL_CALL_ID, "")),
@@ -147,14 +156,10 @@ def record_from_attributes(attrs: Mapping[str, Any]) -> CallRecord | None:
         offset=_int(attrs, REQ_OFFSET),
         limit=_int(attrs, REQ_LIMIT),
         error_type=str(attrs[ERROR_TYPE]) if ERROR_TYPE in attrs else None,
-        result_range=(
-            ByteSpan(offset, end, total)
-            if offset is not None and end is not None and total is not None
-            else None
-        ),
+        result_range=span,
         issue=issue,
         detail=str(attrs.get(CALL_DETAIL, "")),
-        shown=_shown(attrs),
+        shown=_shown(attrs) if SHOWN_KIND in attrs else None,
     )
 
 
