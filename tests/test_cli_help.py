@@ -4,10 +4,11 @@ a wrong choice is said plainly, and a single command shows no subcommands."""
 from __future__ import annotations
 
 import pytest
+import typer
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from coverage_gate.cli import app
+from coverage_gate.cli import MOUNTS, SUMMARIES, app
 
 runner = CliRunner()
 WIDE = {"COLUMNS": "250"}
@@ -95,3 +96,23 @@ def test_a_wrong_choice_is_said_plainly(args: list[str], option: str, known: str
     assert "Value error" not in result.stderr
     assert f"Invalid value for '{option}': 'nope' is not one of:" in result.stderr
     assert known in result.stderr
+
+
+def test_the_main_help_lists_each_commands_own_first_sentence() -> None:
+    """The main --help lists the commands from ``SUMMARIES`` (start-up: without building them);
+    each line is the one the built command gives, in the order the commands are mounted."""
+    group = get_command(app)
+    assert list(SUMMARIES) == list(MOUNTS)
+    built = {name: group.commands[name].get_short_help_str(limit=10_000) for name in MOUNTS}
+    assert built == SUMMARIES
+
+
+def test_the_main_help_reads_the_same_whether_the_commands_were_built_or_not() -> None:
+    """Listing a command by its summary line, unbuilt, writes what listing it built writes."""
+    group = get_command(app)
+    ctx = typer.Context(group, info_name="coverage-gate", **group.context_settings)
+    listed = group.get_help(ctx)
+    assert [group.commands.built(name) for name in MOUNTS] == [False] * len(MOUNTS)
+    assert all(group.commands[name] is not None for name in MOUNTS)  # each built now
+    assert group.get_help(ctx) == listed
+    assert all(f"  {name} " in listed for name in MOUNTS)

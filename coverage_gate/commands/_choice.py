@@ -189,9 +189,16 @@ class Group(TyperGroup):
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         rows: list[tuple[str, str]] = []
         for name in self.list_commands(ctx):
-            command = self.get_command(ctx, name)
-            if command is not None and not command.hidden:
-                rows.append((name, command.get_short_help_str(limit=_WHOLE)))
+            summary = self.summary(ctx, name)
+            if summary is not None:
+                rows.append((name, summary))
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+    def summary(self, ctx: Any, name: str) -> str | None:
+        """The line --help lists for the command ``name`` (``None``: not listed)."""
+        command = self.get_command(ctx, name)
+        if command is None or command.hidden:
+            return None
+        return str(command.get_short_help_str(limit=_WHOLE))
