@@ -17,9 +17,10 @@ from coverage_gate.events import Adapter
 
 if TYPE_CHECKING:
     from coverage_gate import evidence_doc, model
-
-    Counters = evidence_doc.Counters | model.Counters
     from coverage_gate.recording import ByteSource
+
+    #: ``record`` reads the plain document's counters; the other callers hold the contract's
+    Counters = evidence_doc.Counters | model.Counters
 
 SNIFF_LINES = 16
 """How many of the first non-blank lines are looked at."""

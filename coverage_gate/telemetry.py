@@ -135,7 +135,7 @@ def record_from_attributes(attrs: Mapping[str, Any]) -> CallRecord | None:
         issue = IssueKind(attrs[CALL_ISSUE]) if CALL_ISSUE in attrs else None
     except (KeyError, ValueError):
         return None
-    # a call's span carries a range or a shown range only when there was one (most have none)
+    # a call's span carries a range only when its result reported one (most have none)
     span = None
     if RANGE_OFFSET in attrs:
         offset, end, total = (
@@ -159,7 +159,7 @@ def record_from_attributes(attrs: Mapping[str, Any]) -> CallRecord | None:
         result_range=span,
         issue=issue,
         detail=str(attrs.get(CALL_DETAIL, "")),
-        shown=_shown(attrs) if SHOWN_KIND in attrs else None,
+        shown=_shown(attrs),
     )
 
 
