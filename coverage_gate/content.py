@@ -1,74 +1,103 @@
-"""Files' content at the revision under review: the edge behind depth's ``ContentSource`` port.
+"""Files' content at the revision under review: the edge behind the ``ContentSource`` port of
+depth and the content checks, and the revision as an immutable object (DESIGN §6 rule 15).
 
-A byte-ranged read (pi's ``cr_read``) is told in lines with the file as it was read. When the
-revision is the checked-out commit (``HEAD``, or the SHA ``HEAD`` resolves to), that is the
-working tree under the repository root: what a reviewer running in that checkout read, including
-uncommitted changes. Any other revision is read from git (``git cat-file blob REV:PATH``, the
-plumbing behind ``git show REV:PATH``).
+Content is read from git objects only: the blobs of the commit under review, or of a tree written
+before the reviewer started when uncommitted changes are under review (``snapshot_tree``: a
+temporary index filled from the working tree, then ``git write-tree``). Never from the working
+tree itself, which a reviewer can change while or after it runs: a reviewer that edits the
+checkout does not make its edits "the revision".
 
-Whatever goes wrong (no git, not a repository, an unknown revision, a missing file, a path leaving
-the root, a file over the size bound, a slow git) gives ``None``: content not obtainable, so that
-read's lines, and its file's depth, are unknown, never unseen. Nothing here raises.
+Why a temporary index and not ``git stash create``: ``stash create`` leaves untracked files out
+(a new file under review would be missing from the revision), writes a commit whose parents and
+time vary, and gives nothing at all for a clean tree. A temporary index plus ``git add -A``
+takes every file the review sees (``.gitignore`` respected), never touches the user's own index,
+and writes a tree whose id depends on the content alone: the same working tree gives the same id.
+
+Whatever goes wrong (no git, not a repository, an unknown revision, a missing file, a file over
+the size bound, a slow git) gives ``None``: content not obtainable, so that read is unchecked and
+its lines, and its file's depth, are unknown, never unseen. Nothing here raises, except
+``snapshot_tree``, whose caller must know that no revision could be written.
 
 ``RepositoryContents`` gives one per repository root (the root is chosen per stream);
-``MappingContent`` is the in-memory fake for tests. ``worktree_file`` is the one reader of a file
-in the working tree, for this module and for ``GitTree.file_at_revision`` (citations) alike.
+``MappingContent`` is the in-memory fake for tests.
 """
 
 from __future__ import annotations
 
-import stat
+import os
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from coverage_gate.revision_files import FileAtRevision, Presence
+from coverage_gate.gittree import DEFAULT_TIMEOUT, MAX_CONTENT_BYTES
 
 GIT_TIMEOUT_SECONDS = 10.0
-MAX_CONTENT_BYTES = 64 * 1024 * 1024
+
+__all__ = [
+    "GIT_TIMEOUT_SECONDS",
+    "MAX_CONTENT_BYTES",
+    "MappingContent",
+    "RepositoryContent",
+    "RepositoryContents",
+    "SnapshotError",
+    "dirty_checkout",
+    "snapshot_tree",
+]
 
 
-def worktree_file(root: Path, path: str, max_bytes: int = MAX_CONTENT_BYTES) -> FileAtRevision:
-    """The working-tree file at ``path`` under ``root``: missing when nothing but a directory or
-    nothing at all is there; unavailable when it leads out of the root (through a symbolic
-    link: never read), is not a regular file, is over ``max_bytes`` or cannot be read."""
+class SnapshotError(Exception):
+    """The working tree could not be written as a tree object."""
+
+
+def _git(root: Path, *args: str, env: Mapping[str, str] | None = None) -> bytes | None:
     try:
-        base = root.resolve()
-        target = (base / path).resolve()
-    except (OSError, RuntimeError) as error:
-        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: {error}")
-    if not target.is_relative_to(base):
-        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: leads out of the repository")
-    try:
-        info = target.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        return FileAtRevision(Presence.MISSING)
-    except OSError as error:
-        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: {error.strerror}")
-    if stat.S_ISDIR(info.st_mode):
-        return FileAtRevision(Presence.MISSING, detail=f"{path}: a directory")
-    if not stat.S_ISREG(info.st_mode):
-        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: not a regular file")
-    if info.st_size > max_bytes:
-        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: over {max_bytes} bytes")
-    try:
-        return FileAtRevision(Presence.FOUND, target.read_bytes())
-    except OSError as error:
-        return FileAtRevision(Presence.UNAVAILABLE, detail=f"{path}: {error.strerror}")
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            timeout=DEFAULT_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env=None if env is None else {**os.environ, **env},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
-def _revision_name(revision: str) -> bool:
-    """A name git can only take as a revision: never an option, no spaces or control bytes."""
-    return (
-        bool(revision)
-        and not revision.startswith("-")
-        and revision.isprintable()
-        and not any(ch.isspace() for ch in revision)
-    )
+def snapshot_tree(root: Path) -> str:
+    """The working tree under ``root`` written as a git tree object: its id."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is None:
+        raise SnapshotError(f"{root}: not in a git work tree")
+    root = Path(top.decode("utf-8", "surrogateescape").strip())
+    with tempfile.TemporaryDirectory(prefix="coverage-gate-index-") as folder:
+        env = {"GIT_INDEX_FILE": str(Path(folder) / "index")}
+        head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{tree}")
+        if head is not None and _git(root, "read-tree", head.decode().strip(), env=env) is None:
+            raise SnapshotError(f"{root}: git read-tree failed")
+        if _git(root, "add", "-A", "--", ".", env=env) is None:
+            raise SnapshotError(f"{root}: git add -A failed on a temporary index")
+        tree = _git(root, "write-tree", env=env)
+    if tree is None:
+        raise SnapshotError(f"{root}: git write-tree failed")
+    return tree.decode("ascii").strip()
+
+
+def dirty_checkout(root: Path, revision: str) -> bool:
+    """Whether ``revision`` is the checked-out commit under ``root`` and the working tree holds
+    changes it does not: what a reviewer there read may not be the revision."""
+    head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    wanted = _git(root, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+    if head is None or wanted is None or head != wanted:
+        return False
+    status = _git(root, "status", "--porcelain", "--untracked-files=normal")
+    return bool(status and status.strip())
 
 
 class RepositoryContent:
-    """Content at ``revision`` under ``root``; the working tree or git is chosen once."""
+    """Content at ``revision`` (a commit or a tree) under ``root``, from git objects: a regular
+    file's blob (a symbolic link, a directory or a submodule has no content here)."""
 
     def __init__(
         self,
@@ -82,52 +111,33 @@ class RepositoryContent:
         self.revision = revision
         self.timeout = timeout
         self.max_bytes = max_bytes
-        self._worktree: bool | None = None
-
-    def _git(self, *args: str) -> bytes | None:
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(self.root), *args],
-                capture_output=True,
-                timeout=self.timeout,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return done.stdout if done.returncode == 0 else None
-
-    def _commit(self, revision: str) -> bytes | None:
-        found = self._git("rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
-        return found.strip() if found else None
-
-    def uses_worktree(self) -> bool:
-        """Whether the revision is the checked-out commit (asked of git once)."""
-        if self._worktree is None:
-            if self.revision == "HEAD":
-                self._worktree = True
-            else:
-                head = self._commit("HEAD")
-                self._worktree = head is not None and head == self._commit(self.revision)
-        return self._worktree
 
     def content(self, path: str) -> bytes | None:
         if not path or path.startswith("/") or "\0" in path or not _revision_name(self.revision):
             return None
-        if self.uses_worktree():
-            return self._from_worktree(path)
-        return self._from_git(path)
-
-    def _from_worktree(self, path: str) -> bytes | None:
-        found = worktree_file(self.root, path, self.max_bytes)
-        return found.data if found.presence is Presence.FOUND else None
-
-    def _from_git(self, path: str) -> bytes | None:
-        spec = f"{self.revision}:{path}"
-        size = self._git("cat-file", "-s", spec)
-        if size is None or not size.strip().isdigit() or int(size) > self.max_bytes:
+        listed = _git(self.root, "ls-tree", "-z", "--long", self.revision, "--", path)
+        if not listed:
             return None
-        return self._git("cat-file", "blob", spec)
+        head, _, name = listed.rstrip(b"\0").partition(b"\t")
+        fields = head.split()
+        if name.decode("utf-8", "surrogateescape") != path or len(fields) != 4:
+            return None
+        mode, kind, object_id, size = fields
+        if mode not in (b"100644", b"100755") or kind != b"blob" or not size.isdigit():
+            return None
+        if int(size) > self.max_bytes:
+            return None
+        return _git(self.root, "cat-file", "blob", object_id.decode("ascii"))
+
+
+def _revision_name(revision: str) -> bool:
+    """A name git can only take as a revision: never an option, no spaces or control bytes."""
+    return (
+        bool(revision)
+        and not revision.startswith("-")
+        and revision.isprintable()
+        and not any(ch.isspace() for ch in revision)
+    )
 
 
 class RepositoryContents:

@@ -1,16 +1,17 @@
 """The repository at a revision, as the path normaliser asks about it (an edge: runs git).
 
 ``GitTree`` tells whether a repository-relative path is a symbolic link at the revision, and its
-target. When the revision is the checked-out commit (``HEAD``), it looks at the working tree: that
-is what the reviewer's tools opened. Otherwise it reads the revision's tree objects through one
-``git cat-file --batch`` process, started on the first question and kept until ``close``. Every
+target. The revision is an immutable object (DESIGN §6 rule 15): a commit, or a tree written
+before the reviewer started (``snapshot_tree``); it is read through one ``git cat-file --batch``
+process, started on the first question and kept until ``close``, never from the working tree,
+which the reviewer could change while or after it runs. Every
 answer is cached. Any failure (no git, not a repository, an unknown revision, a git that stops
 answering) raises ``TreeUnavailableError``: the path asked about is then rejected, never guessed.
 Only paths with a ``..`` segment are ever asked about.
 
 It is also the ``RevisionFiles`` citations are replayed with: ``file_at_revision`` reads a blob of
-the revision through the same ``git cat-file --batch`` process (the working tree's file when the
-revision is the checked-out commit). That never raises: what cannot be read is unavailable.
+the revision through the same ``git cat-file --batch`` process, with its blob id. That never
+raises: what cannot be read is unavailable.
 """
 
 from __future__ import annotations
@@ -18,17 +19,16 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import stat
 import subprocess
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from coverage_gate.content import MAX_CONTENT_BYTES, worktree_file
 from coverage_gate.paths import TreeUnavailableError
 from coverage_gate.revision_files import FileAtRevision, Presence
 
 DEFAULT_TIMEOUT = 30.0
+MAX_CONTENT_BYTES = 64 * 1024 * 1024
 _TREE_MODE = b"40000"
 _LINK_MODE = b"120000"
 _FILE_MODES = (b"100644", b"100755")
@@ -87,7 +87,6 @@ class GitTree(_Closing):
         self._buffer = bytearray()
         self._opened = False
         self._failure: TreeUnavailableError | None = None
-        self._worktree = False
         self._root_tree = ""
         self._trees: dict[str, _Entries] = {}
         self._answers: dict[str, str | None] = {}
@@ -98,7 +97,7 @@ class GitTree(_Closing):
         if path in self._answers:
             return self._answers[path]
         self._open()
-        answer = self._worktree_link(path) if self._worktree else self._tree_link(path)
+        answer = self._tree_link(path)
         self._answers[path] = answer
         return answer
 
@@ -108,8 +107,6 @@ class GitTree(_Closing):
         """The file at ``path`` (repository-relative, normalised) at the revision."""
         try:
             self._open()
-            if self._worktree:
-                return worktree_file(self._root, path, self._max_bytes)
             return self._tree_file(path)
         except TreeUnavailableError as error:
             return FileAtRevision(Presence.UNAVAILABLE, detail=str(error))
@@ -158,19 +155,11 @@ class GitTree(_Closing):
             )
         except OSError as error:
             raise self._fail(f"git cannot be run ({error.strerror})") from None
-        head = self._object("HEAD^{commit}")
-        commit = self._object(f"{revision}^{{commit}}")
-        if commit is None:
-            raise self._fail("not a commit of this repository")
+        tree = self._object(f"{revision}^{{tree}}")
+        if tree is None:
+            raise self._fail("not a commit or tree of this repository")
         self._opened = True
-        if head is not None and head[0] == commit[0]:
-            self._worktree = True  # the checked-out commit: the files the tools opened
-            self.close()
-            return
-        first = commit[1].split(b"\n", 1)[0]
-        if not first.startswith(b"tree "):
-            raise self._fail("commit object without a tree")
-        self._root_tree = first[5:].decode("ascii", "replace")
+        self._root_tree = tree[0]
 
     # --- git cat-file --batch ------------------------------------------------------------------
 
@@ -296,22 +285,7 @@ class GitTree(_Closing):
             return FileAtRevision(
                 Presence.UNAVAILABLE, detail=f"{path}: over {self._max_bytes} bytes"
             )
-        return FileAtRevision(Presence.FOUND, found[1])
-
-    def _worktree_link(self, path: str) -> str | None:
-        full = self._root.joinpath(*path.split("/"))
-        try:
-            info = os.lstat(full)
-        except (FileNotFoundError, NotADirectoryError, UnicodeEncodeError):
-            return None
-        except OSError as error:
-            raise self._fail(f"{path}: {error.strerror}") from None
-        if not stat.S_ISLNK(info.st_mode):
-            return None
-        try:
-            return os.readlink(full)
-        except OSError as error:
-            raise self._fail(f"{path}: {error.strerror}") from None
+        return FileAtRevision(Presence.FOUND, found[1], blob=object_id)
 
 
 class GitTrees(_Closing):

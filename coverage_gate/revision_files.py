@@ -44,6 +44,7 @@ class FileAtRevision:
     data: bytes = b""
     detail: str = ""
     lines: Sequence[Line] | None = None
+    blob: str = ""  # the git object id of the content, when read from git
 
 
 class RevisionFiles(Protocol):

@@ -23,6 +23,7 @@ from coverage_gate.citations import (
     citations_of,
     replay,
 )
+from coverage_gate.content import snapshot_tree
 from coverage_gate.gittree import GitTree
 from coverage_gate.model import (
     Citation,
@@ -203,10 +204,18 @@ def test_a_file_is_read_at_the_revision_when_the_working_tree_differs(at_rev: At
     assert now.reason is CitationReason.CONTENT_MISMATCH
 
 
-def test_the_checked_out_revision_is_read_from_the_working_tree(repo: tuple[Path, str]) -> None:
-    """With HEAD as the revision, the working tree is what the reviewer's tools opened."""
+def test_the_checked_out_revision_is_read_from_git_never_from_the_working_tree(
+    repo: tuple[Path, str],
+) -> None:
+    """With HEAD as the revision, its commit is what is cited: a reviewer that edits the
+    checkout cannot make its own line the revision's. Uncommitted changes are reviewed as the
+    tree written from the working tree (``snapshot_tree``), which has them."""
     root, _ = repo
     with GitTree(root, "HEAD") as tree:
+        at = (root, tree, Counting(tree))
+        wt_only = replayed(at, "src/wt_only.py", 1, "uncommitted = 1")
+        assert wt_only.reason is CitationReason.MISSING_AT_REVISION
+    with GitTree(root, snapshot_tree(root)) as tree:
         at = (root, tree, Counting(tree))
         assert replayed(at, "src/tax.py", 1, "RATE = 0.4").outcome is CitationOutcome.MATCHED
         assert replayed(at, "src/wt_only.py", 1, "uncommitted = 1").outcome is (

@@ -1,5 +1,6 @@
-"""Files' content at the revision (the edge behind depth), against real git repositories, and
-``record --diff`` telling a byte-ranged read in lines through it."""
+"""Files' content at the revision (the edge behind depth and the content checks), against real
+git repositories: the revision is an immutable object (DESIGN §6 rule 15), read from git objects
+only; ``record --diff`` tells a byte-ranged read in lines through it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.content import RepositoryContent
+from coverage_gate.content import RepositoryContent, SnapshotError, dirty_checkout, snapshot_tree
 
 runner = CliRunner()
 
@@ -41,11 +42,36 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def test_the_checked_out_commit_is_read_from_the_working_tree(repo: Path) -> None:
-    """What a reviewer running in the checkout read, uncommitted changes included."""
+def test_the_checked_out_commit_is_read_from_git_never_from_the_working_tree(repo: Path) -> None:
+    """A reviewer that edits the checkout does not make its edits the revision."""
     head = git(repo, "rev-parse", "HEAD")
-    assert RepositoryContent(str(repo), head).content("a.txt") == b"three\n"
-    assert RepositoryContent(str(repo), "HEAD").content("a.txt") == b"three\n"
+    assert RepositoryContent(str(repo), head).content("a.txt") == b"two\n"
+    assert RepositoryContent(str(repo), "HEAD").content("a.txt") == b"two\n"
+    assert dirty_checkout(repo, head)
+    assert dirty_checkout(repo, "HEAD")
+    assert not dirty_checkout(repo, git(repo, "rev-parse", "HEAD~1"))
+
+
+def test_uncommitted_changes_are_reviewed_as_a_tree_written_before_the_reviewer_starts(
+    repo: Path,
+) -> None:
+    """``snapshot_tree``: the working tree, new files included, as a tree object; the user's own
+    index is left alone, the same content gives the same id, and a later edit changes nothing."""
+    (repo / "new.txt").write_bytes(b"new\n")
+    index_before = (repo / ".git" / "index").read_bytes()
+    tree = snapshot_tree(repo)
+    assert snapshot_tree(repo) == tree
+    assert (repo / ".git" / "index").read_bytes() == index_before
+    content = RepositoryContent(str(repo), tree)
+    (repo / "a.txt").write_bytes(b"edited by the reviewer\n")
+    assert content.content("a.txt") == b"three\n"
+    assert content.content("new.txt") == b"new\n"
+    assert not dirty_checkout(repo, tree)  # a tree is no checked-out commit
+
+
+def test_a_snapshot_outside_a_repository_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(SnapshotError, match="not in a git work tree"):
+        snapshot_tree(tmp_path)
 
 
 def test_another_revision_is_read_from_git(repo: Path) -> None:
@@ -61,26 +87,30 @@ def test_content_not_obtainable_is_none_never_an_error(
     outside = tmp_path / "secret.txt"
     outside.write_bytes(b"not the repository's\n")
     (repo / "link.txt").symlink_to(outside)
+    git(repo, "add", "link.txt")
+    git(repo, "commit", "-qm", "a link")
     head = RepositoryContent(str(repo), "HEAD")
     assert head.content("missing.txt") is None
     assert head.content("../secret.txt") is None
-    assert head.content("link.txt") is None  # resolves outside the root
+    assert head.content("link.txt") is None  # a symbolic link: never followed
     assert head.content("/etc/passwd") is None
     assert head.content(".") is None  # a directory
     assert RepositoryContent(str(repo), first).content("missing.txt") is None
     assert RepositoryContent(str(repo), "no-such-revision").content("a.txt") is None
     assert RepositoryContent(str(tmp_path / "nowhere"), first).content("a.txt") is None
     assert RepositoryContent(str(repo), "HEAD", max_bytes=3).content("a.txt") is None
+    assert RepositoryContent(str(repo), "--output=x").content("a.txt") is None
     assert RepositoryContent(str(repo), first, max_bytes=3).content("a.txt") is None
     monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
     assert RepositoryContent(str(repo), first).content("a.txt") is None
 
 
-def test_record_tells_a_byte_range_in_lines_with_the_working_tree(
+def test_record_tells_a_byte_range_in_lines_with_the_snapshot_tree(
     repo: Path, tmp_path: Path
 ) -> None:
-    """``record --diff --repo-root``: bytes 0-12 of the 4-line working-tree file are lines 1-2;
-    its change is at line 4, so the read saw none of it (depth none, lines 4 unseen)."""
+    """``record --diff --repo-root``: bytes 0-12 of the 4-line file of the revision (the working
+    tree written as a tree) are lines 1-2; its change is at line 4, so the read saw none of it
+    (depth none, lines 4 unseen)."""
     (repo / "a.txt").write_bytes(b"keep 1\nkeep 2\nkeep 3\nold\n")
     git(repo, "commit", "-qam", "four lines")
     (repo / "a.txt").write_bytes(b"keep 1\nkeep 2\nkeep 3\nchanged\n")
@@ -98,7 +128,7 @@ def test_record_tells_a_byte_range_in_lines_with_the_working_tree(
     ]
     stream = tmp_path / "pi.jsonl"
     stream.write_text("\n".join(lines) + "\n")
-    head = git(repo, "rev-parse", "HEAD")
+    head = snapshot_tree(repo)
     env = {"COVERAGE_GATE_TELEMETRY_DIR": os.environ["COVERAGE_GATE_TELEMETRY_DIR"]}
     args = ["record", str(stream), "-f", "pi-rpc", "--revision", head, "--repo-root", str(repo)]
     result = runner.invoke(app, [*args, "--diff", str(diff)], env=env)

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from coverage_gate.adapters import ADAPTERS
+from coverage_gate.content import snapshot_tree
 from coverage_gate.gittree import GitTree
 from coverage_gate.model import (
     EvidenceDocument,
@@ -376,12 +377,17 @@ def test_the_revision_not_the_checkout_is_asked(repo: Repo) -> None:
     assert reads(unlinked)[CHANGED] == 1
 
 
-def test_the_checked_out_revision_is_asked_in_the_working_tree(tmp_path: Path) -> None:
-    """When the revision is HEAD, the working tree (what the tools opened) answers: a link made
-    there after the commit counts."""
+def test_the_checked_out_revision_is_asked_of_git_never_of_the_working_tree(
+    tmp_path: Path,
+) -> None:
+    """When the revision is HEAD, its commit answers: a link made in the checkout after the
+    commit is not the revision's (a reviewer cannot plant one); the working tree written as a
+    tree (``snapshot_tree``) has it."""
     repo = make_repo(tmp_path / "repo")
     (repo.path / "src/api/y").symlink_to("../../decoy/inner")
     with GitTree(repo.path, repo.head) as tree:
+        assert tree.symlink_target("src/api/y") is None
+    with GitTree(repo.path, snapshot_tree(repo.path)) as tree:
         assert tree.symlink_target("src/api/y") == "../../decoy/inner"
         assert tree.symlink_target("src/api/out") == "../../../elsewhere"
         assert tree.symlink_target("src/api/handlers.py") is None
