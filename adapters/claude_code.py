@@ -89,6 +89,7 @@ from coverage_gate.events import (
     Event,
     IgnoredAction,
     Malformed,
+    Returned,
     Shown,
     ToolEnd,
     ToolStart,
@@ -113,6 +114,7 @@ from ._json import (
     opens_object,
 )
 from ._line_reads import line_read
+from ._returned import returned, without_reminders
 from ._stream import Items, Spec
 
 NAME: Final = "claude-code"
@@ -130,6 +132,13 @@ DENIAL_PREFIXES: Final = (
     "Permission denied by ",
 )
 DENIED_DECISIONS: Final = frozenset({"deny", "denied", "reject", "rejected"})
+# Tools whose result text is not what the tool read of the revision: a sub-agent's answer (model
+# text) and the writing tools' view of the reviewer's own change.
+NOT_READ_TEXT_TOOLS: Final = frozenset(
+    {"Task", "Agent", "Edit", "Write", "MultiEdit", "NotebookEdit", "TodoWrite"}
+)
+# What Claude Code returns instead of a file it already gave the model unchanged.
+PLACEHOLDER_PREFIXES: Final = ("File unchanged since last read",)
 
 # Lines known from their first bytes to carry no tool events.
 _SKIP_HEAD = re.compile(
@@ -225,6 +234,32 @@ def _returned(span: ByteSpan | None) -> Shown | None:
     return Shown.lines(span.offset + 1, span.end, span.total)
 
 
+def _said(block: JsonObject) -> str | None:
+    """The text the model wrote into a call (its input's string values)."""
+    found = block.get("input")
+    if not isinstance(found, dict):
+        return None
+    said = "\n".join(value for value in found.values() if isinstance(value, str))
+    return said or None
+
+
+def _returned_text(block: JsonObject) -> Returned | None:
+    """What a successful ``tool_result`` gave the model: its text, Claude Code's system
+    reminders and line numbers taken off; a placeholder for a file already given."""
+    content = block.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        texts = [get_str(item, "text") for item in objects(content)]
+        text = "\n".join(part for part in texts if part is not None)
+    else:
+        return None
+    text = without_reminders(text)
+    if text.startswith(PLACEHOLDER_PREFIXES):
+        return returned(text, placeholder=True)
+    return returned(text, numbers=True)
+
+
 def _result_text(block: JsonObject) -> str:
     content = block.get("content")
     if isinstance(content, str):
@@ -262,12 +297,14 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
 
     spec = SPEC
     skip_head = _SKIP_HEAD
+    no_text_tools: frozenset[str] = NOT_READ_TEXT_TOOLS
 
     def __init__(self) -> None:
         super().__init__()
         self._cwd: str | None = None
         self._ended: set[str] = set()
         self._succeeded: set[str] = set()
+        self._no_text: set[str] = set()  # calls of NOT_READ_TEXT_TOOLS
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
             "system": self._system,
             "assistant": self._assistant,
@@ -332,7 +369,11 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
                 ids = None if call_id is None else (call_id,)
                 events.append(Unreadable(lineno, detail, ids))
                 continue
-            events.append(ToolStart(call_id, tool, self._action(block, cwd), lineno))
+            if tool in self.no_text_tools:
+                self._remember(self._no_text, call_id)
+            events.append(
+                ToolStart(call_id, tool, self._action(block, cwd), lineno, said=_said(block))
+            )
         if _main_chain(line):
             events.extend(self._turn_state(line, message, lineno, asks_for_tools=bool(uses)))
         return events
@@ -415,7 +456,13 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
         self._remember(self._succeeded, call_id)
         reported = span if isinstance(span, ByteSpan) else None
         return ToolEnd(
-            call_id, None, True, lineno, result_range=reported, shown=_returned(reported)
+            call_id,
+            None,
+            True,
+            lineno,
+            result_range=reported,
+            shown=_returned(reported),
+            returned=None if key(call_id) in self._no_text else _returned_text(block),
         )
 
     @staticmethod

@@ -87,6 +87,7 @@ from coverage_gate.events import (
     LineClass,
     Malformed,
     ReadAction,
+    Returned,
     Shown,
     ToolEnd,
     ToolStart,
@@ -109,6 +110,7 @@ from ._json import (
     objects,
     opens_object,
 )
+from ._returned import returned
 from ._stream import Items, Spec
 
 ROLLOUT: Final = "codex-rollout"
@@ -235,6 +237,39 @@ def _model_got_a_cut_output(output: object) -> bool:
     return output.startswith(_CUT_NOTICE)
 
 
+def _model_text(output: object) -> Returned | None:
+    """The text a command's ``function_call_output`` gave the model: after its header's
+    ``Output:`` line, the cut notice taken off (the text is then cut: a head and a tail)."""
+    if not isinstance(output, str):
+        return None
+    header, found, body = output.partition(_OUTPUT_HEADER_END)
+    text = body if found and (header == "" or header.endswith("\n")) else output
+    cut = text.startswith(_CUT_NOTICE)
+    if cut:
+        text = text[text.find("\n") + 1 :] if "\n" in text else ""
+    if not text:
+        return None
+    given = returned(text, numbers=True)
+    return msgspec.structs.replace(given, cut=True) if cut else given
+
+
+def _with_text(events: list[Event], given: Returned | None) -> list[Event]:
+    """A command's ends with what it gave the model: one read's own text; a command that read
+    several files (or none) gave one output for all, credited by content alone."""
+    if given is None:
+        return events
+    ends = [i for i, event in enumerate(events) if isinstance(event, ToolEnd) and event.succeeded]
+    if not ends:
+        return events
+    reads = [e for e in events if isinstance(e, ToolStart) and isinstance(e.action, ReadAction)]
+    own = given if len(reads) == 1 else msgspec.structs.replace(given, own=False)
+    out = list(events)
+    end = out[ends[0]]
+    assert isinstance(end, ToolEnd)  # noqa: S101 - picked as one above
+    out[ends[0]] = msgspec.structs.replace(end, returned=own)
+    return out
+
+
 def _lines_unknown(event: Event) -> Event:
     """A successful read's end, once the output the model got was cut: which lines it showed
     cannot be told (a read's lines are one range; the model got a head and a tail)."""
@@ -350,7 +385,7 @@ class CodexRolloutDecoder(JsonLinesDecoder):
         # Command records waiting for their output, in the order they came; and, for a command
         # whose output came before its record, whether that output was cut.
         self._held: dict[str, _Held] = {}
-        self._early_outputs: dict[str, bool] = {}
+        self._early_outputs: dict[str, tuple[bool, Returned | None]] = {}
         self._overflow = False  # more calls than are followed: what they read is not known
         self._last_line = 0
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
@@ -487,7 +522,11 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             return []  # a command's end is its CommandExecution record; an unknown id: no call
         if pending.tool in _COMMAND_TOOLS:
             if len(self._early_outputs) < MAX_CALLS:  # its record is yet to come
-                self._early_outputs[call_id] = _model_got_a_cut_output(payload.get("output"))
+                output = payload.get("output")
+                self._early_outputs[call_id] = (
+                    _model_got_a_cut_output(output),
+                    _model_text(output),
+                )
             return []
         del self._pending[call_id]
         output = get_obj(payload, "output")
@@ -505,6 +544,7 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             return  # an unknown call, or an output again
         if _model_got_a_cut_output(output):
             held.events = [_lines_unknown(event) for event in held.events]
+        held.events = _with_text(held.events, _model_text(output))
         held.answered = True
 
     def _event_msg(self, payload: JsonObject, lineno: int) -> list[Event]:
@@ -557,10 +597,13 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             events.append(
                 ToolEnd(read_id, pending.tool, succeeded, lineno, error_type=error, shown=shown)
             )
-        cut = self._early_outputs.pop(call_id, None)  # its output came first
-        if cut:
-            events = [_lines_unknown(event) for event in events]
-        self._held[call_id] = _Held(events, answered=cut is not None)
+        early = self._early_outputs.pop(call_id, None)  # its output came first
+        if early is not None:
+            cut, given = early
+            if cut:
+                events = [_lines_unknown(event) for event in events]
+            events = _with_text(events, given)
+        self._held[call_id] = _Held(events, answered=early is not None)
         return []
 
 

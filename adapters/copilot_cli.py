@@ -60,6 +60,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
+import msgspec
+
 from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
@@ -69,6 +71,7 @@ from coverage_gate.events import (
     IgnoredAction,
     Malformed,
     ReadAction,
+    Returned,
     Shown,
     ShownKind,
     ToolEnd,
@@ -77,6 +80,7 @@ from coverage_gate.events import (
     UnreadableArguments,
     Unrecognised,
 )
+from coverage_gate.evidence import MAX_CALLS
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
@@ -87,6 +91,7 @@ from ._json import (
     get_str,
     opens_object,
 )
+from ._returned import returned
 from ._stream import Items, Spec
 
 NAME: Final = "copilot-cli"
@@ -119,6 +124,7 @@ SPEC: Final[Spec] = {
         "toolName": None,
         "arguments": {
             "path": None,
+            "command": None,
             "view_range": Items(None, first=3),
             "view_range[0]": None,
             "view_range[1]": None,
@@ -197,6 +203,34 @@ def _shown(data: JsonObject) -> Shown | None:
     return None
 
 
+# Tools whose result is not what they read of the revision: the reviewer's own change, a
+# sub-agent's answer (model text).
+NOT_READ_TEXT_TOOLS: Final = frozenset({"edit", "create", "str_replace", "write", "task"})
+# Copilot CLI's line under a shell command's output: ``<shellId: 1 completed with exit code 0>``
+_SHELL_TRAILER = re.compile(r"\n?<shellId: [^>\n]*>\s*\Z")
+
+
+def _said(data: JsonObject) -> str | None:
+    arguments = get_obj(data, "arguments")
+    return get_str(arguments, "command") if arguments is not None else None
+
+
+def _given(data: JsonObject, shown: Shown | None) -> Returned | None:
+    """What a successful call gave the model: ``result.content``, a shell command's trailer
+    taken off; part of it only (the metrics say so) is cut; a notice instead of a file's text
+    (too large, a directory, an empty view) is no file's text."""
+    result = get_obj(data, "result")
+    content = get_str(result, "content") if result is not None else None
+    if not content:
+        return None
+    if shown is not None and shown.kind is ShownKind.EMPTY:
+        return returned(content, placeholder=True)
+    given = returned(_SHELL_TRAILER.sub("", content))
+    if shown is not None and shown.kind is ShownKind.UNKNOWN:
+        return msgspec.structs.replace(given, cut=True)
+    return given
+
+
 def _outcome(data: JsonObject) -> tuple[bool, str | None] | str:
     """(succeeded, error type), or why the outcome cannot be read."""
     success = data.get("success")
@@ -223,6 +257,7 @@ class CopilotDecoder(JsonLinesDecoder):
 
     def __init__(self) -> None:
         super().__init__()
+        self._no_text: set[str] = set()  # calls of NOT_READ_TEXT_TOOLS
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
             START: self._start,
             COMPLETE: self._end,
@@ -257,7 +292,9 @@ class CopilotDecoder(JsonLinesDecoder):
         if call_id is None or tool is None:
             detail = "tool.execution_start without string 'toolCallId' and 'toolName'"
             return [Unreadable(lineno, detail, None if call_id is None else (call_id,), ())]
-        return [ToolStart(call_id, tool, _action(tool, data), lineno)]
+        if tool in NOT_READ_TEXT_TOOLS and len(self._no_text) < MAX_CALLS:
+            self._no_text.add(call_id)
+        return [ToolStart(call_id, tool, _action(tool, data), lineno, said=_said(data))]
 
     def _end(self, data: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(data, "toolCallId")
@@ -270,7 +307,9 @@ class CopilotDecoder(JsonLinesDecoder):
         succeeded, error = outcome
         if not succeeded:
             return [ToolEnd(call_id, None, False, lineno, error_type=error)]
-        return [ToolEnd(call_id, None, True, lineno, shown=_shown(data))]
+        shown = _shown(data)
+        given = None if call_id in self._no_text else _given(data, shown)
+        return [ToolEnd(call_id, None, True, lineno, shown=shown, returned=given)]
 
 
 def _unreadable_kind(kind: str, lineno: int, detail: str, call_id: str | None) -> Event:

@@ -72,6 +72,7 @@ from coverage_gate.events import (
     IgnoredAction,
     Malformed,
     ReadAction,
+    Returned,
     Shown,
     ToolEnd,
     ToolStart,
@@ -94,6 +95,7 @@ from ._json import (
     opens_object,
 )
 from ._line_reads import line_read
+from ._returned import returned
 from ._stream import Spec
 
 NAME: Final = "opencode"
@@ -114,7 +116,7 @@ _SNIFF_HEAD = re.compile(
 )
 _CALL_ID = re.compile(rb'"callID"\s*:\s*"([^"\\]{1,256})"')
 _DISPLAY_KEYS: Final = ("type", "lineStart", "lineEnd", "totalLines")
-_INPUT_KEYS: Final = ("filePath", "offset", "limit")
+_INPUT_KEYS: Final = ("filePath", "offset", "limit", "command")
 _TIME_KEYS: Final = ("start", "end")
 # What decoding needs of a line; a line read as it flows keeps only this.
 SPEC: Final[Spec] = {
@@ -127,6 +129,7 @@ SPEC: Final[Spec] = {
         "reason": None,
         "state": {
             "status": None,
+            "output": None,
             "input": dict.fromkeys(_INPUT_KEYS),
             "metadata": {"display": dict.fromkeys(_DISPLAY_KEYS)},
             "time": dict.fromkeys(_TIME_KEYS),
@@ -170,6 +173,43 @@ def _returned(state: JsonObject) -> ByteSpan | Shown | OutOfRange | None:
     if end < start or total == 0:
         return EMPTY_SHOWN
     return ByteSpan(offset=start - 1, end=end, total=total)
+
+
+# Tools whose output is not what they read of the revision: the reviewer's own change, a
+# sub-agent's answer (model text)
+NOT_READ_TEXT_TOOLS: Final = frozenset(
+    {"edit", "write", "patch", "multiedit", TASK_TOOL, "todowrite"}
+)
+# ``read``'s wrapper: ``<path>P</path>\n<type>file</type>\n<content>\n`` ... ``\n</content>``, the
+# lines numbered ``N: ``, and a closing notice: ``(End of file - total N lines)`` or ``(Showing
+# lines A-B of T. Use offset=N to continue.)``
+_READ_WRAPPER: Final = re.compile(
+    r"\A<path>[^\n]*</path>\n<type>(?P<type>[a-z]+)</type>\n<(?:content|entries)>\n(?P<body>.*?)"
+    r"(?:\n*\((?:End of file - total \d+ lines|Showing lines [^)]*)\))?"
+    r"\n*</(?:content|entries)>\s*\Z",
+    re.S,
+)
+
+
+def _said(state: JsonObject) -> str | None:
+    found = get_obj(state, "input")
+    return get_str(found, "command") if found is not None else None
+
+
+def _given(tool: str, state: JsonObject) -> Returned | None:
+    """What a finished call gave the model: its ``output``, ``read``'s wrapper and line numbers
+    taken off (a directory listing is no file's text)."""
+    output = get_str(state, "output")
+    if not output or tool in NOT_READ_TEXT_TOOLS:
+        return None
+    if tool != READ_TOOL:
+        return returned(output)
+    wrapped = _READ_WRAPPER.match(output)
+    if wrapped is None:
+        return returned(output, placeholder=True)  # not the shape a read's text has
+    if wrapped.group("type") != "file":
+        return None
+    return returned(wrapped.group("body"), numbers=True)
 
 
 def _picked(obj: JsonObject | None, names: tuple[str, ...]) -> dict[str, object]:
@@ -247,7 +287,7 @@ class OpenCodeDecoder(JsonLinesDecoder):
             if isinstance(action, UnreadableArguments):
                 return [Unreadable(lineno, detail, ids, ids)]  # neither its file nor its outcome
             return [ToolStart(call_id, tool, action, lineno), Unreadable(lineno, detail, (), ids)]
-        start = ToolStart(call_id, tool, action, lineno)
+        start = ToolStart(call_id, tool, action, lineno, said=_said(state))
         if status not in (COMPLETED, ERROR):
             return [start]  # not finished: a start without its end
         said = _identity(tool, state)
@@ -269,16 +309,27 @@ class OpenCodeDecoder(JsonLinesDecoder):
     ) -> list[Event]:
         if status == ERROR:
             return [ToolEnd(call_id, tool, False, lineno, error_type=TOOL_ERROR)]
+        given = _given(tool, state)
         if not isinstance(action, ReadAction):
-            return [ToolEnd(call_id, tool, True, lineno)]
+            return [ToolEnd(call_id, tool, True, lineno, returned=given)]
         returned = _returned(state)
         if isinstance(returned, OutOfRange):
             text = "read result line range out of the 64-bit range"
             return [Unreadable(lineno, text, (), (call_id,))]
         if isinstance(returned, ByteSpan):
             shown = Shown.lines(returned.offset + 1, returned.end, returned.total)
-            return [ToolEnd(call_id, tool, True, lineno, result_range=returned, shown=shown)]
-        return [ToolEnd(call_id, tool, True, lineno, shown=returned)]
+            return [
+                ToolEnd(
+                    call_id,
+                    tool,
+                    True,
+                    lineno,
+                    result_range=returned,
+                    shown=shown,
+                    returned=given,
+                )
+            ]
+        return [ToolEnd(call_id, tool, True, lineno, shown=returned, returned=given)]
 
 
 def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:

@@ -299,7 +299,14 @@ def _own_events(record: CallRecord, lineno: int) -> list[Event]:
     if record.outcome is not Outcome.INCOMPLETE:
         error = None if succeeded else record.error_type
         end = ToolEnd(
-            record.call_id, record.tool, succeeded, line, error, record.result_range, record.shown
+            record.call_id,
+            record.tool,
+            succeeded,
+            line,
+            error,
+            record.result_range,
+            record.shown,
+            content=record.content if succeeded else None,  # what its text showed, as recorded
         )
         return [start, end]
     if record.issue is IssueKind.MISSING_START:

@@ -44,6 +44,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import msgspec
+
 from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
@@ -57,6 +59,7 @@ from coverage_gate.events import (
     LineClass,
     Malformed,
     ReadAction,
+    Returned,
     Shown,
     StreamComplete,
     StreamReopened,
@@ -68,6 +71,7 @@ from coverage_gate.events import (
 )
 
 from ._json import INT64_MAX, OUT_OF_RANGE, JsonObject, OutOfRange, as_int64, opens_object
+from ._returned import returned
 from ._stream import Items, ObjectLineReader, Spec, load_line
 
 NAME = "pi-rpc"
@@ -83,6 +87,10 @@ _TOOL_HEAD = re.compile(
 )
 _ANY_ID = re.compile(rb'"toolCallId"\s*:\s*"([^"\\]{1,256})"')
 _CR_RANGE = re.compile(r"^\[cr-range offset=(\d+) end=(\d+) total=(\d+)")
+# pi's notice under a cut read or bash output: "[Showing lines 1-2000 of 5000. Use offset=...]"
+_NOTICE = re.compile(r"\n*\[(?:Showing lines|Showing last|Output truncated)[^\]]*\]\s*\Z")
+# Tools whose result is not what they read of the revision: the reviewer's own change
+NOT_READ_TEXT_TOOLS = frozenset({"edit", "write"})
 _SHOWING = re.compile(r"\[Showing lines (\d+)-(\d+) of (\d+)[^\]]*\]\s*$")
 COUNTED_TOOLS = READ_TOOLS | DIFF_TOOLS
 # What a tool line's decoding needs; a line read as it flows keeps only this.
@@ -91,7 +99,7 @@ SPEC: Spec = {
     "toolCallId": None,
     "toolName": None,
     "isError": None,
-    "args": {"path": None, "offset": None, "limit": None},
+    "args": {"path": None, "offset": None, "limit": None, "command": None},
     "result": {
         "isError": None,
         "content": Items({"text": None}, first=1),
@@ -214,6 +222,25 @@ def _returned(tool: str, result: object, text: str | None, span: ByteSpan | None
         return UNKNOWN_SHOWN
     first, last, total = (int(group) for group in showing.groups())
     return Shown.lines(first, last, total)
+
+
+def _returned_text(text: str, span: ByteSpan | None, tool: str = "") -> Returned:
+    """What a read or another tool gave the model: a ``cr_read`` header taken off (its offset is
+    where the text starts in the file), a cut ``read``'s notice or a cut ``bash`` output's notice
+    taken off (the text is then cut)."""
+    if span is not None:
+        body = text[text.find("\n") + 1 :] if "\n" in text else ""
+        return returned(body, byte_offset=span.offset)
+    found = _NOTICE.search(text)
+    if found is not None:
+        kept = returned(text[: found.start()])
+        showing = _SHOWING.search(text)
+        if tool == "read" and showing is not None:
+            return msgspec.structs.replace(kept, first_line=int(showing.group(1)))
+        return msgspec.structs.replace(kept, cut=True)
+    if tool == "cr_read":
+        return returned(text, byte_offset=0)
+    return returned(text)
 
 
 def result_range(text: str | None) -> ByteSpan | OutOfRange | None:
@@ -347,7 +374,17 @@ class PiRpcDecoder:
         if not isinstance(ids, tuple):
             return [ids]
         call_id, tool = ids
-        return [ToolStart(call_id, tool, action_for(tool, obj.get("args")), lineno)]
+        args = obj.get("args")
+        said = args.get("command") if isinstance(args, dict) else None
+        return [
+            ToolStart(
+                call_id,
+                tool,
+                action_for(tool, args),
+                lineno,
+                said=said if isinstance(said, str) else None,
+            )
+        ]
 
     def _end(self, obj: JsonObject, lineno: int) -> Sequence[Event]:
         ids = self._ids(obj, lineno)
@@ -358,16 +395,20 @@ class PiRpcDecoder:
         if isinstance(flags, str):
             return [Unreadable(lineno, flags, (), (call_id,))]
         succeeded, error_type = _end_outcome(*flags)
-        if not succeeded or tool not in COUNTED_TOOLS:
+        if not succeeded:
             return [ToolEnd(call_id, tool, succeeded, lineno, error_type)]
         result = obj.get("result")
         text = _result_text(result)
+        if tool not in COUNTED_TOOLS:
+            given = None if tool in NOT_READ_TEXT_TOOLS or not text else _returned_text(text, None)
+            return [ToolEnd(call_id, tool, True, lineno, error_type, returned=given)]
         span = result_range(text) if tool in RANGE_HEADER_TOOLS else None
         if isinstance(span, OutOfRange):
             detail = "[cr-range] header value out of the 64-bit range"
             return [Unreadable(lineno, detail, (), (call_id,))]
         shown = _returned(tool, result, text, span) if tool in READ_TOOLS else None
-        return [ToolEnd(call_id, tool, True, lineno, None, span, shown)]
+        given = _returned_text(text, span, tool) if tool in READ_TOOLS and text else None
+        return [ToolEnd(call_id, tool, True, lineno, None, span, shown, returned=given)]
 
     def finish(self) -> Sequence[Event]:
         return []

@@ -39,14 +39,16 @@ from coverage_gate.events import (
     ByteSpan,
     IgnoredAction,
     ReadAction,
+    Returned,
     Shown,
     ToolEnd,
     UnreadableArguments,
 )
 
 from ._decoder import JsonLinesAdapter
-from ._json import JsonObject, OutOfRange, get_str, objects
+from ._json import JsonObject, OutOfRange, get_str, key, objects
 from ._line_reads import count_argument, read_input
+from ._returned import returned
 from .claude_code import (
     OTHER_CLIENT_INIT_HEAD,
     PERMISSION_DENIED,
@@ -118,8 +120,26 @@ def _returned(text: str | None) -> tuple[Shown | None, ByteSpan | None]:
     return Shown.lines(first, last, total), span
 
 
+# Qwen Code's tools whose result is not what they read of the revision: its writing tools (the
+# reviewer's own change) and a sub-agent's answer (model text).
+NOT_READ_TEXT_TOOLS: Final = frozenset({"edit", "write_file", "replace", "task", "todo_write"})
+
+
+def _given(text: str | None) -> Returned | None:
+    """What a successful call gave the model, as its ``tool_result`` text says. A ranged
+    ``read_file`` reports ``Read lines A-B of T from F`` there and an unchanged file
+    ``Unchanged: ...``: what the tool showed Qwen Code's user, not the text the model got."""
+    if not text:
+        return None
+    if _LINES_READ.fullmatch(text) or _UNCHANGED.fullmatch(text):
+        return returned(text, placeholder=True)
+    return returned(text)
+
+
 class QwenCodeDecoder(ClaudeCodeDecoder):
     """Claude Code's decoder with Qwen Code's read tool and results."""
+
+    no_text_tools = NOT_READ_TEXT_TOOLS
 
     def _action(self, block: JsonObject, cwd: str | None) -> Action:
         return _read_action(block, cwd)
@@ -139,8 +159,10 @@ class QwenCodeDecoder(ClaudeCodeDecoder):
             kind = PERMISSION_DENIED if denied else TOOL_ERROR
             return ToolEnd(call_id, None, False, lineno, error_type=kind)
         self._remember(self._succeeded, call_id)
-        shown, told = _returned(_content(block))
-        return ToolEnd(call_id, None, True, lineno, result_range=told, shown=shown)
+        text = _content(block)
+        shown, told = _returned(text)
+        given = None if key(call_id) in self._no_text else _given(text)
+        return ToolEnd(call_id, None, True, lineno, result_range=told, shown=shown, returned=given)
 
 
 def _looks_like(obj: JsonObject) -> bool:

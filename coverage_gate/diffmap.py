@@ -263,9 +263,10 @@ def _anchor_deletions(diff: FileDiff) -> None:
 class DiffIndex:
     """The files of one unified diff, in diff order, by path."""
 
-    def __init__(self, files: list[FileDiff], total: int) -> None:
+    def __init__(self, files: list[FileDiff], total: int, data: bytes = b"") -> None:
         self.files = files
         self.total = total
+        self.data = data  # the diff itself: what a shell's `git diff` output is compared with
         self._starts = [entry.start for entry in files]
         self._by_path: dict[str, FileDiff] = {}
         for entry in files:
@@ -297,7 +298,7 @@ class DiffIndex:
             index += 1
         if current is not None and (built := current.build(len(diff))) is not None:
             files.append(built)
-        return cls(files, len(diff))
+        return cls(files, len(diff), diff)
 
     def file(self, path: str) -> FileDiff | None:
         return self._by_path.get(path)

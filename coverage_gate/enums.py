@@ -52,6 +52,14 @@ class CallKind(StrEnum):
     IGNORED = "ignored"
 
 
+class ContentCheck(StrEnum):
+    """What a read's returned text is, against the file at the revision (DESIGN §6 rule 16)."""
+
+    MATCHED = "matched"
+    MISMATCH = "mismatch"
+    UNCHECKED = "unchecked"
+
+
 class IssueKind(StrEnum):
     MISSING_END = "missing_end"
     MISSING_START = "missing_start"
@@ -71,6 +79,8 @@ class IssueKind(StrEnum):
     VALUE_TRUNCATED = "value_truncated"
     # A successful read that returned nothing (zero bytes or lines): not evidence.
     EMPTY_RESULT = "empty_result"
+    # A successful read whose returned text is not the file at the revision: not evidence.
+    CONTENT_MISMATCH = "content_mismatch"
     # Calls of a harness's own trace (codereview-cli) whose provenance it could not establish,
     # under the harness's labels where ours have no word for them; no evidence. The trace's other
     # labels are ours already (missing_end, missing_start, ambiguous_call_id,

@@ -17,7 +17,7 @@ from typing import Protocol
 
 import msgspec
 
-from coverage_gate.enums import Capability
+from coverage_gate.enums import Capability, ContentCheck
 
 
 class ShownKind(StrEnum):
@@ -119,11 +119,56 @@ class ByteSpan(msgspec.Struct, frozen=True):
     total: int
 
 
+class Returned(msgspec.Struct, frozen=True, kw_only=True):
+    """What a successful call returned, as the model received it, presentation stripped.
+
+    ``first_line``: the 1-based number of the text's first line, when the presentation numbers
+    lines (Claude Code's ``Read``). ``byte_offset``: where in the file the text starts, when the
+    tool returns bytes (pi's ``cr_read`` header). ``cut``: the client cut the text for the model
+    (what is here is exact, but not all the call read). ``placeholder``: a client's stand-in for
+    the text ("unchanged since last read"). ``kept``: only the first and last ``kept`` bytes of
+    ``text`` surely reached the model (Codex ``exec --json``); ``own``: see below."""
+
+    text: str
+    first_line: int | None = None
+    byte_offset: int | None = None
+    cut: bool = False
+    placeholder: bool = False
+    kept: int | None = None
+    # ``False``: one output for several reads (``cat a b``): their files are credited by content,
+    # no one read's text is compared with its file
+    own: bool = True
+
+
+class Credit(msgspec.Struct, frozen=True):
+    """Lines ``start``..``end`` (1-based, inclusive) of ``path`` shown by content."""
+
+    path: str
+    start: int
+    end: int
+
+
+class ContentSeen(msgspec.Struct, frozen=True, kw_only=True):
+    """What the content checks (``coverage_gate.content_check``) made of one call's text,
+    compact: the text itself is gone once checked."""
+
+    check: ContentCheck | None = None  # reads only
+    first_difference: int | None = None
+    shown: Shown | None = None  # a matched read: the lines its text showed
+    blob: str | None = None  # the revision's blob the read was checked against
+    credits: tuple[Credit, ...] = ()
+    uncertain: tuple[str, ...] = ()
+    diff: tuple[tuple[int, int], ...] = ()  # byte ranges of the pinned diff shown
+
+
 class ToolStart(msgspec.Struct, frozen=True):
     call_id: str
     tool: str
     action: Action
     line: int
+    # the call's arguments as the model wrote them (bounded): text a call's output may echo,
+    # never evidence of the revision (DESIGN §6 rule 17)
+    said: str | None = None
 
 
 class ToolEnd(msgspec.Struct, frozen=True):
@@ -134,6 +179,10 @@ class ToolEnd(msgspec.Struct, frozen=True):
     error_type: str | None = None
     result_range: ByteSpan | None = None
     shown: Shown | None = None  # what a successful read returned, when the end tells
+    # the text a successful call returned as the model received it, when the stream carries it;
+    # the recorder replaces it with what the content checks made of it (``content``)
+    returned: Returned | None = None
+    content: ContentSeen | None = None
 
 
 class StreamComplete(msgspec.Struct, frozen=True):

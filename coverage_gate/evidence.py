@@ -29,11 +29,12 @@ from coverage_gate.depth import (
     simplified,
 )
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.enums import CallKind, Capability, DiffStatus, IssueKind
+from coverage_gate.enums import CallKind, Capability, ContentCheck, DiffStatus, IssueKind
 from coverage_gate.events import (
     UNKNOWN_SHOWN,
     Action,
     ByteSpan,
+    ContentSeen,
     DiffPageAction,
     Event,
     FilesNotShown,
@@ -56,6 +57,7 @@ from coverage_gate.evidence_doc import (
     Bounds,
     ByteRange,
     CallIssue,
+    ContentSummary,
     Counters,
     DiffSummary,
     EvidenceDocument,
@@ -94,6 +96,7 @@ class CallRecord(msgspec.Struct, frozen=True):
     issue: IssueKind | None = None
     detail: str = ""
     shown: Shown | None = None  # what a successful read returned (the end's word, else the start's)
+    content: ContentSeen | None = None  # what its returned text showed (successful calls only)
 
 
 class StreamSummary(msgspec.Struct, frozen=True):
@@ -555,10 +558,20 @@ class Pairer:
             else None,
             issue=issue,
             detail=detail,
-            shown=(end.shown or shown)
+            shown=_shown_by(end, shown)
             if end is not None and outcome is Outcome.SUCCEEDED
             else None,
+            content=end.content if end is not None and outcome is Outcome.SUCCEEDED else None,
         )
+
+
+def _shown_by(end: ToolEnd, asked: Shown | None) -> Shown | None:
+    """What a successful call showed: what its text showed when that matched the revision, else
+    what its end reports, else what it asked for."""
+    content = end.content
+    if content is not None and content.check is ContentCheck.MATCHED and content.shown is not None:
+        return content.shown
+    return end.shown or asked
 
 
 # Issues of a call that read a file we cannot name.
@@ -641,6 +654,13 @@ class _FileAcc(msgspec.Struct):
     ranges: list[tuple[int, int | None]] = msgspec.field(default_factory=list)
     lines: LineSet = msgspec.field(default_factory=LineSet)
     marks: ChangeMarks | None = None
+    content_matched: int = 0
+    content_mismatched: int = 0
+    content_unchecked: int = 0
+    content_credited: int = 0
+    blob: str | None = None
+    # a matched read showed less than the size its stream reported: that size is not the file's
+    total_distrusted: bool = False
 
     def add_range(self, start: int, end: int | None) -> None:
         if len(self.ranges) < MAX_RANGES_PER_FILE:
@@ -722,6 +742,8 @@ class EvidenceFolder:
             self._add_unreadable(record)
         if record.outcome is Outcome.INCOMPLETE or record.issue is not None:
             return
+        if record.content is not None and record.outcome is Outcome.SUCCEEDED:
+            self._add_content(record, record.content)
         if record.kind is CallKind.IGNORED:
             self._ignored += 1
         elif record.kind is CallKind.DIFF_PAGE:
@@ -758,7 +780,35 @@ class EvidenceFolder:
         if record.outcome is Outcome.FAILED:
             acc.reads_failed += 1
             return
+        content = record.content
+        check = content.check if content is not None else None
+        if check is ContentCheck.MISMATCH:
+            acc.content_mismatched += 1
+            where = (
+                f" (first difference at line {content.first_difference})"
+                if content and content.first_difference
+                else ""
+            )
+            detail = (
+                f"what the read of {path} returned is not {path} at the revision{where}: "
+                "not evidence"
+            )
+            self.add_call_issue(record, IssueKind.CONTENT_MISMATCH, detail)
+            return
         shown = _shown_of(record)
+        if check is ContentCheck.MATCHED and content is not None:
+            acc.content_matched += 1
+            acc.blob = content.blob or acc.blob
+            span = record.result_range
+            if (
+                shown.kind is not ShownKind.WHOLE
+                and span is not None
+                and span.offset == 0
+                and span.end >= span.total
+            ):
+                acc.total_distrusted = True
+        elif shown.kind is not ShownKind.EMPTY:
+            acc.content_unchecked += 1
         if shown.kind is ShownKind.EMPTY:
             acc.reads_empty += 1
             detail = f"the read of {path} returned nothing: not evidence"
@@ -774,6 +824,34 @@ class EvidenceFolder:
         elif record.offset is not None or record.limit is not None:
             start = record.offset or 0
             acc.add_range(start, None if record.limit is None else start + record.limit)
+
+    def _add_content(self, record: CallRecord, content: ContentSeen) -> None:
+        """Lines of in-scope files, and pages of the pinned diff, that a call's text showed,
+        whatever the tool (DESIGN §6 rule 17); files whose lines lay only where the model may
+        not have seen them are unknown, never unseen."""
+        credited: set[str] = set()
+        for credit in content.credits:
+            acc = self._file(credit.path)
+            if acc is None:
+                continue
+            if credit.path not in credited:
+                credited.add(credit.path)
+                acc.content_credited += 1
+            acc.lines.add(credit.start, credit.end)
+            if acc.marks is not None:
+                acc.marks.see_lines(credit.start, credit.end)
+        for path in content.uncertain:
+            acc = self._file(path)
+            if acc is not None:
+                acc.reads_unknown += 1
+        if content.diff and self.diff is not None:
+            for start, end in content.diff:
+                self._pinned_seen = _merged([*self._pinned_seen, (start, end)])
+                for shown in self.diff.files_shown(start, end):
+                    acc = self._file(shown.path)
+                    if acc is not None and shown.path not in credited:
+                        credited.add(shown.path)
+                        acc.content_credited += 1
 
     def _see(self, acc: _FileAcc, path: str, shown: Shown) -> None:
         """Record the lines a successful read showed (module notes of ``coverage_gate.depth``)."""
@@ -858,13 +936,16 @@ class EvidenceFolder:
         covered = _merged(closed)
         whole_by_ranges = (
             acc.total is not None
+            and not acc.total_distrusted
             and bool(covered)
             and covered[0][0] == 0
             and covered[0][1] >= acc.total
         )
         partial = acc.reads_succeeded > 0 and not acc.whole and not whole_by_ranges
         depth = None
-        evidenced = acc.reads_succeeded > 0 or acc.diff_pages_succeeded > 0
+        evidenced = (
+            acc.reads_succeeded > 0 or acc.diff_pages_succeeded > 0 or acc.content_credited > 0
+        )
         changed = self.diff.file(path) if self.diff is not None else None
         if changed is not None and evidenced:
             marks = acc.marks or ChangeMarks(changed)
@@ -890,6 +971,18 @@ class EvidenceFolder:
             reads_empty=acc.reads_empty,
             reads_lines_unknown=acc.reads_lines_unknown,
             depth=depth,
+            content=ContentSummary(
+                matched=acc.content_matched,
+                mismatched=acc.content_mismatched,
+                unchecked=acc.content_unchecked,
+                credited=acc.content_credited,
+                blob=acc.blob,
+            )
+            if acc.content_matched
+            or acc.content_mismatched
+            or acc.content_credited
+            or acc.content_unchecked
+            else None,
         )
 
     def document(self, summary: StreamSummary) -> EvidenceDocument:

@@ -49,6 +49,14 @@ class FileDepth(msgspec.Struct, frozen=True, kw_only=True):
     unseen_truncated: bool = False
 
 
+class ContentSummary(msgspec.Struct, frozen=True, kw_only=True):
+    matched: int = 0
+    mismatched: int = 0
+    unchecked: int = 0
+    credited: int = 0
+    blob: str | None = None
+
+
 class FileEvidence(msgspec.Struct, frozen=True, kw_only=True):
     """One file's evidence (``model.FileEvidence`` says what each field means)."""
 
@@ -65,6 +73,7 @@ class FileEvidence(msgspec.Struct, frozen=True, kw_only=True):
     reads_empty: int = 0
     reads_lines_unknown: int = 0
     depth: FileDepth | None = None
+    content: ContentSummary | None = None
 
 
 class Counters(msgspec.Struct, frozen=True, kw_only=True):

@@ -182,6 +182,20 @@ class FileDepth(_Contract):
     unseen_truncated: bool = False
 
 
+class ContentSummary(_Contract):
+    """How one file's evidence was checked against its content at the revision (DESIGN §6
+    rules 16-18): reads whose returned text was the file (``matched``) or was not
+    (``mismatched``: no evidence), reads whose text the stream did not carry or that could not be
+    checked (``unchecked``: rules 1-14 decide), calls of any tool whose text showed the file's
+    lines or its hunks of the pinned diff (``credited``), and the blob checked against."""
+
+    matched: NonNegativeInt = 0
+    mismatched: NonNegativeInt = 0
+    unchecked: NonNegativeInt = 0
+    credited: NonNegativeInt = 0
+    blob: str | None = None
+
+
 class FileEvidence(_Contract):
     path: str
     reads_succeeded: NonNegativeInt = 0
@@ -206,6 +220,7 @@ class FileEvidence(_Contract):
     reads_empty: NonNegativeInt = 0
     reads_lines_unknown: NonNegativeInt = 0
     depth: FileDepth | None = None
+    content: ContentSummary | None = None
 
 
 class Counters(_Contract):

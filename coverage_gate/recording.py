@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
+from coverage_gate.content_check import CallChecker
 from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
 from coverage_gate.enums import Capability
-from coverage_gate.events import Adapter, Event
+from coverage_gate.events import Adapter, Event, ReadAction, ToolEnd, ToolStart
 from coverage_gate.evidence import (
     CallRecord,
     EvidenceFolder,
@@ -28,7 +29,7 @@ from coverage_gate.evidence import (
 )
 from coverage_gate.evidence_doc import Bounds, EvidenceDocument, contract
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
-from coverage_gate.paths import RepoTree
+from coverage_gate.paths import RepoTree, TreeUnavailableError, normalise
 from coverage_gate.telemetry import SpanSink, record_calls
 
 if TYPE_CHECKING:
@@ -122,10 +123,49 @@ class Recorder:
         self.root = settings.root_for(None)
         self.records: list[CallRecord] = []  # every call, once finished
         self._scanner = LineScanner(self._decoder, self._sink, settings.max_line_bytes)
+        self._checker: CallChecker | None = None
 
     def _sink(self, events: Sequence[Event]) -> None:
         if events:
-            self._pairer.feed(events)
+            self._pairer.feed([self._checked(event) for event in events])
+
+    def _checked(self, event: Event) -> Event:
+        """A start or end as the content checks pass it on (``coverage_gate.content_check``)."""
+        if isinstance(event, ToolStart):
+            return self._content_checker().start(event)
+        if isinstance(event, ToolEnd) and event.returned is not None:
+            return self._content_checker().end(event)
+        return event
+
+    def _content_checker(self) -> CallChecker:
+        """Made at the first call, with the root as the stream has told it by then (the working
+        directory a stream records comes before its calls)."""
+        if self._checker is None:
+            settings = self._settings
+            root = settings.root_for(self._pairer.stream_cwd).path
+            tree = settings.trees(root) if settings.trees and root else None
+            source = settings.content(root) if settings.content and root else None
+            diff = settings.diff
+
+            def place(action: ReadAction) -> str | None:
+                try:
+                    found = normalise(
+                        action.path, root, action.cwd, mention=action.mention, tree=tree
+                    )
+                except TreeUnavailableError:
+                    return None
+                return found if isinstance(found, str) else None
+
+            self._checker = CallChecker(
+                source,
+                scope=[f.path for f in diff.files if f.lines_known] if diff is not None else (),
+                unchecked=[f.path for f in diff.files if not f.lines_known]
+                if diff is not None
+                else (),
+                diff=diff.data if diff is not None else None,
+                place=place,
+            )
+        return self._checker
 
     def feed(self, chunk: bytes) -> None:
         self._scanner.feed(chunk)
@@ -168,7 +208,8 @@ class Recorder:
             line_issue_total=pairer.line_issue_total,
             dropped_calls=pairer.dropped_calls,
         )
-        content = settings.content(root.path) if settings.content and root.path else None
+        # depth asks for files through the content checks' cache: each is fetched once
+        content = self._content_checker() if settings.content and root.path else None
         records = resolve_shown(pairer.records(), settings.diff, content)
         self.records = records
         max_issues = settings.bounds.max_issues

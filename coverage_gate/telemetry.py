@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from coverage_gate import otlp_encode
-from coverage_gate.enums import CallKind, Capability, IssueKind
-from coverage_gate.events import WHOLE_SHOWN, ByteSpan, Shown, ShownKind
+from coverage_gate.enums import CallKind, Capability, ContentCheck, IssueKind
+from coverage_gate.events import WHOLE_SHOWN, ByteSpan, ContentSeen, Credit, Shown, ShownKind
 from coverage_gate.evidence import CallRecord, EvidenceFolder, Outcome, StreamSummary
 from coverage_gate.evidence_doc import CallIssue, EvidenceDocument
 
@@ -51,6 +51,15 @@ SHOWN_KIND = "coverage_gate.shown.kind"
 SHOWN_START = "coverage_gate.shown.start"
 SHOWN_END = "coverage_gate.shown.end"
 SHOWN_TOTAL = "coverage_gate.shown.total"
+# What a successful call's returned text showed (DESIGN §6 rules 16-17): the read check, the
+# blob it was checked against, lines of in-scope files found in the text ("path\tstart-end"
+# per line), files found only where the model may not have seen them, pinned-diff byte ranges
+CONTENT_CHECK = "coverage_gate.content.check"
+CONTENT_DIFFERENCE = "coverage_gate.content.first_difference"
+CONTENT_BLOB = "coverage_gate.content.blob"
+CONTENT_LINES = "coverage_gate.content.lines"
+CONTENT_UNCERTAIN = "coverage_gate.content.uncertain"
+CONTENT_DIFF = "coverage_gate.content.diff"
 
 SOURCE = "coverage_gate.source"
 REVISION = "coverage_gate.revision"
@@ -104,10 +113,61 @@ def call_attributes(record: CallRecord) -> dict[str, str | int | bool]:
             SHOWN_END: record.shown.end,
             SHOWN_TOTAL: record.shown.total,
         }
+    if record.content is not None:
+        optional |= _content_attributes(record.content)
     if record.outcome is not Outcome.SUCCEEDED:
         optional[ERROR_TYPE] = record.issue.value if record.issue else record.error_type or "error"
     attrs.update({key: value for key, value in optional.items() if value is not None})
     return attrs
+
+
+def _content_attributes(content: ContentSeen) -> dict[str, str | int | None]:
+    return {
+        CONTENT_CHECK: content.check.value if content.check is not None else None,
+        CONTENT_DIFFERENCE: content.first_difference,
+        CONTENT_BLOB: content.blob,
+        CONTENT_LINES: "\n".join(f"{c.path}\t{c.start}-{c.end}" for c in content.credits) or None,
+        CONTENT_UNCERTAIN: "\n".join(content.uncertain) or None,
+        CONTENT_DIFF: ",".join(f"{start}-{end}" for start, end in content.diff) or None,
+    }
+
+
+def _pair(text: str) -> tuple[int, int] | None:
+    first, _, second = text.partition("-")
+    if not (first.isdigit() and second.isdigit()):
+        return None
+    return int(first), int(second)
+
+
+def _content(attrs: Mapping[str, Any]) -> ContentSeen | None:
+    """What a span says a call's text showed (``None``: it says nothing of it)."""
+    if not any(key.startswith("coverage_gate.content.") for key in attrs):
+        return None
+    try:
+        check = ContentCheck(attrs[CONTENT_CHECK]) if CONTENT_CHECK in attrs else None
+    except ValueError:
+        check = None
+    found_credits: list[Credit] = []
+    for line in str(attrs.get(CONTENT_LINES, "")).split("\n"):
+        path, _, numbers = line.rpartition("\t")
+        pair = _pair(numbers)
+        if path and pair is not None and 1 <= pair[0] <= pair[1]:
+            found_credits.append(Credit(path, *pair))
+    diff = [
+        pair
+        for part in str(attrs.get(CONTENT_DIFF, "")).split(",")
+        if (pair := _pair(part)) is not None and pair[0] < pair[1]
+    ]
+    blob = attrs.get(CONTENT_BLOB)
+    uncertain = str(attrs.get(CONTENT_UNCERTAIN, ""))
+    return ContentSeen(
+        check=check,
+        first_difference=_int(attrs, CONTENT_DIFFERENCE),
+        blob=blob if isinstance(blob, str) else None,
+        credits=tuple(found_credits),
+        uncertain=tuple(path for path in uncertain.split("\n") if path),
+        diff=tuple(diff),
+    )
 
 
 def _int(attrs: Mapping[str, Any], key: str) -> int | None:
@@ -160,6 +220,7 @@ def record_from_attributes(attrs: Mapping[str, Any]) -> CallRecord | None:
         issue=issue,
         detail=str(attrs.get(CALL_DETAIL, "")),
         shown=_shown(attrs),
+        content=_content(attrs),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +171,33 @@ def reconcile_in(work: Path, repo: str, revision: str, root: str, *extra: str) -
 def check_golden_evidence(path: Path, document: EvidenceDocument) -> None:
     """An evidence document against its golden file (see ``check_golden``)."""
     check_golden(path, document.model_dump(mode="json", by_alias=True))
+
+
+def git_repository(folder: Path) -> Path:
+    """``folder`` made a git repository of its own (its files untracked: ``snapshot_tree`` writes
+    them as the revision), with no user or system configuration read."""
+    env = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "PATH": os.environ["PATH"]}
+    subprocess.run(
+        ["git", "-C", str(folder), "init", "-q", "-b", "main"],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    return folder
+
+
+CONTENT_CAPTURE_PREFIX = "content_"
+
+
+def stream_truths(folder: Path) -> list[Path]:
+    """The truth files of ``folder``'s captures that pin what each call was and how it ended.
+    Captures named ``content_*`` pin what the calls *returned* against the revision instead:
+    ``tests/test_content_captures.py`` judges them, with the repository they ran in."""
+    return [
+        path
+        for path in sorted(folder.glob("*.truth.json"))
+        if not path.name.startswith(CONTENT_CAPTURE_PREFIX)
+    ]
 
 
 def assert_capture_reproduces_truth(document: EvidenceDocument, truth: dict[str, Any]) -> None:

@@ -16,10 +16,12 @@ from tests.conftest import (
     DATA,
     GOLDEN,
     REPO_ROOT,
+    REVISION_FILES,
     assert_capture_reproduces_truth,
     check_golden_evidence,
     record_bytes,
     revision_content,
+    stream_truths,
 )
 
 FORMAT = "claude-code"
@@ -243,9 +245,13 @@ def test_without_the_result_detail_the_request_says_which_lines() -> None:
     """``offset`` alone reads Claude Code's default of 2000 lines from there; no range at all
     reads them from the top: every line of a file no longer than that once its length is known
     (README.md has 17 at the revision), lines 1-2000 while it is not."""
-    (entry,) = record(stream(use("a", file_path="README.md", offset=14), result("a"))).files
+    readme = (REVISION_FILES / "README.md").read_text().splitlines()
+    numbered = "\n".join(f"{n}\t{text}" for n, text in enumerate(readme, 1))
+    tail = "\n".join(f"{n}\t{text}" for n, text in enumerate(readme, 1) if n >= 14)
+    ranged = stream(use("a", file_path="README.md", offset=14), result("a", text=tail))
+    (entry,) = record(ranged).files
     assert entry.lines_seen == [LineRange(start=14, end=2013)]
-    unranged = stream(use("a", file_path="README.md"), result("a"))
+    unranged = stream(use("a", file_path="README.md"), result("a", text=numbered))
     (asked,) = record(unranged).files
     assert (asked.lines_seen, asked.lines_seen_whole) == ([LineRange(start=1, end=2000)], False)
     (whole,) = record(unranged, diff=DIFF, content=revision_content()).files
@@ -610,7 +616,7 @@ def test_result_line_over_the_line_limit_is_read_as_it_flows() -> None:
 
 # --- real capture and golden files -------------------------------------------------------------
 
-CAPTURES = sorted((DATA / FORMAT).glob("*.truth.json"))
+CAPTURES = stream_truths(DATA / FORMAT)
 STREAMS = sorted((DATA / FORMAT).glob("*.jsonl"))
 
 

@@ -18,10 +18,12 @@ from tests.conftest import (
     DATA,
     GOLDEN,
     REPO_ROOT,
+    REVISION_FILES,
     assert_capture_reproduces_truth,
     check_golden_evidence,
     record_bytes,
     revision_content,
+    stream_truths,
 )
 
 ROLLOUT = "codex-rollout"
@@ -359,7 +361,9 @@ def test_a_cut_cat_of_a_changed_file_leaves_its_depth_unknown_never_full() -> No
         return entry.depth.depth if entry.depth is not None else None
 
     assert depth_with(CUT_CAT) is Depth.UNKNOWN
-    assert depth_with(WHOLE_CAT) is Depth.FULL
+    handlers = (REVISION_FILES / "src/api/handlers.py").read_text()
+    whole = f"Chunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 0\nOutput:\n{handlers}"
+    assert depth_with(whole) is Depth.FULL
 
 
 @pytest.mark.parametrize(
@@ -614,8 +618,8 @@ def test_exec_json_wrong_shapes_are_malformed(raw: bytes) -> None:
 
 @pytest.mark.parametrize(
     ("source", "truth_path"),
-    [(ROLLOUT, p) for p in sorted((DATA / ROLLOUT).glob("*.truth.json"))]
-    + [(EXEC, p) for p in sorted((DATA / EXEC).glob("*.truth.json"))],
+    [(ROLLOUT, p) for p in stream_truths(DATA / ROLLOUT)]
+    + [(EXEC, p) for p in stream_truths(DATA / EXEC)],
     ids=lambda value: value.name.removesuffix(".truth.json") if isinstance(value, Path) else value,
 )
 def test_capture_reproduces_its_truth(source: str, truth_path: Path) -> None:

@@ -29,6 +29,7 @@ from tests.conftest import (
     DATA,
     GOLDEN,
     REPO_ROOT,
+    REVISION_FILES,
     check_golden_evidence,
     record_bytes,
     revision_content,
@@ -283,7 +284,10 @@ def test_the_view_range_is_what_the_view_showed(
 
 
 def test_a_range_to_the_end_is_told_with_the_file_at_the_revision() -> None:
-    data = stream(start("a", path="src/api/models.py", view_range=[30, -1]), complete("a"))
+    tail = "".join((REVISION_FILES / "src/api/models.py").read_text().splitlines(True)[29:])
+    data = stream(
+        start("a", path="src/api/models.py", view_range=[30, -1]), complete("a", content=tail)
+    )
     file = record(data, diff=DIFF, content=revision_content()).file("src/api/models.py")
     assert file is not None
     assert file.lines_seen == [LineRange(start=30, end=46)]

@@ -34,6 +34,7 @@ from tests.conftest import (
     check_golden_evidence,
     record_bytes,
     revision_content,
+    stream_truths,
 )
 
 FORMAT = "gemini-cli"
@@ -502,7 +503,7 @@ def test_the_decoder_never_reads_a_tool_name_out_of_the_id() -> None:
 
 # --- real captures and golden files ------------------------------------------------------------
 
-CAPTURES = sorted((DATA / FORMAT).glob("*.truth.json"))
+CAPTURES = stream_truths(DATA / FORMAT)
 STREAMS = [*sorted((DATA / FORMAT).glob("*.jsonl")), PROBE]
 
 

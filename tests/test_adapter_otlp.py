@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -382,8 +383,13 @@ def test_round_trip_keeps_the_lines_each_read_showed_without_the_files_content()
     def pi(kind: str, call_id: str, tool: str, **fields: Any) -> str:
         return json.dumps({"type": kind, "toolCallId": call_id, "toolName": tool, **fields})
 
-    def text(header: str) -> dict[str, Any]:
-        return {"content": [{"type": "text", "text": header + "\n..."}]}
+    def text(header: str, path: str = "src/api/handlers.py") -> dict[str, Any]:
+        """An honest ``cr_read`` result: the header, then those bytes of the file."""
+        found = re.match(r"\[cr-range offset=(\d+) end=(\d+)", header)
+        assert found is not None
+        start, end = int(found.group(1)), int(found.group(2))
+        body = (REVISION_FILES / path).read_bytes()[start:end].decode()
+        return {"content": [{"type": "text", "text": header + "\n" + body}]}
 
     lines = [
         '{"type":"agent_start"}',

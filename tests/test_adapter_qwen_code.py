@@ -34,6 +34,7 @@ from tests.conftest import (
     assert_capture_reproduces_truth,
     check_golden_evidence,
     record_bytes,
+    stream_truths,
 )
 
 FORMAT = "qwen-code"
@@ -298,7 +299,7 @@ def test_an_init_line_cut_before_its_version_is_still_told_apart() -> None:
 
 # --- real captures and golden files ------------------------------------------------------------
 
-CAPTURES = sorted((DATA / FORMAT).glob("*.truth.json"))
+CAPTURES = stream_truths(DATA / FORMAT)
 STREAMS = [*sorted((DATA / FORMAT).glob("*.jsonl")), PROBE]
 
 

@@ -17,7 +17,7 @@ from coverage_gate.diffmap import DiffIndex
 from coverage_gate.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
 from coverage_gate.files import load_evidence
 from coverage_gate.model import Depth, EvidenceDocument, FileEvidence, IssueKind, LineRange
-from tests.conftest import DATA, REVISION_FILES, record_bytes, revision_content
+from tests.conftest import CHANGED_FILES, DATA, REVISION_FILES, record_bytes, revision_content
 
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 INDEX = DiffIndex.parse(DIFF)
@@ -46,17 +46,28 @@ def page(call_id: str, start: int, end: int, total: int = len(DIFF)) -> list[str
     return call(call_id, "cr_diff", {"offset": start, "limit": end - start}, header)
 
 
+def _revision_text(path: str) -> str | None:
+    """The file at the revision, as an honest read returns it (``None`` for other paths)."""
+    found = REVISION_FILES / path
+    return found.read_text() if found.is_file() else None
+
+
 def byte_read(call_id: str, path: str, start: int, end: int, total: int) -> list[str]:
-    header = f"[cr-range offset={start} end={end} total={total} next_offset=-1]\n..."
+    """An honest ``cr_read`` of bytes ``[start, end)``: its text is those bytes of the file."""
+    text = _revision_text(path)
+    body = text.encode()[start:end].decode("utf-8", "replace") if text is not None else "..."
+    header = f"[cr-range offset={start} end={end} total={total} next_offset=-1]\n{body}"
     return call(call_id, "cr_read", {"path": path, "offset": start, "limit": end - start}, header)
 
 
 def whole_read(call_id: str, path: str) -> list[str]:
-    return call(call_id, "cr_read", {"path": path}, "the file")
+    return call(call_id, "cr_read", {"path": path}, _revision_text(path) or "the file")
 
 
 def line_read(call_id: str, path: str, first: int, count: int) -> list[str]:
-    return call(call_id, "read", {"path": path, "offset": first, "limit": count}, "lines")
+    text = _revision_text(path)
+    body = "".join(text.splitlines(keepends=True)[first - 1 : first - 1 + count]) if text else ""
+    return call(call_id, "read", {"path": path, "offset": first, "limit": count}, body or "lines")
 
 
 def stream(*calls: list[str]) -> bytes:
@@ -235,12 +246,23 @@ def test_whole_reads_see_every_changed_line() -> None:
 def test_a_byte_range_without_the_files_content_is_of_unknown_depth_never_unseen() -> None:
     total = size("src/api/handlers.py")
     data = stream(byte_read("r", "src/api/handlers.py", 0, 90, total))
-    for content in (None, MappingContent({}), MappingContent({"src/api/handlers.py": b"other"})):
+    for content in (None, MappingContent({})):
         found = entry(record(data, content=content), "src/api/handlers.py")
         assert found.reads_succeeded == 1
         assert found.reads_lines_unknown == 1
         assert found.depth is not None
         assert found.depth.depth is Depth.UNKNOWN
+
+
+def test_a_byte_range_of_other_content_than_the_revisions_is_no_evidence() -> None:
+    """The revision's handlers.py is ``other``: what the read returned is not that file."""
+    total = size("src/api/handlers.py")
+    data = stream(byte_read("r", "src/api/handlers.py", 0, 90, total))
+    content = MappingContent({"src/api/handlers.py": b"other"})
+    found = entry(record(data, content=content), "src/api/handlers.py")
+    assert found.reads_succeeded == 0
+    assert found.content is not None
+    assert found.content.mismatched == 1
 
 
 def test_unknown_lines_do_not_hide_a_change_seen_in_full() -> None:
@@ -264,10 +286,11 @@ def test_content_is_asked_for_once_per_file_and_only_for_byte_ranges_of_files_in
         line_read("e", "docs/guide.md", 1, 3),
     )
     record(data, content=content)
-    assert content.asked == ["src/api/handlers.py"]
+    # every in-scope file once (the content index), and each file read outside the diff once
+    assert sorted(content.asked) == sorted({*CHANGED_FILES, "src/util/dates.py"})
     content.asked.clear()
     record(data, content=content, diff=None)
-    assert content.asked == []
+    assert sorted(content.asked) == sorted(set(content.asked))
 
 
 def test_without_a_pinned_diff_depth_stays_unset() -> None:
@@ -412,7 +435,8 @@ def test_a_pi_read_too_large_to_hold_keeps_what_it_showed() -> None:
     total = size("src/api/handlers.py")
     header = f"[cr-range offset=0 end=90 total={total} next_offset=90]\n" + "z" * 50_000
     cut = {"truncated": True, "truncatedBy": "lines", "outputLines": 3, "totalLines": 42}
-    notice = "...\n\n[Showing lines 1-3 of 42. Use offset=4 to continue.]"
+    first_lines = "".join((REVISION_FILES / "README.md").read_text().splitlines(True)[:3])
+    notice = first_lines + "\n[Showing lines 1-3 of 42. Use offset=4 to continue.]"
     result = {"content": [{"type": "text", "text": notice}], "details": {"truncation": cut}}
     lines = [
         line({"type": "agent_start"}),

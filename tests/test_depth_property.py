@@ -163,11 +163,12 @@ def stream(calls: list[Call], diff: bytes, files: list[Written]) -> bytes:
             header = f"[cr-range offset={low} end={high} total={len(diff)} next_offset=-1]\n"
             out += pi_call(n, "cr_diff", {"offset": low, "limit": high - low}, header)
         elif spec.kind == "lines":
-            out += pi_call(
-                n, "read", {"path": file.path, "offset": low % 20 + 1, "limit": high % 5 + 1}, "l"
-            )
+            first, count = low % 20 + 1, high % 5 + 1
+            args = {"path": file.path, "offset": first, "limit": count}
+            out += pi_call(n, "read", args, honest_lines(file, first, count))
         elif spec.kind == "whole":
-            out += pi_call(n, "cr_read", {"path": file.path}, "the file")
+            text = file.content.decode() if file.content is not None else "the file"
+            out += pi_call(n, "cr_read", {"path": file.path}, text)
         elif spec.kind in ("bytes", "empty"):
             size = max(total, 1)
             low, high = low % (size + 1), high % (size + 1)
@@ -175,13 +176,22 @@ def stream(calls: list[Call], diff: bytes, files: list[Written]) -> bytes:
             if spec.kind == "empty":
                 high = low
             header = f"[cr-range offset={low} end={high} total={size} next_offset=-1]\n"
+            body = (file.content or b"")[low:high].decode("utf-8", "replace")
             out += pi_call(
-                n, "cr_read", {"path": file.path, "offset": low, "limit": high - low}, header
+                n, "cr_read", {"path": file.path, "offset": low, "limit": high - low}, header + body
             )
         else:
             out += pi_call(n, "cr_read", {"path": file.path}, "no such file", ok=False)
     out.append(line({"type": "agent_end", "messages": []}))
     return ("\n".join(out) + "\n").encode()
+
+
+def honest_lines(file: Written, first: int, count: int) -> str:
+    """What an honest ``read`` of lines ``first``.. returns: those of the file that exist (none
+    past its end); a file with no content at the revision: some text, never checked."""
+    if file.content is None:
+        return "l"
+    return "".join(file.content.decode().splitlines(keepends=True)[first - 1 : first - 1 + count])
 
 
 def content_lines(content: bytes) -> list[range]:
@@ -202,7 +212,10 @@ def read_lines(spec: Call, file: Written, known: bool) -> tuple[int, int] | str:
     """The lines one read of ``file`` showed, or "nothing" / "unknown"."""
     low, high = sorted((spec.start, spec.end))
     if spec.kind == "lines":
-        return low % 20 + 1, low % 20 + 1 + high % 5
+        first, count = low % 20 + 1, high % 5 + 1
+        if file.content is not None and not honest_lines(file, first, count):
+            return "nothing"  # past the end: it returned nothing
+        return first, first + count - 1
     if spec.kind == "whole":
         return 1, 10**9
     content = file.content or b""

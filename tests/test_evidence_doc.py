@@ -26,6 +26,7 @@ TWINS = [
     (plain.ByteRange, model.ByteRange),
     (plain.LineRange, model.LineRange),
     (plain.FileDepth, model.FileDepth),
+    (plain.ContentSummary, model.ContentSummary),
     (plain.FileEvidence, model.FileEvidence),
     (plain.Counters, model.Counters),
     (plain.DiffSummary, model.DiffSummary),

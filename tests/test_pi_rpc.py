@@ -10,7 +10,7 @@ import pytest
 
 from coverage_gate.evidence_doc import Bounds
 from coverage_gate.model import DiffStatus, EvidenceDocument, IssueKind
-from tests.conftest import DATA, GOLDEN, check_golden, record_bytes
+from tests.conftest import DATA, GOLDEN, check_golden, record_bytes, stream_truths
 
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 
@@ -476,7 +476,7 @@ def test_crlf_line_endings_and_blank_lines() -> None:
 
 # --- real captures: golden files and truth -----------------------------------------------------
 
-CAPTURES = sorted((DATA / "pi-rpc").glob("*.truth.json"))
+CAPTURES = stream_truths(DATA / "pi-rpc")
 
 
 @pytest.mark.parametrize("truth_path", CAPTURES, ids=lambda p: p.name.split(".")[0])

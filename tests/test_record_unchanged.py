@@ -22,7 +22,8 @@ from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.cli import app
-from tests.conftest import DATA, GOLDEN, REPO_ROOT, REVISION_FILES, UPDATE_GOLDEN
+from coverage_gate.content import snapshot_tree
+from tests.conftest import DATA, GOLDEN, REPO_ROOT, REVISION_FILES, UPDATE_GOLDEN, git_repository
 from tests.test_span_export import pi_stream
 
 MANIFEST = GOLDEN / "record-manifest.json"
@@ -113,6 +114,7 @@ def cases(work: Path) -> dict[str, tuple[Path, str, tuple[str, ...]]]:
     root = work / "revision"
     if not root.exists():
         shutil.copytree(REVISION_FILES, root)
+    tree = snapshot_tree(git_repository(root))
     found: dict[str, tuple[Path, str, tuple[str, ...]]] = {}
     for path in CAPTURES:
         for fmt in ADAPTERS:
@@ -123,7 +125,7 @@ def cases(work: Path) -> dict[str, tuple[Path, str, tuple[str, ...]]]:
             found[_case_id(path, own, "diff", "content")] = (
                 path,
                 own,
-                ("--diff", str(DIFF), "--repo-root", str(root), "--revision", "HEAD"),
+                ("--diff", str(DIFF), "--repo-root", str(root), "--revision", tree),
             )
     found["generated/pi_stream-1500-seed7/pi-rpc"] = (generated, "pi-rpc", ())
     found["generated/pi_stream-1500-seed7/pi-rpc/diff"] = (

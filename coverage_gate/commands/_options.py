@@ -75,8 +75,8 @@ def record_settings(
         diff=_diff_index(diff) if diff else None,
         agent=agent,
         max_line_bytes=max_line_bytes,
-        # depth tells byte-ranged reads in lines with the files at the revision under the root
-        content=RepositoryContents(revision) if diff else None,
+        # depth and the content checks read the files at the revision (git objects) under the root
+        content=RepositoryContents(revision),
     )
 
 

@@ -48,6 +48,7 @@ from typing import IO, Any
 
 import pytest
 
+from coverage_gate.content import snapshot_tree
 from tests.conftest import CHANGED_FILES
 
 pytestmark = pytest.mark.slow
@@ -245,7 +246,6 @@ def _make_workspace(procs: Processes, root: Path) -> Workspace:
     assert done.returncode == 0, done.stderr
     git = ["git", "-C", str(repo), "-c", "core.quotepath=off"]
     diff = procs.run([*git, "diff", "--no-color", "--no-ext-diff"], timeout=60, **pipes)
-    head = procs.run([*git, "rev-parse", "HEAD"], timeout=60, **pipes)
     (root / "pr.diff").write_bytes(diff.stdout)
     (root / "changed.txt").write_text("\n".join(CHANGED) + "\n")
     return Workspace(
@@ -255,7 +255,9 @@ def _make_workspace(procs: Processes, root: Path) -> Workspace:
         tmp=tmp,
         diff=root / "pr.diff",
         changed=root / "changed.txt",
-        revision=head.stdout.decode().strip(),
+        # the change under review is uncommitted: the revision is the tree written from the
+        # working tree before any reviewer starts (DESIGN §6 rule 15)
+        revision=snapshot_tree(repo),
     )
 
 
