@@ -116,6 +116,12 @@ def _receipts(app: typer.Typer) -> None:
     app.add_typer(receipts_app, name="receipts")
 
 
+def _snapshot(app: typer.Typer) -> None:
+    from coverage_gate.commands import snapshot  # noqa: PLC0415
+
+    app.command("snapshot", cls=Command)(snapshot.snapshot)
+
+
 def _replay(app: typer.Typer) -> None:
     from coverage_gate.commands import replay  # noqa: PLC0415
 
@@ -132,6 +138,7 @@ MOUNTS: dict[str, Callable[[typer.Typer], None]] = {
     "demo": _demo,
     "report": _report,
     "run": _run,
+    "snapshot": _snapshot,
     "github": _github,
     "replay": _replay,
     "flags": _flags,
@@ -152,6 +159,7 @@ SUMMARIES: dict[str, str] = {
         "(from the local telemetry folder, or from Prometheus over a window)."
     ),
     "run": "Run a reviewer, pass its stdin and stdout through, and record evidence as it flows.",
+    "snapshot": "Write the working tree as a git tree and print its id: the revision to review.",
     "github": (
         "Run as the GitHub Action's step: read the inputs from INPUT_<NAME> variables (see "
         "action.yml), record each stream, reconcile, and write the step outputs, the job "

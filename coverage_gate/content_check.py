@@ -49,7 +49,6 @@ proves nothing (unknown, never unsupported).
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -69,6 +68,7 @@ from coverage_gate.events import (
     ToolEnd,
     ToolStart,
 )
+from coverage_gate.revision_files import blob_id
 
 #: Calls followed at once (the pairer's own bound).
 MAX_CALLS = 20_000
@@ -84,11 +84,6 @@ MAX_START_OCCURRENCES = 16
 #: Credited runs kept per call; the rest are dropped (the call still counts for those kept).
 MAX_CREDITS_PER_CALL = 64
 DIFF_KEY = "\0pinned diff"
-
-
-def blob_id(data: bytes) -> str:
-    """Git's object id of a blob with ``data`` (SHA-1 object format)."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def _text_lines(text: str) -> list[str]:
@@ -148,6 +143,8 @@ def check_read(returned: Returned, data: bytes | None, asked: Shown | None) -> R
     lines = file_lines(data)
     shown = _text_lines(returned.text)
     start = returned.first_line
+    if start is None and asked is not None and asked.start < 0:
+        start = max(len(lines) + asked.start + 1, 1)  # the last lines (``tail -n N``)
     if start is None:
         start = asked.start if asked is not None and asked.start > 0 else 1
     for index, line in enumerate(shown):
@@ -211,10 +208,12 @@ class ContentIndex:
 
     def __init__(self, files: Mapping[str, bytes], diff: bytes | None = None) -> None:
         self._lines: dict[str, list[str]] = {}
+        self._blobs: dict[str, str] = {}
         self._where: dict[str, list[tuple[str, int]]] = {}
         self._diff_offsets: list[int] = []
         for path, data in sorted(files.items()):
             self._add(path, file_lines(data))
+            self._blobs[path] = blob_id(data)
         if diff:
             raw = diff.split(b"\n")
             if raw and not raw[-1]:
@@ -270,7 +269,7 @@ class ContentIndex:
                 if run.key == DIFF_KEY:
                     diff.append((self._diff_offsets[start - 1], self._diff_offsets[end]))
                 elif len(found_credits) < MAX_CREDITS_PER_CALL:
-                    found_credits.append(Credit(run.key, start, end))
+                    found_credits.append(Credit(run.key, start, end, self._blobs.get(run.key)))
         credited = {credit.path for credit in found_credits}
         return ContentSeen(
             credits=tuple(found_credits),

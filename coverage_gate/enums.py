@@ -60,6 +60,17 @@ class ContentCheck(StrEnum):
     UNCHECKED = "unchecked"
 
 
+class FileContent(StrEnum):
+    """How a claimed file's evidence was checked against its content at the revision, as one
+    word per file (the decision's ``content``, the metric's ``content`` label)."""
+
+    MATCHED = "matched"  # a read whose text was the file at the revision
+    VIA_CONTENT = "via_content"  # no such read; its lines came back through another call
+    MISMATCH = "mismatch"  # only reads whose text was not the file: no evidence
+    UNCHECKED = "unchecked"  # reads the stream does not carry the text of (today's rules)
+    NONE = "none"  # no successful call on the file at all
+
+
 class IssueKind(StrEnum):
     MISSING_END = "missing_end"
     MISSING_START = "missing_start"
@@ -169,6 +180,17 @@ class UnknownReason(StrEnum):
     STALE = "stale"
     OUTCOME_UNREADABLE = "outcome_unreadable"
     UNATTRIBUTED_CALLS = "unattributed_calls"
+
+
+class UnsupportedReason(StrEnum):
+    """Why a claimed file's evidence, available and complete, holds nothing of it."""
+
+    NO_EVIDENCE = "no_evidence"  # no successful read or diff page at all
+    # reads whose returned text is not the file at the revision (the reviewer's own edit, an
+    # older round, another file): they show nothing of the revision's file
+    CONTENT_MISMATCH = "content_mismatch"
+    # evidence recorded at another revision, of content the file no longer has
+    EVIDENCE_STALE = "evidence_stale"
 
 
 class Depth(StrEnum):

@@ -146,6 +146,7 @@ class Credit(msgspec.Struct, frozen=True):
     path: str
     start: int
     end: int
+    blob: str | None = None  # the blob of the file at the revision these lines are of
 
 
 class ContentSeen(msgspec.Struct, frozen=True, kw_only=True):

@@ -837,6 +837,7 @@ class EvidenceFolder:
             if credit.path not in credited:
                 credited.add(credit.path)
                 acc.content_credited += 1
+            acc.blob = credit.blob or acc.blob
             acc.lines.add(credit.start, credit.end)
             if acc.marks is not None:
                 acc.marks.see_lines(credit.start, credit.end)

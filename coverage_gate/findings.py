@@ -21,6 +21,7 @@ from coverage_gate.model import (
     Mode,
     Reason,
     ReviewerDecision,
+    UnsupportedReason,
 )
 from coverage_gate.reconcile import line_ranges, quoted
 
@@ -68,12 +69,22 @@ class Finding:
 
 
 def _unsupported(reviewer: ReviewerDecision, decision: DecisionDocument) -> Iterator[Spot]:
+    at = decision.revision[:12]
     for file in _with_status(reviewer, FileStatus.UNSUPPORTED):
-        yield Spot(
-            file.path,
-            f"{_claimed(file)} no successful read or diff of it was recorded at "
-            f"{decision.revision[:12]} ({file.evidence})",
-        )
+        if file.unsupported_reason is UnsupportedReason.CONTENT_MISMATCH:
+            why = (
+                f"what the read of {file.path} returned is not {file.path} at {at} (the "
+                f"reviewer's own edit, an older version or another file: {file.evidence})"
+            )
+        elif file.unsupported_reason is UnsupportedReason.EVIDENCE_STALE:
+            recorded = (reviewer.evidence_revision or "")[:12]
+            why = (
+                f"its evidence was recorded at {recorded} and {file.path} changed since: "
+                f"nothing showed it as it is at {at}"
+            )
+        else:
+            why = f"no successful read or diff of it was recorded at {at} ({file.evidence})"
+        yield Spot(file.path, f"{_claimed(file)} {why}")
 
 
 def _shallow(reviewer: ReviewerDecision, decision: DecisionDocument) -> Iterator[Spot]:

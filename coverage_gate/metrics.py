@@ -28,6 +28,7 @@ from coverage_gate.model import (
     Coverage,
     DecisionDocument,
     Depth,
+    FileContent,
     FileStatus,
     Reason,
     ReviewerDecision,
@@ -238,6 +239,15 @@ DEPTH_POLICY_APPROVALS = InstrumentSpec(
     ("owner", "repository", "mode", "depth_policy", "would_downgrade"),
 )
 
+CONTENT_FILES = InstrumentSpec(
+    "coverage_gate.content.files",
+    Kind.COUNTER,
+    "{file}",
+    "Claimed files by how their evidence was checked against their content at the revision "
+    "(matched, via_content, mismatch, unchecked, none), by stream format.",
+    (*_FILES, "format", "content"),
+)
+
 CITATIONS = InstrumentSpec(
     "coverage_gate.citations",
     Kind.COUNTER,
@@ -266,6 +276,7 @@ INSTRUMENTS: tuple[InstrumentSpec, ...] = (
     DEPTH_FILES,
     DEPTH_POLICY_APPROVALS,
     CITATIONS,
+    CONTENT_FILES,
 )
 
 #: Evidence capability label when a reviewer had no evidence document at all.
@@ -324,6 +335,8 @@ class ReviewerFacts:
     # ones as ``path:line``.
     citations: Mapping[tuple[str, str, bool], int] = field(default_factory=dict)
     failed_citations: tuple[str, ...] = ()
+    # Claimed files by how their evidence was checked against their content.
+    content: Mapping[FileContent, int] = field(default_factory=dict)
 
     @property
     def citations_replayed(self) -> int:
@@ -361,6 +374,10 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
         if reviewer.citations.over_limit:
             label = (CITATION_NOT_REPLAYED, CITATION_OVER_LIMIT, False)
             citations[label] = reviewer.citations.over_limit
+    content: dict[FileContent, int] = {}
+    for entry in reviewer.files:
+        if entry.content is not None:
+            content[entry.content] = content.get(entry.content, 0) + 1
     capability = reviewer.evidence_capability
     return ReviewerFacts(
         agent=reviewer.agent_id,
@@ -377,6 +394,7 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
         shallow=tuple(f.path for f in reviewer.files if f.status is FileStatus.SHALLOW),
         citations=citations,
         failed_citations=tuple(failed),
+        content=content,
     )
 
 
@@ -426,6 +444,7 @@ class Instruments:
     depth_files: Counter
     depth_policy_approvals: Counter
     citations: Counter
+    content_files: Counter
 
 
 def instruments(meter: Meter) -> Instruments:
@@ -453,6 +472,7 @@ def instruments(meter: Meter) -> Instruments:
         depth_files=counter(DEPTH_FILES),
         depth_policy_approvals=counter(DEPTH_POLICY_APPROVALS),
         citations=counter(CITATIONS),
+        content_files=counter(CONTENT_FILES),
     )
 
 
@@ -530,6 +550,10 @@ def record_decision(
                     "uncorroborated": _bool(unread),
                 },
             )
+        for checked, count in sorted(fact.content.items()):
+            inst.content_files.add(
+                count, {**files, "format": fact.format, "content": checked.value}
+            )
         inst.evidence_records.add(
             1,
             {
@@ -598,6 +622,8 @@ A_CITATIONS_FAILED = "coverage_gate.citations.failed"
 A_CITATIONS_WOULD_DOWNGRADE = "coverage_gate.citations.would_downgrade"
 #: Failed citations of one reviewer as ``path:line`` (at most ``MAX_SPAN_CITATIONS``).
 A_FAILED_CITATIONS = "coverage_gate.failed_citations"
+#: Claimed files of one reviewer by how their evidence was checked: ``…content.<outcome>``.
+A_CONTENT_PREFIX = "coverage_gate.files.content."
 #: Failed citations named on one reviewer event; the rest are in the count.
 MAX_SPAN_CITATIONS = 10
 
@@ -700,6 +726,10 @@ def record_reconcile_span(
                 A_CITATIONS: fact.citations_replayed,
                 A_CITATIONS_FAILED: len(fact.failed_citations),
                 A_FAILED_CITATIONS: list(fact.failed_citations[:MAX_SPAN_CITATIONS]),
+                **{
+                    f"{A_CONTENT_PREFIX}{checked.value}": fact.content.get(checked, 0)
+                    for checked in FileContent
+                },
             },
             timestamp=end,
         )

@@ -24,7 +24,7 @@ from coverage_gate import defaults, enums
 from coverage_gate.defaults import EVIDENCE_VERSION
 
 DECISION_SCHEMA = "coverage-gate/decision"
-DECISION_VERSION = "1.2"
+DECISION_VERSION = "1.3"
 
 
 # The words every layer shares live in coverage_gate.enums; the contracts re-export them.
@@ -41,6 +41,8 @@ Coverage = enums.Coverage
 Reason = enums.Reason
 PathRejection = enums.PathRejection
 UnknownReason = enums.UnknownReason
+UnsupportedReason = enums.UnsupportedReason
+FileContent = enums.FileContent
 Depth = enums.Depth
 UnknownPolicy = enums.UnknownPolicy
 DepthPolicy = enums.DepthPolicy
@@ -323,6 +325,10 @@ class FileDecision(_Contract):
     evidence: str
     status: FileStatus
     unknown_reason: UnknownReason | None = None
+    # Why an unsupported claim has no evidence that holds (DESIGN §6 rules 16 and 18).
+    unsupported_reason: UnsupportedReason | None = None
+    # How the file's evidence was checked against its content (DESIGN §6 rules 16-17).
+    content: FileContent | None = None
     # Claimed files with successful evidence only: what it showed of the file's change. Depth is
     # ``unknown`` here whenever the evidence cannot rule out calls it did not see.
     depth: FileDepth | None = None

@@ -7,7 +7,7 @@ the reviewers' own order in the output.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from coverage_gate.citations import (
@@ -30,6 +30,7 @@ from coverage_gate.model import (
     Depth,
     DepthPolicy,
     EvidenceDocument,
+    FileContent,
     FileDecision,
     FileDepth,
     FileEvidence,
@@ -47,10 +48,11 @@ from coverage_gate.model import (
     ReviewerPolicyOutcome,
     UnknownPolicy,
     UnknownReason,
+    UnsupportedReason,
     Verdict,
 )
 from coverage_gate.paths import RepoTree, normalise_claims
-from coverage_gate.revision_files import RevisionFiles
+from coverage_gate.revision_files import Presence, RevisionFiles, blob_id
 
 _REASON_ORDER = list(Reason)
 #: Unseen line ranges a note names per shallow file; the rest are counted.
@@ -133,6 +135,11 @@ def _unavailable(evidence: EvidenceDocument | None, revision: str) -> UnknownRea
         return UnknownReason.NO_EVIDENCE_DOCUMENT
     if is_stale(evidence, revision):
         return UnknownReason.STALE
+    return _unavailable_here(evidence)
+
+
+def _unavailable_here(evidence: EvidenceDocument) -> UnknownReason | None:
+    """Why the evidence cannot speak at all, its revision aside."""
     if evidence.capability is Capability.NONE:
         return UnknownReason.CAPABILITY_NONE
     if not evidence.stream_complete:
@@ -149,6 +156,11 @@ def _describe(entry: FileEvidence | None) -> str:
         parts.append(f"{entry.reads_succeeded} successful read(s){partial}")
     if entry.diff_pages_succeeded:
         parts.append(f"{entry.diff_pages_succeeded} diff page(s)")
+    content = entry.content
+    if content is not None and content.credited:
+        parts.append(f"shown by content in {content.credited} call(s)")
+    if content is not None and content.mismatched:
+        parts.append(f"{content.mismatched} read(s) whose text is not the file at the revision")
     if entry.reads_failed:
         parts.append(f"{entry.reads_failed} failed read(s)")
     return ", ".join(parts) if parts else "no read or diff recorded"
@@ -179,15 +191,57 @@ def _claims(output: ReviewerOutput | None, root: str | None, tree: RepoTree | No
     return _Claims(set(inspected), set(skipped), [rejected[key] for key in sorted(rejected)])
 
 
+def supported_by(entry: FileEvidence | None) -> bool:
+    """Whether a file's evidence holds something of it: a successful read whose text was not
+    another (a mismatch is no read), a covering diff page, or its lines shown by content."""
+    if entry is None:
+        return False
+    credited = entry.content.credited if entry.content is not None else 0
+    return entry.reads_succeeded > 0 or entry.diff_pages_succeeded > 0 or credited > 0
+
+
+def content_outcome(entry: FileEvidence | None) -> FileContent:
+    """One word for how a file's evidence was checked (``FileContent``)."""
+    content = entry.content if entry is not None else None
+    if content is None:
+        return FileContent.UNCHECKED if supported_by(entry) else FileContent.NONE
+    if content.matched:
+        return FileContent.MATCHED
+    if content.credited:
+        return FileContent.VIA_CONTENT
+    if content.mismatched and not supported_by(entry):
+        return FileContent.MISMATCH
+    return FileContent.UNCHECKED if supported_by(entry) else FileContent.NONE
+
+
+def _mismatched(entry: FileEvidence | None) -> bool:
+    return entry is not None and entry.content is not None and entry.content.mismatched > 0
+
+
 def _file_decision(
     path: str,
     inspected: set[str],
     skipped: set[str],
     evidence: EvidenceDocument | None,
     unavailable: UnknownReason | None,
+    fresh: Freshness | None = None,
 ) -> FileDecision:
+    """One file's status. ``fresh`` tells, for evidence recorded at another revision, whether
+    the file is the very content that evidence saw (DESIGN §6 rule 18)."""
     entry = evidence.file(path) if evidence is not None else None
     summary = _describe(entry)
+    if unavailable is UnknownReason.STALE and evidence is not None and fresh is not None:
+        carried = fresh(path, entry)
+        if carried is True:
+            unavailable = _unavailable_here(evidence)  # the same blob: what it saw holds
+        elif carried is False and _unavailable_here(evidence) is None and path in inspected:
+            return FileDecision(
+                path=path,
+                claim=Claim.INSPECTED,
+                evidence=f"recorded at {short(evidence.revision)}, of other content; {summary}",
+                status=FileStatus.UNSUPPORTED,
+                unsupported_reason=UnsupportedReason.EVIDENCE_STALE,
+            )
     if path in skipped:
         return FileDecision(
             path=path, claim=Claim.SKIPPED, evidence=summary, status=FileStatus.SKIPPED
@@ -196,7 +250,7 @@ def _file_decision(
         return FileDecision(
             path=path, claim=Claim.NONE, evidence=summary, status=FileStatus.MISSING
         )
-    supported = entry is not None and (entry.reads_succeeded > 0 or entry.diff_pages_succeeded > 0)
+    supported = supported_by(entry)
     reason: UnknownReason | None = None
     if unavailable is UnknownReason.STALE:
         reason = unavailable
@@ -220,9 +274,42 @@ def _file_decision(
             status=FileStatus.UNKNOWN,
             unknown_reason=reason,
         )
-    return FileDecision(
-        path=path, claim=Claim.INSPECTED, evidence=summary, status=FileStatus.UNSUPPORTED
+    why = (
+        UnsupportedReason.CONTENT_MISMATCH if _mismatched(entry) else UnsupportedReason.NO_EVIDENCE
     )
+    return FileDecision(
+        path=path,
+        claim=Claim.INSPECTED,
+        evidence=summary,
+        status=FileStatus.UNSUPPORTED,
+        unsupported_reason=why,
+    )
+
+
+#: Whether a file at the review's revision is the content evidence recorded elsewhere saw:
+#: ``True`` (the same blob), ``False`` (another), ``None`` (cannot be told).
+Freshness = Callable[[str, FileEvidence | None], bool | None]
+
+
+def freshness(files: RevisionFiles | None) -> Freshness | None:
+    """Compare a file's blob at the review's revision with the blob its evidence recorded."""
+    if files is None:
+        return None
+
+    def fresh(path: str, entry: FileEvidence | None) -> bool | None:
+        found = files.file_at_revision(path)
+        if found.presence is Presence.MISSING:
+            return False
+        if found.presence is not Presence.FOUND or found.lines is not None:
+            return None
+        if not supported_by(entry):
+            return False  # it showed nothing of the file, then or now
+        blob = entry.content.blob if entry is not None and entry.content is not None else None
+        if blob is None:
+            return None  # what it saw is not known by its content (an unchecked read)
+        return (found.blob or blob_id(found.data)) == blob
+
+    return fresh
 
 
 # A reviewer's coverage is named after its first reason that has one. A stale evidence document
@@ -292,6 +379,14 @@ def _with_depth(
     return decision.model_copy(update={"depth": depth, "status": status})
 
 
+def _with_content(decision: FileDecision, evidence: EvidenceDocument | None) -> FileDecision:
+    """A claimed file with how its evidence was checked (none without an evidence document)."""
+    if decision.claim is not Claim.INSPECTED or evidence is None:
+        return decision
+    content = content_outcome(evidence.file(decision.path))
+    return decision.model_copy(update={"content": content})
+
+
 def _policy_outcomes(
     files: Sequence[FileDecision], reasons: Sequence[Reason]
 ) -> list[ReviewerPolicyOutcome]:
@@ -350,12 +445,16 @@ def _reviewer(
     inspected, skipped = claims.inspected, claims.skipped
     unavailable = _unavailable(reviewer.evidence, review.revision)
     citations = _citations(review, reviewer, unavailable, cache)
+    fresh = freshness(review.files)
     files = [
-        _with_depth(
-            _file_decision(path, inspected, skipped, reviewer.evidence, unavailable),
+        _with_content(
+            _with_depth(
+                _file_decision(path, inspected, skipped, reviewer.evidence, unavailable, fresh),
+                reviewer.evidence,
+                unavailable,
+                review.depth_policy,
+            ),
             reviewer.evidence,
-            unavailable,
-            review.depth_policy,
         )
         for path in sorted(set(review.scope))
     ]
@@ -479,11 +578,7 @@ def _file_lines(reviewers: Sequence[ReviewerDecision], revision: str, legacy: bo
             ):
                 lines.append(f"- `{file.path}`: neither inspected nor skipped by reviewer `{who}`")
             elif not legacy and file.status is FileStatus.UNSUPPORTED:
-                failed = f" ({file.evidence})" if "failed" in file.evidence else ""
-                lines.append(
-                    f"- `{file.path}`: claimed inspected by `{who}`; no successful read or diff "
-                    f"recorded at {short(revision)}{failed}"
-                )
+                lines.append(_unsupported_line(file, who, revision, decision.evidence_revision))
             elif not legacy and file.status is FileStatus.SHALLOW:
                 lines.append(_shallow_line(file, who, revision))
             elif (
@@ -499,6 +594,23 @@ def _file_lines(reviewers: Sequence[ReviewerDecision], revision: str, legacy: bo
         if not legacy and Reason.CITATIONS_FAILED in decision.reasons:
             lines += failed_citation_lines(decision, revision)
     return lines
+
+
+def _unsupported_line(file: FileDecision, who: str, revision: str, recorded_at: str | None) -> str:
+    """Why a claimed file counts as not inspected, in words a person reads at a glance."""
+    claimed = f"- `{file.path}`: claimed inspected by `{who}`;"
+    if file.unsupported_reason is UnsupportedReason.CONTENT_MISMATCH:
+        return (
+            f"{claimed} what the read of {file.path} returned is not {file.path} at "
+            f"{short(revision)} (the reviewer's own edit, an older version or another file)"
+        )
+    if file.unsupported_reason is UnsupportedReason.EVIDENCE_STALE:
+        return (
+            f"{claimed} its evidence was recorded at {short(recorded_at or '')}, and "
+            f"{file.path} changed since: nothing showed it as it is at {short(revision)}"
+        )
+    failed = f" ({file.evidence})" if "failed" in file.evidence else ""
+    return f"{claimed} no successful read or diff recorded at {short(revision)}{failed}"
 
 
 def code_span(text: str) -> str:

@@ -5,6 +5,7 @@ to place paths and read files' lengths (start-up time)."""
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,3 +55,9 @@ class RevisionFiles(Protocol):
         """The file at ``path`` (repository-relative, normalised). Never raises: what cannot be
         read is ``UNAVAILABLE``, with a detail saying why."""
         ...
+
+
+def blob_id(data: bytes) -> str:
+    """Git's object id of a blob holding ``data`` (SHA-1 object format): what evidence records
+    of the content it was checked against, so it can be compared at another revision."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()

@@ -14,19 +14,25 @@ if TYPE_CHECKING:
     EvidenceDocument = evidence_doc.EvidenceDocument | model.EvidenceDocument
 
 
+def _has_evidence(file: model.FileEvidence | evidence_doc.FileEvidence) -> bool:
+    credited = file.content.credited if file.content is not None else 0
+    return bool(file.reads_succeeded or file.diff_pages_succeeded or credited)
+
+
 def _files_seen(document: EvidenceDocument) -> str:
-    """How many files have evidence (a successful read or diff page), told apart from files
-    the calls touched without any."""
-    evidenced = sum(
-        1 for file in document.files if file.reads_succeeded or file.diff_pages_succeeded
-    )
-    failed = sum(
+    """How many files have evidence (a successful read, diff page or their lines shown by
+    content), told apart from files the calls touched without any."""
+    evidenced = sum(1 for file in document.files if _has_evidence(file))
+    mismatched = sum(
         1
         for file in document.files
-        if not (file.reads_succeeded or file.diff_pages_succeeded) and file.reads_failed
+        if not _has_evidence(file) and file.content is not None and file.content.mismatched
     )
-    other = len(document.files) - evidenced - failed
+    failed = sum(1 for file in document.files if not _has_evidence(file) and file.reads_failed)
+    other = len(document.files) - evidenced - failed - mismatched
     parts = [f"{evidenced} file(s) with evidence (a successful read or diff page)"]
+    if mismatched:
+        parts.append(f"{mismatched} whose reads returned text that is not the file at the revision")
     if failed:
         parts.append(f"{failed} with only failed reads")
     if other:

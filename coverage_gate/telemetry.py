@@ -52,7 +52,7 @@ SHOWN_START = "coverage_gate.shown.start"
 SHOWN_END = "coverage_gate.shown.end"
 SHOWN_TOTAL = "coverage_gate.shown.total"
 # What a successful call's returned text showed (DESIGN §6 rules 16-17): the read check, the
-# blob it was checked against, lines of in-scope files found in the text ("path\tstart-end"
+# blob it was checked against, lines of in-scope files found in the text ("path\tstart-end\tblob"
 # per line), files found only where the model may not have seen them, pinned-diff byte ranges
 CONTENT_CHECK = "coverage_gate.content.check"
 CONTENT_DIFFERENCE = "coverage_gate.content.first_difference"
@@ -126,7 +126,10 @@ def _content_attributes(content: ContentSeen) -> dict[str, str | int | None]:
         CONTENT_CHECK: content.check.value if content.check is not None else None,
         CONTENT_DIFFERENCE: content.first_difference,
         CONTENT_BLOB: content.blob,
-        CONTENT_LINES: "\n".join(f"{c.path}\t{c.start}-{c.end}" for c in content.credits) or None,
+        CONTENT_LINES: "\n".join(
+            f"{c.path}\t{c.start}-{c.end}\t{c.blob or ''}" for c in content.credits
+        )
+        or None,
         CONTENT_UNCERTAIN: "\n".join(content.uncertain) or None,
         CONTENT_DIFF: ",".join(f"{start}-{end}" for start, end in content.diff) or None,
     }
@@ -149,10 +152,11 @@ def _content(attrs: Mapping[str, Any]) -> ContentSeen | None:
         check = None
     found_credits: list[Credit] = []
     for line in str(attrs.get(CONTENT_LINES, "")).split("\n"):
-        path, _, numbers = line.rpartition("\t")
+        head, _, line_blob = line.rpartition("\t")
+        path, _, numbers = head.rpartition("\t")
         pair = _pair(numbers)
         if path and pair is not None and 1 <= pair[0] <= pair[1]:
-            found_credits.append(Credit(path, *pair))
+            found_credits.append(Credit(path, *pair, line_blob or None))
     diff = [
         pair
         for part in str(attrs.get(CONTENT_DIFF, "")).split(",")

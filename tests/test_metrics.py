@@ -152,6 +152,7 @@ def test_every_instrument_is_created_with_its_listed_kind_and_unit() -> None:
         inst.depth_files,
         inst.depth_policy_approvals,
         inst.citations,
+        inst.content_files,
     ):
         counter.add(1, {})
     inst.reconcile_duration.record(0.1, {})

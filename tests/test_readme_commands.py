@@ -64,6 +64,15 @@ CODEREVIEW_RECONCILE = (
     "--changed changed-files.txt --codereview-run run --diff review.diff --format json"
 )
 
+#: A review of uncommitted changes, in its order (one shell: the first sets REV).
+SNAPSHOT_PIPELINE = (
+    'REV="$(coverage-gate snapshot)"',
+    'coverage-gate record reviewer.jsonl --format pi-rpc --revision "$REV" --diff review.diff '
+    "-o reviewer.evidence.json",
+    'coverage-gate reconcile --repo acme/shop --revision "$REV" --verdict approve --changed '
+    "changed-files.txt --claims reviewer-output.json --evidence reviewer.evidence.json",
+)
+
 #: The rollout runbook, in its order.
 RUNBOOK = (
     'coverage-gate reconcile --repo acme/shop --revision "$HEAD_SHA" --verdict approve '
@@ -84,6 +93,7 @@ RUN_HERE = {
     CODEREVIEW_RECORD: "test_codereview_commands_run_as_written",
     CODEREVIEW_RECONCILE: "test_codereview_commands_run_as_written",
     SIMULATE: "test_simulated_rollout_command_runs_as_written",
+    **dict.fromkeys(SNAPSHOT_PIPELINE, "test_uncommitted_changes_pipeline_runs_as_written"),
     **dict.fromkeys(RUNBOOK, "test_rollout_runbook_runs_as_written"),
 }
 
@@ -178,6 +188,44 @@ def test_pipeline_commands_run_as_written(tmp_path: Path) -> None:
     done = _bash(RECONCILE, tmp_path, env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["repo"] == "acme/shop"
+
+
+def test_uncommitted_changes_pipeline_runs_as_written(tmp_path: Path) -> None:
+    """The uncommitted-changes example runs as written in make_repo.sh's repository (its change
+    is in the working tree): the revision is the tree snapshot wrote, the honest pi capture's
+    reads match it, and every claim is verified."""
+    repo = tmp_path / "repo"
+    kit = ROOT / "tests" / "integration" / "realclients"
+    subprocess.run(["bash", str(kit / "make_repo.sh"), str(repo)], check=True, capture_output=True)
+    shutil.copyfile(DATA / "pi-rpc" / "review.diff", repo / "review.diff")
+    claims = {"schema_version": 1, "agent_id": "r", "inspected_files": list(CHANGED_FILES)}
+    inputs = {
+        "reviewer.jsonl": (DATA / "pi-rpc" / "pi_a_honest.jsonl").read_text(),
+        "changed-files.txt": "\n".join(CHANGED_FILES) + "\n",
+        "reviewer-output.json": json.dumps(claims),
+    }
+    info = repo / ".git" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    # the pipeline's own files are no part of the change under review
+    (info / "exclude").write_text("\n".join([*inputs, "review.diff", "*.evidence.json"]) + "\n")
+    for name, text in inputs.items():
+        (repo / name).write_text(text)
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    done = _bash("\n".join(SNAPSHOT_PIPELINE), repo, env)
+    assert done.returncode == 0, done.stderr
+    evidence = json.loads((repo / "reviewer.evidence.json").read_text())
+    tree = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", f"{evidence['revision']}^{{tree}}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert tree == evidence["revision"]  # a tree, not a commit
+    assert {f["path"]: f["content"]["matched"] for f in evidence["files"]} == dict.fromkeys(
+        CHANGED_FILES, 1
+    )
+    assert "verified" in done.stdout and "unsupported" not in done.stdout
 
 
 def test_codereview_commands_run_as_written(tmp_path: Path) -> None:

@@ -15,7 +15,23 @@ if TYPE_CHECKING:
     from coverage_gate.recording import RecordSettings, RootChoice
 
 RevisionOption = Annotated[
-    str, typer.Option(help="The commit (head SHA) under review; evidence is bound to it.")
+    str, typer.Option(help="The commit (head SHA) or snapshot tree under review.")
+]
+RunRevisionOption = Annotated[
+    str,
+    typer.Option(
+        help="The commit (head SHA) under review, or the tree `coverage-gate snapshot` wrote of "
+        "uncommitted changes (required unless --snapshot)."
+    ),
+]
+SnapshotOption = Annotated[
+    bool,
+    typer.Option(
+        "--snapshot",
+        help="Review the working tree as it is now: write it as a git tree before the reviewer "
+        "starts and use that tree as the revision (its id is said on stderr and is the "
+        "evidence's revision).",
+    ),
 ]
 RepoRootOption = Annotated[
     Path | None,
@@ -94,6 +110,33 @@ def _diff_index(path: Path) -> DiffIndex:
             f"diff {path}: not a unified diff (no 'diff --git', '---', '+++' or '@@' line)"
         )
     return DiffIndex.parse(data)
+
+
+def snapshot_revision(repo_root: Path | None) -> str:
+    """The working tree under the root (``--repo-root``, else the Git top level of the current
+    directory) written as a tree: the revision of a review of uncommitted changes."""
+    from coverage_gate.content import SnapshotError, snapshot_tree  # noqa: PLC0415 - start-up
+
+    root = repo_root if repo_root is not None else Path.cwd()
+    try:
+        return snapshot_tree(root)
+    except SnapshotError as error:
+        raise BadInputError(f"cannot write the working tree as the revision: {error}") from None
+
+
+def dirty_note(root: str | None, revision: str) -> str | None:
+    """The warning for a revision that is the checked-out commit while the working tree holds
+    changes: what a reviewer there read may not be that commit, which is what is checked."""
+    from coverage_gate.content import dirty_checkout  # noqa: PLC0415 - start-up
+
+    if root is None or not dirty_checkout(Path(root), revision):
+        return None
+    return (
+        f"coverage-gate: warning: --revision {revision} is the checked-out commit and the working "
+        f"tree under {root} has uncommitted changes: files are read from the commit, not from "
+        "the working tree. If those changes are under review, write them as a tree before the "
+        "reviewer starts (`coverage-gate snapshot`, or `run --snapshot`) and pass its id."
+    )
 
 
 def root_note(root: RootChoice) -> str:

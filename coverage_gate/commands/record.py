@@ -28,6 +28,7 @@ from coverage_gate.commands._options import (
     MaxLineBytesOption,
     RepoRootOption,
     RevisionOption,
+    dirty_note,
     record_settings,
     root_note,
 )
@@ -119,6 +120,9 @@ def record(
             )
             document = _feed_proto(handle, recorder) if proto else feed_all(handle, recorder)
         say(root_note(recorder.root))
+        dirty = dirty_note(recorder.root.path, settings.revision)
+        if dirty is not None:
+            say(dirty)
         emit_document(dump(document), output, EVIDENCE)
         say(evidence_summary(document))
         hint = wrong_format_hint(chosen, document.counters, lines)

@@ -29,9 +29,12 @@ from coverage_gate.commands._options import (
     MaxIssuesOption,
     MaxLineBytesOption,
     RepoRootOption,
-    RevisionOption,
+    RunRevisionOption,
+    SnapshotOption,
+    dirty_note,
     record_settings,
     root_note,
+    snapshot_revision,
 )
 from coverage_gate.errors import BadInputError, CoverageGateError, UsageError
 from coverage_gate.intake_clients import IntakeClient
@@ -88,7 +91,8 @@ def run_command(
             "stdout carries the reviewer's own output.",
         ),
     ] = None,
-    revision: RevisionOption,
+    revision: RunRevisionOption = "",
+    snapshot: SnapshotOption = False,
     repo_root: RepoRootOption = None,
     diff: DiffOption = None,
     agent: AgentOption = None,
@@ -141,6 +145,7 @@ def run_command(
             source_format=source_format,
             output=output,
             revision=revision,
+            snapshot=snapshot,
             repo_root=repo_root,
             diff=diff,
             agent=agent,
@@ -165,6 +170,9 @@ def run_command(
     elif outcome.ending is Ending.INTERRUPTED:
         _say(f"coverage-gate: interrupted (signal {outcome.signal}); the reviewer was ended")
     _say(root_note(root))
+    dirty = dirty_note(root.path, settings.revision)
+    if dirty is not None:
+        _say(dirty)
     if telemetry is None or not telemetry.alone:
         _say(render.evidence_summary(result.evidence))
     if telemetry is not None and received is not None:
@@ -384,6 +392,7 @@ def _prepare(
     source_format: str,
     output: Path | None,
     revision: str,
+    snapshot: bool,
     repo_root: Path | None,
     diff: Path | None,
     agent: str | None,
@@ -402,6 +411,14 @@ def _prepare(
     if adapter is None:
         known = ", ".join(sorted(ADAPTERS))
         raise UsageError(f"--format {source_format!r} is unknown; known: {known}")
+    if snapshot and revision:
+        raise UsageError("--snapshot writes the revision: give it or --revision, not both")
+    if snapshot:
+        revision = snapshot_revision(repo_root)
+        _say(
+            f"coverage-gate: revision {revision}: the working tree, written as a tree before the "
+            "reviewer starts"
+        )
     settings = record_settings(
         revision=revision,
         repo_root=repo_root,
