@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
+from coverage_gate import render
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.content import RepositoryContents, snapshot_tree
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.gittree import GitTree
-from coverage_gate import render
 from coverage_gate.github import annotation_lines
+from coverage_gate.gittree import GitTree
 from coverage_gate.model import (
     DecisionDocument,
     EvidenceDocument,
@@ -77,7 +77,7 @@ def decision_of(
         {"schema_version": 1, "agent_id": "r", "inspected_files": claimed}
     )
     with GitTree(root, revision) as files:
-        decision = reconcile(
+        return reconcile(
             ReviewInput(
                 repo="example/notes",
                 revision=revision,
@@ -90,7 +90,6 @@ def decision_of(
                 files=files,
             )
         )
-    return decision
 
 
 def decide(
