@@ -94,6 +94,9 @@ class JsonLinesAdapter(Generic[D]):
     decoder: Callable[[], D]
     sniff_head: re.Pattern[bytes]
     looks_like: Callable[[JsonObject], bool]
+    # Its per-file evidence is what calls printed, compared with the files at the revision, and
+    # nothing else (no parsed reads): without those files it can show nothing (capability none).
+    by_content: bool = False
 
     def sniff(self, head_lines: Sequence[bytes]) -> bool:
         return sniff_lines(head_lines, self.sniff_head, self.looks_like)

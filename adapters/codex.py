@@ -60,9 +60,16 @@ command, recorded in the rollout file.
 
 ``codex-exec`` (``codex exec --json``): ``item.started``/``item.completed`` of
 ``command_execution`` (and ``mcp_tool_call``) items are calls, paired by ``item.id`` and counted,
-with the same success rule. The path of a read exists only inside the command string, so this
-format declares capability ``none``: evidence unavailable, never evidence of absence. Completion:
-``turn.completed``; a ``turn.started`` after it reopens the stream.
+with the same success rule. The path of a read exists only inside the command string, which is
+never parsed; what a command printed is its ``aggregated_output``, and that is evidence by content
+(DESIGN §6 rule 17): lines of an in-scope file, or hunks of the pinned diff, found in it. But
+``aggregated_output`` holds more than the model received when Codex cut a long output for it (a
+head and a tail), and from this file alone the cut is not knowable (it depends on the model's
+token budget): only what every cut keeps, the first and last ``EXEC_KEPT_BYTES``, is credited;
+lines found only between them make their file unknown, never unseen. An output of
+``EXEC_OUTPUT_CAP`` bytes or more is itself cut short by Codex, so only its head is credited. A
+line that cannot be read and names an item could have been any command's end: its evidence is
+unknown. Completion: ``turn.completed``; a ``turn.started`` after it reopens the stream.
 """
 
 from __future__ import annotations
@@ -169,7 +176,15 @@ ROLLOUT_SPEC: Final[Spec] = {
 }
 EXEC_SPEC: Final[Spec] = {
     "type": None,
-    "item": {"type": None, "id": None, "status": None, "exit_code": None, "error": None},
+    "item": {
+        "type": None,
+        "id": None,
+        "status": None,
+        "exit_code": None,
+        "error": None,
+        "command": None,
+        "aggregated_output": None,
+    },
 }
 
 _EXEC_TOOL_ITEMS = frozenset({"command_execution", "mcp_tool_call"})
@@ -556,12 +571,33 @@ class CodexRolloutDecoder(JsonLinesDecoder):
                 return [Unreadable(lineno, detail, (), None)]
             if get_str(item, "type") == "CommandExecution":
                 return self._command(item, lineno)
+            if get_str(item, "type") == "FileChange":
+                return self._file_change(item, lineno)
             return []
         if kind == "task_complete":
             return self._mark_complete(lineno)
         if kind == "task_started":
             return self._mark_reopened(lineno)
         return []
+
+    def _file_change(self, item: JsonObject, lineno: int) -> list[Event]:
+        """An ``apply_patch`` the harness ran (its heredoc through ``exec_command`` included):
+        its ``FileChange`` record ends the call, and no ``CommandExecution`` follows. A change,
+        not a read: ignored here."""
+        call_id = get_str(item, "id")
+        if call_id is None:
+            return [
+                Unreadable(lineno, "field 'payload.item.id' is missing or not a string", (), None)
+            ]
+        pending = self._pending.pop(key(call_id), None)
+        if pending is None:
+            return []  # an unknown call, or its record again
+        succeeded = get_str(item, "status") == "completed"
+        error = None if succeeded else COMMAND_FAILED
+        return [
+            ToolStart(key(call_id), pending.tool, IgnoredAction(), pending.line),
+            ToolEnd(key(call_id), pending.tool, succeeded, lineno, error_type=error),
+        ]
 
     def _command(self, item: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(item, "id")
@@ -607,17 +643,25 @@ class CodexRolloutDecoder(JsonLinesDecoder):
         return []
 
 
+#: What every cut Codex makes of a command's output for the model keeps at each end (5000 bytes
+#: each in ``codex_cut_output.rollout.jsonl``; the cut depends on the model's token budget).
+EXEC_KEPT_BYTES: Final = 5000
+#: ``aggregated_output`` keeps a command's output up to about this much (64 KiB).
+EXEC_OUTPUT_CAP: Final = 64 * 1024 - 1024
+
+
 class CodexExecDecoder(JsonLinesDecoder):
-    """``codex exec --json``: calls are counted; nothing in them is per-file evidence."""
+    """``codex exec --json``: calls are counted; what they printed is evidence by content."""
 
     spec = EXEC_SPEC
 
     def _decoded(
         self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
     ) -> Sequence[Event]:
-        """Capability none: an unreadable line changes nothing here, it is counted."""
-        del seen, whole
+        del whole
         if isinstance(obj, Malformed):
+            if b'"item' in seen:  # it could have been any command's end
+                return [Unreadable(lineno, obj.detail, None, None)]
             return [obj]
         kind = get_str(obj, "type")
         if kind is None:
@@ -640,14 +684,29 @@ class CodexExecDecoder(JsonLinesDecoder):
         call_id = get_str(item, "id")
         if call_id is None:
             return [Malformed(lineno, "field 'item.id' is missing or not a string")]
+        command = get_str(item, "command")
         if kind == "item.started":
-            return [ToolStart(call_id, item_type, IgnoredAction(), lineno)]
+            return [ToolStart(call_id, item_type, IgnoredAction(), lineno, said=command)]
+        given = None
         if item_type == "command_execution":
             succeeded = _succeeded(item)
+            given = _exec_output(item) if succeeded else None
         else:
             succeeded = get_str(item, "status") == "completed" and item.get("error") is None
         error = None if succeeded else COMMAND_FAILED
-        return [ToolEnd(call_id, item_type, succeeded, lineno, error_type=error)]
+        return [ToolEnd(call_id, item_type, succeeded, lineno, error_type=error, returned=given)]
+
+
+def _exec_output(item: JsonObject) -> Returned | None:
+    """What a command printed, as ``codex exec --json`` keeps it: surely seen by the model only
+    at its ends (module notes)."""
+    output = get_str(item, "aggregated_output")
+    if not output:
+        return None
+    given = msgspec.structs.replace(returned(output), kept=EXEC_KEPT_BYTES, own=False)
+    if len(output.encode("utf-8", "surrogatepass")) >= EXEC_OUTPUT_CAP:
+        return msgspec.structs.replace(given, cut=True)  # its end is not the command's
+    return given
 
 
 def _rollout_unreadable(seen: bytes, lineno: int, detail: str) -> Event:
@@ -695,11 +754,13 @@ ROLLOUT_ADAPTER: Final = JsonLinesAdapter(
 
 EXEC_ADAPTER: Final = JsonLinesAdapter(
     name=EXEC,
-    capability=Capability.NONE,
+    capability=Capability.PER_FILE,
     description=(
-        "`codex exec --json` events: calls and completion only; no per-file reads (capability none)"
+        "`codex exec --json` events: commands and what they printed (evidence by content, only "
+        "the ends every cut for the model keeps); no parsed reads"
     ),
     decoder=CodexExecDecoder,
     sniff_head=_EXEC_HEAD,
     looks_like=_looks_like_exec,
+    by_content=True,
 )

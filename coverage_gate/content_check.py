@@ -239,14 +239,21 @@ class ContentIndex:
     def __bool__(self) -> bool:
         return bool(self._lines)
 
-    def scan(self, text: str, *, said: Iterable[str] = (), kept: int | None = None) -> ContentSeen:
+    def scan(
+        self,
+        text: str,
+        *,
+        said: Iterable[str] = (),
+        kept: int | None = None,
+        tail_kept: bool = True,
+    ) -> ContentSeen:
         """What ``text`` showed of the in-scope files and the pinned diff (module notes)."""
         if not self._lines or not text:
             return ContentSeen()
         out = _text_lines(text)
         own = {line for chunk in said for line in _text_lines(chunk) if _informative(line)}
         chosen = _uncontested(self._runs(out, own))
-        head, tail = _kept_lines(out, kept)
+        head, tail = _kept_lines(out, kept, tail_kept=tail_kept)
         found_credits: list[Credit] = []
         diff: list[tuple[int, int]] = []
         uncertain: set[str] = set()
@@ -347,20 +354,21 @@ def _uncontested(runs: list[_Run]) -> list[_Run]:
     return kept
 
 
-def _kept_lines(out: Sequence[str], kept: int | None) -> tuple[int, int]:
+def _kept_lines(out: Sequence[str], kept: int | None, *, tail_kept: bool = True) -> tuple[int, int]:
     """Line indices ``[0, head)`` and ``[tail, len)`` lie within the first and last ``kept``
-    bytes of the text: what surely reached the model (all of it when ``kept`` is ``None``)."""
+    bytes of the text: what surely reached the model (all of it when ``kept`` is ``None``;
+    ``tail_kept`` false: the text itself was cut short, so its end is not the model's)."""
     if kept is None:
         return len(out), len(out)
     sizes = [len(line.encode("utf-8", "surrogatepass")) + 1 for line in out]
-    if sum(sizes) <= 2 * kept:
+    if sum(sizes) <= 2 * kept and tail_kept:
         return len(out), len(out)
     head = used = 0
     while head < len(out) and used + sizes[head] <= kept:
         used += sizes[head]
         head += 1
     tail, used = len(out), 0
-    while tail > head and used + sizes[tail - 1] <= kept:
+    while tail_kept and tail > head and used + sizes[tail - 1] <= kept:
         used += sizes[tail - 1]
         tail -= 1
     return head, tail
@@ -425,7 +433,12 @@ class CallChecker:
             return replace(event, returned=None, content=again[1])  # a repeated line: the same
         action, said = self._open.pop(event.call_id, (None, None))
         seen = (
-            self._index_of().scan(returned.text, said=(said,) if said else (), kept=returned.kept)
+            self._index_of().scan(
+                returned.text,
+                said=(said,) if said else (),
+                kept=returned.kept,
+                tail_kept=not (returned.cut and returned.kept is not None),
+            )
             if not returned.placeholder
             else ContentSeen()
         )
@@ -465,6 +478,12 @@ class CallChecker:
             shown=result.shown,
             blob=blob_id(data) if data is not None else None,
         )
+
+    def can_judge_absence(self) -> bool:
+        """Whether every in-scope file's content (or the pinned diff) was had, so that a
+        format whose evidence is only what calls printed can say what was not shown."""
+        self._index_of()
+        return bool(self._scope) and all(self._scoped.get(path) is not None for path in self._scope)
 
     def content(self, path: str) -> bytes | None:
         """The file at the revision, fetched once per record (a ``ContentSource`` itself, so

@@ -846,7 +846,11 @@ class EvidenceFolder:
             if acc is not None:
                 acc.reads_unknown += 1
         if content.diff and self.diff is not None:
+            # a `git diff` that printed the pinned diff's bytes is a page of it, here too
+            self._diff_ok += 1
+            self._diff_total = self.diff.total
             for start, end in content.diff:
+                self._diff_seen = _merged([*self._diff_seen, (start, end)])
                 self._pinned_seen = _merged([*self._pinned_seen, (start, end)])
                 for shown in self.diff.files_shown(start, end):
                     acc = self._file(shown.path)

@@ -193,11 +193,14 @@ class Recorder:
         self.root = root = settings.root_for(pairer.stream_cwd)
         tree = settings.trees(root.path) if settings.trees and root.path else None
         pairer.locate(root.path, tree)
+        blind = getattr(self._adapter, "by_content", False) and not (
+            self._content_checker().can_judge_absence()
+        )
         summary = StreamSummary(
             source=self._adapter.name,
             revision=settings.revision,
             capability=Capability.NONE
-            if pairer.files_not_shown is not None
+            if pairer.files_not_shown is not None or blind
             else self._adapter.capability,
             stream_complete=(pairer.complete or known_complete) and not interrupted,
             lines=self._scanner.lines,

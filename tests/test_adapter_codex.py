@@ -552,7 +552,10 @@ def exec_stream(*lines: str, complete: bool = True) -> bytes:
     return ("\n".join([*head, *lines, *tail]) + "\n").encode()
 
 
-def test_exec_json_has_capability_none_and_never_per_file_evidence() -> None:
+def test_exec_json_without_the_files_at_the_revision_can_show_nothing() -> None:
+    """Its evidence is only what commands printed, compared with the files at the revision (a
+    command's string is never parsed): without those files, capability none (claims unknown,
+    never unsupported); with them, per file."""
     data = exec_stream(
         exec_item("item.started", "item_1", "in_progress"),
         exec_item("item.completed", "item_1", "completed", 0),
@@ -560,6 +563,9 @@ def test_exec_json_has_capability_none_and_never_per_file_evidence() -> None:
     doc = record(data, EXEC)
     assert doc.capability is Capability.NONE
     assert doc.files == []
+    judged = record_bytes(data, EXEC, diff=DIFF, content=revision_content())
+    assert judged.capability is Capability.PER_FILE
+    assert judged.files == []  # it printed nothing
     assert doc.counters.calls == 1
     assert doc.counters.succeeded == 1
 
@@ -623,13 +629,14 @@ def test_exec_json_wrong_shapes_are_malformed(raw: bytes) -> None:
     ids=lambda value: value.name.removesuffix(".truth.json") if isinstance(value, Path) else value,
 )
 def test_capture_reproduces_its_truth(source: str, truth_path: Path) -> None:
-    """Rollout: the truth's reads exactly. exec --json: capability none, so no files at all (its
-    truth lists what a shell parser would find, for information only)."""
+    """Rollout: the truth's reads exactly. exec --json: no parsed reads, so without the pinned
+    diff and the files at the revision no files at all (its truth lists what a shell parser
+    would find, for information only; tests/test_content_captures.py judges its outputs)."""
     truth = json.loads(truth_path.read_text())
     doc = record((truth_path.parent / truth["capture"]).read_bytes(), source)
     assert doc.stream_complete is truth["stream_complete"]
     if source == EXEC:
-        assert doc.capability is Capability.NONE
+        assert doc.capability is Capability.NONE  # no files at the revision given here
         assert doc.files == []
         assert doc.counters.calls == 5
         return

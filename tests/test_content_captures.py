@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from coverage_gate.model import EvidenceDocument
-from tests.conftest import CHANGED_FILES, DATA, record_bytes, revision_content
+from tests.conftest import CHANGED_FILES, DATA, REVISION_FILES, record_bytes, revision_content
 
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 FORMAT_OF_FOLDER = {
@@ -96,6 +96,20 @@ def test_no_honest_read_of_a_real_capture_is_a_mismatch(path: Path, fmt: str) ->
     assert mismatches(document) == expected
 
 
+TRUTHFUL = [(path, fmt) for path, fmt in CAPTURES if truth_of(path) is not None]
+
+
+@pytest.mark.parametrize(
+    ("path", "fmt"), TRUTHFUL, ids=[f"{p.parent.name}/{p.name}" for p, _ in TRUTHFUL]
+)
+def test_every_real_capture_with_a_truth_file_ends_as_its_truth_says(path: Path, fmt: str) -> None:
+    """A writing call ends as the client records it (Codex's ``apply_patch`` by its
+    ``FileChange`` record): the stream is as complete as its truth says."""
+    truth = truth_of(path)
+    assert truth is not None
+    assert recorded(path, fmt).stream_complete is truth["stream_complete"]
+
+
 SHELL_ONLY = [
     (DATA / "claude-code" / "content_claude_shell_only.jsonl", "claude-code"),
     (DATA / "pi-rpc" / "content_pi_bash_only.jsonl", "pi-rpc"),
@@ -150,3 +164,49 @@ def test_a_read_of_an_older_text_verifies_nothing() -> None:
     assert found is not None and found.content is not None
     assert found.content.mismatched == 1
     assert found.reads_succeeded == 0
+
+
+def exec_output(call_id: str, text: str) -> list[str]:
+    item = {"id": call_id, "type": "command_execution", "command": "/bin/bash -lc 'cat x'"}
+    done = {**item, "aggregated_output": text, "exit_code": 0, "status": "completed"}
+    return [
+        json.dumps({"type": "item.started", "item": {**item, "status": "in_progress"}}),
+        json.dumps({"type": "item.completed", "item": done}),
+    ]
+
+
+def exec_stream(*calls: list[str]) -> bytes:
+    lines = [json.dumps({"type": "thread.started", "thread_id": "t"})]
+    lines.append(json.dumps({"type": "turn.started"}))
+    for call in calls:
+        lines += call
+    lines.append(json.dumps({"type": "turn.completed", "usage": {}}))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_codex_exec_credits_what_its_commands_printed() -> None:
+    """A real `codex exec --json` review: `git diff` shows every file's hunks, `cat` and
+    `sed -n` show handlers.py and models.py; every file has evidence by content."""
+    document = recorded(DATA / "codex-exec" / "codex_b_overclaim.exec.jsonl", "codex-exec")
+    assert document.capability.value == "per_file"
+    for changed in CHANGED_FILES:
+        found = document.file(changed)
+        assert found is not None and found.content is not None, changed
+        assert found.content.credited >= 1, changed
+
+
+def test_codex_exec_credits_only_what_every_cut_for_the_model_keeps() -> None:
+    """models.py printed between 6,000 bytes of other output on each side: a cut for the model
+    keeps only 5,000 at each end, so models.py may never have reached it: unknown (its calls
+    count in reads_unknown), never verified, never unseen. handlers.py printed first is
+    credited."""
+    revision = {path: (REVISION_FILES / path).read_text() for path in CHANGED_FILES}
+    noise = "".join(f"noise line {n:05d} of a long listing\n" for n in range(170))
+    text = revision["src/api/handlers.py"] + noise + revision["src/api/models.py"] + noise
+    document = record_bytes(
+        exec_stream(exec_output("c1", text)), "codex-exec", diff=DIFF, content=revision_content()
+    )
+    handlers, models = document.file("src/api/handlers.py"), document.file("src/api/models.py")
+    assert handlers is not None and handlers.content is not None and handlers.content.credited
+    assert models is not None and models.reads_unknown == 1
+    assert models.content is None or not models.content.credited

@@ -16,10 +16,11 @@ and reconciles the reviewer's own final answer (its claims) over the changed fil
 
 An honest reviewer keeps its Approve in enforce mode; one that claims files it never read, or
 whose reads failed, gets a Comment whose note names exactly those files. ``codex exec --json``
-cannot show per-file reads: its claims are unknown, never unsupported.
+parses no reads: its evidence is what its commands printed (evidence by content).
 
 Depth (which changed lines each call showed) is recorded against the pinned diff and the files
-in the workspace: an honest review sees every hunk (depth full); the ``*_depth`` scenarios show a
+at the revision (the tree written from the workspace before the reviewer starts): an honest
+review sees every hunk (depth full); the ``*_depth`` scenarios show a
 diff page that ends in a file's header (no evidence for it), a read past the end of a file (no
 evidence), ranged reads away from the change (depth none) and Codex ``sed -n``/``tail`` ranges.
 
@@ -789,26 +790,22 @@ def run_codex(
     return evidence, stream, codex_claims(stream)
 
 
-def assert_exec_claims_unknown(procs: Processes, ws: Workspace, stream: Path, claims: Json) -> None:
-    """`codex exec --json` has no per-file reads: capability none, every claim unknown (never
-    unsupported), and by default that never downgrades."""
+def exec_decision(procs: Processes, ws: Workspace, stream: Path, claims: Json) -> Json:
+    """`codex exec --json` parses no reads: its evidence is what the commands printed (evidence
+    by content), and the decision under enforce."""
     evidence_path = ws.root / "codex.exec.evidence.json"
     evidence = record(procs, ws, "codex-exec", stream, evidence_path)
-    assert evidence["capability"] == "none"
-    assert evidence["files"] == []
-    decision = reconcile(procs, ws, claims, evidence_path, "enforce")
-    assert statuses(decision) == dict.fromkeys(CHANGED, "unknown")
-    (reviewer,) = decision["reviewers"]
-    assert {entry["unknown_reason"] for entry in reviewer["files"]} == {"capability_none"}
-    assert decision["verdict_out"] == "approve"
-    assert not decision["downgraded"]
+    assert evidence["capability"] == "per_file"
+    assert all(entry["reads_succeeded"] == 0 for entry in evidence["files"])
+    return reconcile(procs, ws, claims, evidence_path, "enforce")
 
 
 def test_codex_honest_reviewer_keeps_its_approve(
     clients: Clients, procs: Processes, workspace: Workspace
 ) -> None:
     """Codex reads all six files with shell commands its harness parses as reads: from the
-    rollout each is verified and the Approve stands; from exec --json they are unknown."""
+    rollout each is verified and the Approve stands; from exec --json too, by what the commands
+    printed."""
     evidence, stream, claims = run_codex(procs, clients, workspace, "codex_honest")
     evidence_path = workspace.root / "codex.rollout.evidence.json"
     assert evidence["stream_complete"]
@@ -819,7 +816,7 @@ def test_codex_honest_reviewer_keeps_its_approve(
     assert files["src/api/models.py"]["lines_seen"] == [{"start": 1, "end": 46}]
     assert_every_hunk_seen(evidence)
     assert_honest(reconcile(procs, workspace, claims, evidence_path, "enforce"))
-    assert_exec_claims_unknown(procs, workspace, stream, claims)
+    assert_honest(exec_decision(procs, workspace, stream, claims))
 
 
 def test_codex_overclaiming_reviewer_is_downgraded(
@@ -827,13 +824,13 @@ def test_codex_overclaiming_reviewer_is_downgraded(
 ) -> None:
     """Codex reads two files; `cat` of a missing file and of a directory exit 1; it claims all
     six. From the rollout the four never read are unsupported: Approve → Comment. From exec
-    --json the same claims are unknown and the Approve stands (unavailable, not absent)."""
+    --json the same: its `git diff --stat` names files and shows none of their lines."""
     evidence, stream, claims = run_codex(procs, clients, workspace, "codex_overclaim")
     evidence_path = workspace.root / "codex.rollout.evidence.json"
     assert_two_read_two_failed(evidence)
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
-    assert_exec_claims_unknown(procs, workspace, stream, claims)
+    assert_caught(exec_decision(procs, workspace, stream, claims), unsupported)
 
 
 # --- the clients' own telemetry, through `coverage-gate run --telemetry-intake` ------------------
