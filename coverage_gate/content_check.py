@@ -38,8 +38,9 @@ is scanned once; a run of consecutive lines that are consecutive lines of one fi
 
 A run of the pinned diff's lines (a ``git diff`` that printed the pinned diff's section of a file)
 is a page of the pinned diff: it shows the hunks it covers, exactly as a ``cr_diff`` page of those
-bytes does, and a section cut to its header shows nothing. A diff that is not the pinned one
-matches none of its hunk lines and is no evidence.
+bytes does, and a section cut to its header shows nothing. Only its changed lines (``+``/``-``)
+count toward a run's length: a diff of another change shares the pinned diff's headers and
+context lines but none of its changes, and is no evidence.
 
 Codex's ``exec --json`` keeps a command's whole output although the model received a cut of it;
 ``Returned.kept`` says how many bytes at each end every cut keeps. Lines credited there count;
@@ -193,6 +194,14 @@ def _informative(line: str) -> int:
     return len(body)
 
 
+def _weight(key: str, line: str) -> int:
+    """What a line counts for in a run of ``key``'s lines: in the pinned diff, only its changed
+    lines count (a diff of another change shares its headers and context lines)."""
+    if key == DIFF_KEY and not (line[:1] in "+-" and line[:3] not in ("+++", "---")):
+        return 0
+    return _informative(line)
+
+
 class _Run(msgspec.Struct):
     key: str
     file_start: int  # 1-based line of the file where the run starts
@@ -229,7 +238,7 @@ class ContentIndex:
         self._lines[key] = lines
         where = self._where
         for number, line in enumerate(lines, 1):
-            if _informative(line):
+            if _weight(key, line):
                 where.setdefault(line, []).append((key, number))
 
     @property
@@ -299,10 +308,11 @@ class ContentIndex:
             for (key, wanted), run in active.items():
                 lines = files[key]
                 if wanted <= len(lines) and _same_line(line, lines[wanted - 1]):
+                    counted = weight if key != DIFF_KEY else _weight(key, line)
                     run.out_end = index + 1
                     run.lines_total += 1
-                    run.lines += 1 if weight else 0
-                    run.chars += weight
+                    run.lines += 1 if counted else 0
+                    run.chars += counted
                     following[(key, wanted + 1)] = run
                 else:
                     done.append(run)
@@ -312,7 +322,8 @@ class ContentIndex:
                     for key, number in places:
                         if (key, number + 1) in following:
                             continue
-                        run = _Run(key, number, index, index + 1, 1, weight, 1)
+                        counted = weight if key != DIFF_KEY else _weight(key, line)
+                        run = _Run(key, number, index, index + 1, 1, counted, 1)
                         self._extend_back(run, out, own)
                         following[(key, number + 1)] = run
             active = following
@@ -326,7 +337,7 @@ class ContentIndex:
             before = out[run.out_start - 1]
             if (
                 before in own
-                or _informative(before)
+                or _weight(run.key, before)
                 or not _same_line(before, lines[run.file_start - 2])
             ):
                 return

@@ -138,3 +138,54 @@ def test_a_system_reminder_the_client_appends_changes_nothing() -> None:
     found = models_entry(mutate_first_read_of_models(path, "claude-code", remind), "claude-code")
     assert found.content is not None
     assert (found.content.matched, found.content.mismatched) == (1, 0)
+
+
+def foreign(diff_text: str) -> str:
+    """Another change of the same files: every added line of the diff says something else."""
+    return "\n".join(
+        "+" + line[1:].replace("e", "o")
+        if line.startswith("+") and not line.startswith("+++")
+        else line
+        for line in diff_text.split("\n")
+    )
+
+
+def test_a_diff_that_is_not_the_pinned_one_is_no_evidence() -> None:
+    """claude_b_overclaim's `git diff` output turned into another change (its changed lines
+    altered, headers and context kept): it credits no file; as captured it is a page of all of
+    the pinned diff."""
+    path = CAPTURES["claude-code"]
+
+    def with_diff(change: Mutation) -> EvidenceDocument:
+        out: list[str] = []
+        for raw in path.read_text().splitlines():
+            obj = json.loads(raw)
+            line = raw
+            for holder, key in texts(obj, "claude-code"):
+                if holder[key].startswith("diff --git"):
+                    holder[key] = change(holder[key])
+                    line = json.dumps(obj)
+            out.append(line)
+        data = ("\n".join(out) + "\n").encode()
+        return record_bytes(data, "claude-code", diff=DIFF, content=revision_content())
+
+    honest, lied = with_diff(lambda text: text), with_diff(foreign)
+    assert honest.diff.pages_succeeded == 1
+    assert lied.diff.pages_succeeded == 0
+    for file in ("README.md", "docs/guide.md", "tests/test_handlers.py"):
+        entry = lied.file(file)
+        assert entry is None or entry.content is None or not entry.content.credited, file
+
+
+def test_gemini_display_text_is_never_compared() -> None:
+    """Gemini CLI's stream carries what it showed its user, not what the model got (a whole
+    read shows ""): every read is unchecked, none matched or mismatched."""
+    document = record_bytes(
+        (DATA / "gemini-cli" / "gemini_a_honest.jsonl").read_bytes(),
+        "gemini-cli",
+        diff=DIFF,
+        content=revision_content(),
+    )
+    checked = [f.content for f in document.files if f.content is not None]
+    assert checked
+    assert all(c.matched == c.mismatched == 0 and c.unchecked for c in checked)
