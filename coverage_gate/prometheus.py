@@ -44,7 +44,7 @@ from coverage_gate import metrics as m
 from coverage_gate.errors import BadConfigError, BadInputError, UsageError
 from coverage_gate.metrics import Outcome
 from coverage_gate.model import Depth, DepthPolicy
-from coverage_gate.report import RepoCounts, Window
+from coverage_gate.report import RepoCounts, Window, content_by_format
 
 DEFAULT_SINCE = "14d"
 DEFAULT_TIMEOUT_S = 10.0
@@ -339,6 +339,7 @@ COUNTED: tuple[Counted, ...] = (
     Counted("unknown", m.UNKNOWN_FILES),
     Counted("depth", m.DEPTH_FILES, ("depth",)),
     Counted("policies", m.DEPTH_POLICY_APPROVALS, ("depth_policy", "would_downgrade")),
+    Counted("content", m.CONTENT_FILES, ("format", "content")),
 )
 
 
@@ -400,6 +401,8 @@ class _Tally:
     depth: dict[str, int] = field(default_factory=dict)
     compared: dict[str, int] = field(default_factory=dict)
     flagged_under: dict[str, int] = field(default_factory=dict)
+    #: Claimed files by (format, how their content was checked).
+    content: dict[tuple[str, str], int] = field(default_factory=dict)
     resets: int = 0
     p50: float | None = None
     p95: float | None = None
@@ -419,10 +422,14 @@ def _add(table: dict[str, int], key: str, value: int) -> None:
 
 
 _FLAGGED = {Outcome.WOULD_DOWNGRADE.value, Outcome.DOWNGRADED.value}
+#: Queries whose count adds to the tally's figure of the same name.
+_TOTALS = frozenset({"errors", "fallbacks", "claimed", "unsupported", "unknown"})
 
 
 def _fold_counts(tally: _Tally, name: str, labels: Mapping[str, str], n: int) -> None:
-    if name == "reviews":
+    if name in _TOTALS:
+        setattr(tally, name, getattr(tally, name) + n)
+    elif name == "reviews":
         tally.reviews += n
         outcome = labels.get("outcome", "")
         if outcome != Outcome.NOT_APPLICABLE.value:
@@ -434,16 +441,6 @@ def _fold_counts(tally: _Tally, name: str, labels: Mapping[str, str], n: int) ->
         _add(tally.outcomes, outcome, n)
         _add(tally.modes, labels.get("mode", ""), n)
         _add(tally.sources, labels.get("mode_source", ""), n)
-    elif name == "errors":
-        tally.errors += n
-    elif name == "fallbacks":
-        tally.fallbacks += n
-    elif name == "claimed":
-        tally.claimed += n
-    elif name == "unsupported":
-        tally.unsupported += n
-    elif name == "unknown":
-        tally.unknown += n
     elif name == "depth":
         _add(tally.depth, labels.get("depth", ""), n)
     elif name == "policies":
@@ -451,6 +448,9 @@ def _fold_counts(tally: _Tally, name: str, labels: Mapping[str, str], n: int) ->
         _add(tally.compared, policy, n)
         if labels.get("would_downgrade") == "true":
             _add(tally.flagged_under, policy, n)
+    elif name == "content":
+        key = (labels.get("format", ""), labels.get("content", ""))
+        tally.content[key] = tally.content.get(key, 0) + n
 
 
 def fold(
@@ -510,6 +510,7 @@ def _counts(repository: str, t: _Tally, step_s: int) -> RepoCounts:
         depth_files={d.value: t.depth.get(d.value, 0) for d in Depth},
         approvals_compared=t.compared.get(DepthPolicy.ACCEPT.value, 0),
         flagged_under={p.value: t.flagged_under.get(p.value, 0) for p in DepthPolicy},
+        content=content_by_format(t.content.items()),
         duration_p50_s=t.p50,
         duration_p95_s=t.p95,
     )

@@ -42,11 +42,11 @@ from typing import Any
 from coverage_gate import defaults
 from coverage_gate import metrics as m
 from coverage_gate.metrics import Outcome
-from coverage_gate.model import Depth, DepthPolicy
+from coverage_gate.model import Depth, DepthPolicy, FileContent
 from coverage_gate.reconcile import is_shallow
 
 REPORT_SCHEMA = "coverage-gate/report"
-REPORT_VERSION = "1.2"
+REPORT_VERSION = "1.3"
 MALFORMED_SAMPLE = 10
 TOP_REASONS = 5
 Z_95 = 1.959963984540054
@@ -81,6 +81,10 @@ class ReviewerRecord:
     unsupported_dropped: int
     shallow_files: tuple[str, ...] = ()
     failed_citations: tuple[str, ...] = ()
+    #: Claimed files by how their evidence was checked against their content at the revision,
+    #: as (``FileContent`` value, count) pairs, the outcomes counted only; empty when none was
+    #: (or the event predates content checks).
+    content: tuple[tuple[str, int], ...] = ()
 
     @property
     def evidence_available(self) -> bool:
@@ -393,6 +397,15 @@ def _strings(attributes: Mapping[str, object], key: str) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
+#: (outcome, event attribute key) of each way a claimed file's content can be checked.
+CONTENT_KEYS = tuple((c.value, f"{m.A_CONTENT_PREFIX}{c.value}") for c in FileContent)
+
+
+def _content_outcomes(attributes: Mapping[str, object]) -> tuple[tuple[str, int], ...]:
+    found = ((outcome, _count(attributes, key)) for outcome, key in CONTENT_KEYS)
+    return tuple((outcome, n) for outcome, n in found if n > 0)
+
+
 def _reviewer(event: Mapping[str, object]) -> ReviewerRecord:
     a = _attributes(event.get("attributes"))
     return ReviewerRecord(
@@ -408,6 +421,7 @@ def _reviewer(event: Mapping[str, object]) -> ReviewerRecord:
         unsupported_dropped=_count(a, m.A_UNSUPPORTED_DROPPED),
         shallow_files=_strings(a, m.A_SHALLOW_PATHS),
         failed_citations=_strings(a, m.A_FAILED_CITATIONS),
+        content=_content_outcomes(a),
     )
 
 
@@ -721,6 +735,9 @@ class RepoCounts:
     top_reasons: tuple[tuple[str, int], ...] | None = None
     #: What replaying the reviewers' citations found (from the spans only).
     citations: CitationReport | None = None
+    #: Claimed files by evidence format, then by how their evidence was checked against their
+    #: content (``content_by_format``); None where no claimed file's content was checked.
+    content: Mapping[str, Mapping[str, int]] | None = None
 
     @property
     def days(self) -> float:
@@ -732,6 +749,30 @@ class RepoCounts:
 
 _DEPTHS = tuple(d.value for d in Depth)
 _POLICIES = tuple(p.value for p in DepthPolicy)
+_CONTENT_ORDER = {c.value: index for index, c in enumerate(FileContent)}
+
+
+def content_by_format(
+    counted: Iterable[tuple[tuple[str, str], int]],
+) -> dict[str, dict[str, int]] | None:
+    """((format, outcome), claimed files) counts → per format (by name), its claimed files by
+    outcome (every ``FileContent`` value, in its order; any other after, by name). Formats
+    without a counted file are left out; None when none is left. Both sources of
+    ``RepoCounts.content`` (the spans, the metric) are shaped here, so they compare equal."""
+    by_format: dict[str, dict[str, int]] = {}
+    for (fmt, outcome), n in counted:
+        if n > 0:
+            outcomes = by_format.setdefault(fmt, {})
+            outcomes[outcome] = outcomes.get(outcome, 0) + n
+    shaped: dict[str, dict[str, int]] = {}
+    for fmt in sorted(by_format):
+        outcomes = by_format[fmt]
+        names = sorted(
+            set(_CONTENT_ORDER) | set(outcomes),
+            key=lambda name: (_CONTENT_ORDER.get(name, len(_CONTENT_ORDER)), name),
+        )
+        shaped[fmt] = {name: outcomes.get(name, 0) for name in names}
+    return shaped or None
 
 
 @dataclass(slots=True)
@@ -771,6 +812,8 @@ class ReviewTally:
     cited_reviews_failed: int = 0
     cited_approvals: int = 0
     cited_would_downgrade: int = 0
+    #: Claimed files by (evidence format, how their content was checked).
+    content: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     def add(self, review: ReviewRecord) -> None:
         self.reviews += 1
@@ -793,6 +836,7 @@ class ReviewTally:
             truncated = truncated or reviewer.truncated
             stale = stale or reviewer.stale
         self.evidence_available += available
+        self._add_content(review.reviewers)
         self.capability_none += none
         self.incomplete += incomplete
         self.truncated += truncated
@@ -818,14 +862,27 @@ class ReviewTally:
         if self.last_end_ns is None or end > self.last_end_ns:
             self.last_end_ns = end
         if review.citations_would_downgrade is not None:
-            self.cited_reviews += 1
-            self.cited_citing += bool(review.citations_replayed)
-            self.cited_replayed += review.citations_replayed
-            self.cited_failed += review.citations_failed
-            self.cited_reviews_failed += bool(review.citations_failed)
-            if approve:
-                self.cited_approvals += 1
-                self.cited_would_downgrade += bool(review.citations_would_downgrade)
+            self._add_citations(review, approve)
+
+    def _add_citations(self, review: ReviewRecord, approve: bool) -> None:
+        """A review whose span records citations."""
+        self.cited_reviews += 1
+        self.cited_citing += bool(review.citations_replayed)
+        self.cited_replayed += review.citations_replayed
+        self.cited_failed += review.citations_failed
+        self.cited_reviews_failed += bool(review.citations_failed)
+        if approve:
+            self.cited_approvals += 1
+            self.cited_would_downgrade += bool(review.citations_would_downgrade)
+
+    def _add_content(self, reviewers: Sequence[ReviewerRecord]) -> None:
+        """Claimed files by (format, how their content was checked), of the reviewers that ran,
+        as the metric counts them."""
+        content = self.content
+        for reviewer in reviewers:
+            if not reviewer.failed:
+                for outcome, n in reviewer.content:
+                    content[reviewer.format, outcome] += n
 
     def merge(self, later: ReviewTally) -> None:
         """Fold in the tally of reviews read after this one's."""
@@ -870,6 +927,7 @@ class ReviewTally:
             duration_p95_s=percentile(ordered, 0.95),
             top_reasons=tuple(self.reasons.most_common(TOP_REASONS)),
             citations=self._citations(),
+            content=content_by_format(self.content.items()),
         )
 
     def _citations(self) -> CitationReport:
@@ -920,6 +978,7 @@ _TALLY_COUNTERS = (
     "reasons",
     "depth_files",
     "flagged_under",
+    "content",
 )
 
 
@@ -1147,6 +1206,39 @@ class CitationReport:
 
 
 @dataclass(frozen=True, slots=True)
+class ClientContent:
+    """One client's (evidence format's) claimed files in a repository, by how their evidence was
+    checked against their content at the revision, and two shares of them, each a ``Rate`` with
+    its 95% Wilson interval: ``mismatch`` (only reads whose text was not the file: no evidence)
+    and ``via_content`` (credited by content through another call)."""
+
+    format: str
+    claimed: int
+    outcomes: dict[str, int]
+    mismatch_rate: Rate
+    content_credit_rate: Rate
+
+
+@dataclass(frozen=True, slots=True)
+class ContentReport:
+    """A repository's claimed files whose content was checked (every claimed file of a reviewer
+    that ran with an evidence document), over all its clients and per client, by format."""
+
+    claimed: int
+    outcomes: dict[str, int]
+    mismatch_rate: Rate
+    content_credit_rate: Rate
+    clients: list[ClientContent]
+
+
+#: The two content rates' names (their keys in the JSON), and the outcomes they count.
+MISMATCH_RATE = "mismatch_rate"
+CONTENT_CREDIT_RATE = "content_credit_rate"
+_MISMATCH = FileContent.MISMATCH.value
+_VIA_CONTENT = FileContent.VIA_CONTENT.value
+
+
+@dataclass(frozen=True, slots=True)
 class RepoReport:
     repository: str
     reviews: int
@@ -1178,6 +1270,8 @@ class RepoReport:
     rates: list[Rate] = field(default_factory=list)
     #: Counter series whose counts are estimates (reset within a Prometheus window).
     reset_series: int = 0
+    #: How claimed files' evidence was checked against their content; None without such files.
+    content: ContentReport | None = None
 
 
 def _iso(ns: int) -> str:
@@ -1213,6 +1307,41 @@ def _depth(counts: RepoCounts) -> DepthReport:
         in_force=None if in_force is None else dict(in_force),
         approvals_compared=compared,
         policies=rows,
+    )
+
+
+def _shown(name: str, count: int, of: int) -> Rate:
+    """A rate shown, never judged: its share and its 95% Wilson interval, as ``rate`` gives."""
+    return Rate(name, count, of, _share(count, of), wilson(count, of), None)
+
+
+def _content_report(counts: RepoCounts) -> ContentReport | None:
+    if counts.content is None:
+        return None
+    clients: list[ClientContent] = []
+    outcomes: Counter[str] = Counter()
+    for fmt, counted in counts.content.items():
+        claimed = sum(counted.values())
+        outcomes.update(counted)
+        clients.append(
+            ClientContent(
+                format=fmt,
+                claimed=claimed,
+                outcomes=dict(counted),
+                mismatch_rate=_shown(MISMATCH_RATE, counted.get(_MISMATCH, 0), claimed),
+                content_credit_rate=_shown(
+                    CONTENT_CREDIT_RATE, counted.get(_VIA_CONTENT, 0), claimed
+                ),
+            )
+        )
+    claimed = sum(outcomes.values())
+    return ContentReport(
+        claimed=claimed,
+        # every format's outcomes come in FileContent's order: so do their sums
+        outcomes=dict(outcomes),
+        mismatch_rate=_shown(MISMATCH_RATE, outcomes[_MISMATCH], claimed),
+        content_credit_rate=_shown(CONTENT_CREDIT_RATE, outcomes[_VIA_CONTENT], claimed),
+        clients=clients,
     )
 
 
@@ -1265,6 +1394,7 @@ def repo_report(counts: RepoCounts, criteria: Criteria) -> RepoReport:
         citations=counts.citations,
         rates=[rate(spec, counts, criteria) for spec in RATES],
         reset_series=counts.reset_series,
+        content=_content_report(counts),
     )
 
 
@@ -1420,21 +1550,42 @@ def _repo_json(repo: RepoReport) -> dict[str, Any]:
     for row in body["depth"]["policies"]:
         for key in ("shallow_interval", "would_downgrade_interval"):
             row[key] = _interval_json(row[key])
-    body["rates"] = {
-        figure.name: {
-            "count": figure.count,
-            "of": figure.of,
-            "rate": figure.rate,
-            "interval": _interval_json(figure.interval),
-            "limit": figure.limit,
-        }
-        for figure in repo.rates
-    }
+    body["rates"] = {figure.name: _rate_json(figure) for figure in repo.rates}
     if body["citations"] is not None:
         for key in ("reviews_failed_interval", "would_downgrade_interval"):
             body["citations"][key] = _interval_json(body["citations"][key])
+    # Only where claimed files' content was checked: the report of older telemetry is unchanged.
+    if repo.content is None:
+        del body["content"]
+    else:
+        body["content"] = _content_json(repo.content)
     body["readiness"] = "ready" if repo.ready else "not_ready"
     return body
+
+
+def _rate_json(figure: Rate) -> dict[str, Any]:
+    return {
+        "count": figure.count,
+        "of": figure.of,
+        "rate": figure.rate,
+        "interval": _interval_json(figure.interval),
+        "limit": figure.limit,
+    }
+
+
+def _content_json(content: ContentReport) -> dict[str, Any]:
+    def rates(item: ContentReport | ClientContent) -> dict[str, Any]:
+        return {
+            "claimed": item.claimed,
+            "outcomes": dict(item.outcomes),
+            MISMATCH_RATE: _rate_json(item.mismatch_rate),
+            CONTENT_CREDIT_RATE: _rate_json(item.content_credit_rate),
+        }
+
+    return {
+        **rates(content),
+        "clients": [{"format": client.format, **rates(client)} for client in content.clients],
+    }
 
 
 def _ci(interval: tuple[float, float] | None) -> str:
@@ -1482,6 +1633,27 @@ def _citation_lines(cited: CitationReport | None) -> list[str]:
         f"failed citations would downgrade {cited.would_downgrade} of {cited.approvals} = "
         f"{_pct(cited.would_downgrade_rate)}{_ci(cited.would_downgrade_interval)}",
     ]
+
+
+def _figure(figure: Rate) -> str:
+    return f"{figure.count} of {figure.of} = {_pct(figure.rate)}{_ci(figure.interval)}"
+
+
+def _content_lines(content: ContentReport | None) -> list[str]:
+    if content is None:
+        return []
+    lines = [
+        f"  content checks of {content.claimed} claimed files: {_counted(content.outcomes)}",
+        f"  mismatch rate {_figure(content.mismatch_rate)}; "
+        f"content-credit rate {_figure(content.content_credit_rate)}",
+    ]
+    lines.extend(
+        f"    client {client.format}, {client.claimed} claimed files: mismatch rate "
+        f"{_figure(client.mismatch_rate)}; content-credit rate "
+        f"{_figure(client.content_credit_rate)}"
+        for client in content.clients
+    )
+    return lines
 
 
 def _seconds(value: float | None) -> str:
@@ -1560,6 +1732,7 @@ def render_text(report: Report) -> str:
             f"  top reasons {reasons}",
             *_depth_lines(repo.depth),
             *_citation_lines(repo.citations),
+            *_content_lines(repo.content),
         ]
         if repo.reset_series:
             out.append(

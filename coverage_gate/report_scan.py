@@ -224,6 +224,12 @@ def _number(a: _Attributes, key: str) -> float | None:
     return None if double is UNSET else float(double)
 
 
+def _content_outcomes(a: _Attributes) -> tuple[tuple[str, int], ...]:
+    """``report._content_outcomes`` of typed attributes."""
+    found = ((outcome, _count(a, key)) for outcome, key in r.CONTENT_KEYS)
+    return tuple((outcome, n) for outcome, n in found if n > 0)
+
+
 def _reviewer(event: _Event) -> r.ReviewerRecord:
     a = _attributes(event.attributes)
     return r.ReviewerRecord(
@@ -239,6 +245,7 @@ def _reviewer(event: _Event) -> r.ReviewerRecord:
         unsupported_dropped=_count(a, m.A_UNSUPPORTED_DROPPED),
         shallow_files=_strings(a, m.A_SHALLOW_PATHS),
         failed_citations=_strings(a, m.A_FAILED_CITATIONS),
+        content=_content_outcomes(a),
     )
 
 

@@ -8,14 +8,21 @@ Each repository has its own kind of reviewers:
   second flagged review would not be). Its style reviewer often reads a file without seeing all
   of its change (never none of it: under the interval rule one such review more would already
   fail): ready under the depth policies ``accept`` and ``any-hunk``, not under ``all-hunks``. Its security reviewer cites the lines it speaks of, and now and then a
-  line that is not there.
+  line that is not there. Every fifth review, its style reviewer saw README.md only through
+  another call's output (credited by content, ``via_content``).
 - ``acme/frontend``: a reviewer that claims every file and reads about half, in a third of the
-  reviews: not ready (would-downgrade rate far above the ceiling; audit before enforcing).
+  reviews: not ready (would-downgrade rate far above the ceiling; audit before enforcing). In
+  every other such review it did read one more of those files, but what came back was its own
+  edit, not the file at the revision (a content ``mismatch``: no evidence either). Its style
+  reviewer runs on Claude Code, its security reviewer on pi.
 - ``acme/ml``: a reviewer whose stream format cannot see reads (capability none): not ready
   (evidence unavailable), although nothing would be downgraded.
 - ``acme/infra``: honest, but the flag source fell back a few times and one run failed: not ready
   (fallbacks, errors).
 - ``acme/docs``: honest, but observed for three days only: not ready (days).
+
+In ``acme/payments`` and ``acme/frontend`` the streams carry what each read returned, checked
+against the revision (``matched``); the other repositories' reads are ``unchecked``.
 
 Reviews are spread evenly over each repository's observation window with synthetic span times;
 every few reviews a new telemetry setup is made, as separate CLI runs would, so the folder holds
@@ -40,10 +47,12 @@ from coverage_gate import metrics, otel_setup, receipt_store, receipts
 from coverage_gate.model import (
     Capability,
     Citation,
+    ContentSummary,
     DecisionDocument,
     Depth,
     DepthPolicy,
     EvidenceDocument,
+    FileContent,
     FileDepth,
     FileEvidence,
     LineRange,
@@ -87,6 +96,12 @@ class ReviewerSpec:
     depths: Mapping[str, Depth] = field(default_factory=dict)  # per path, over ``depth``
     # Lines it cites (path, line, content), replayed against ``SimulatedFiles``.
     citations: Sequence[tuple[str, int, str]] = ()
+    # What each read file's returned text was, against the file at the revision: ``matched``
+    # (it was the file), ``via_content`` (no read of it: its lines came back through another
+    # call), ``mismatch`` (a read whose text was not the file: no evidence); ``unchecked`` or
+    # None: the stream does not carry the text (what the rules decide without it).
+    content: FileContent | None = None
+    contents: Mapping[str, FileContent] = field(default_factory=dict)  # per path, over ``content``
 
 
 #: What every file of a simulated repository holds at the revision.
@@ -124,6 +139,24 @@ def file_depth(depth: Depth | None) -> FileDepth | None:
     )
 
 
+def file_evidence(path: str, depth: Depth | None, content: FileContent | None) -> FileEvidence:
+    """The evidence of one file read once, its returned text checked as ``content`` says."""
+    if content is FileContent.MISMATCH:
+        # A read whose text is not the file is no read: nothing of the file was seen.
+        return FileEvidence(path=path, content=ContentSummary(mismatched=1))
+    summary = None  # unchecked: the stream did not carry the text
+    if content is FileContent.MATCHED:
+        summary = ContentSummary(matched=1)
+    elif content is FileContent.VIA_CONTENT:
+        summary = ContentSummary(credited=1)
+    return FileEvidence(
+        path=path,
+        reads_succeeded=0 if content is FileContent.VIA_CONTENT else 1,
+        depth=file_depth(depth),
+        content=summary,
+    )
+
+
 def _evidence(spec: ReviewerSpec, revision: str) -> EvidenceDocument | None:
     if not spec.has_evidence:
         return None
@@ -136,10 +169,8 @@ def _evidence(spec: ReviewerSpec, revision: str) -> EvidenceDocument | None:
         capability=spec.capability,
         truncated=spec.truncated,
         files=[
-            FileEvidence(
-                path=path,
-                reads_succeeded=1,
-                depth=file_depth(spec.depths.get(path, spec.depth)),
+            file_evidence(
+                path, spec.depths.get(path, spec.depth), spec.contents.get(path, spec.content)
             )
             for path in reads
         ],
@@ -234,12 +265,29 @@ class RepoPlan:
     fallback_every: int = 0  # every n-th review's mode came from the fallback
     errors: int = 0
     expected_failures: frozenset[str] = field(default_factory=frozenset)
+    # The streams carry the reads' text, checked against the revision: honest reads match.
+    checked: bool = False
+    # Every n-th review, the style reviewer's README.md came back through another call (a
+    # grep), credited by content, not read.
+    credit_every: int = 0
+    # Every n-th review (a multiple of ``lie_every``: only a lying review), the liar also read a
+    # second file, but what came back was its own edit, not the file at the revision.
+    mismatch_every: int = 0
+    style_source: str = "pi-rpc"  # the stream format of the style reviewer
 
 
 PLANS: tuple[RepoPlan, ...] = (
-    RepoPlan("acme/payments", days=10, skim_every=4, fabricate_every=70),
     RepoPlan(
-        "acme/frontend", days=10, lie_every=3, expected_failures=frozenset({"would_downgrade_rate"})
+        "acme/payments", days=10, skim_every=4, fabricate_every=70, checked=True, credit_every=5
+    ),
+    RepoPlan(
+        "acme/frontend",
+        days=10,
+        lie_every=3,
+        expected_failures=frozenset({"would_downgrade_rate"}),
+        checked=True,
+        mismatch_every=6,
+        style_source="claude-code",
     ),
     RepoPlan("acme/ml", days=10, blind=True, expected_failures=frozenset({"evidence"})),
     RepoPlan(
@@ -275,9 +323,13 @@ def plan_reviews(plan: RepoPlan, reviews: int) -> list[tuple[ReviewInput, int, f
     for i in range(reviews):
         scope = [f"src/module_{i % 7}.py", f"src/module_{(i + 1) % 7}.py", "README.md"]
         depth = Depth.FULL if plan.pinned_diff else None
-        security = ReviewerSpec("security", claimed=scope, read=scope, depth=depth)
+        checked = FileContent.MATCHED if plan.checked else None
+        security = ReviewerSpec("security", claimed=scope, read=scope, depth=depth, content=checked)
         if plan.lie_every and i % plan.lie_every == 0:
-            security = ReviewerSpec("security", claimed=scope, read=scope[:1], depth=depth)
+            security = replace(security, read=scope[:1])
+            if plan.mismatch_every and i % plan.mismatch_every == 0:
+                edited = {scope[1]: FileContent.MISMATCH}
+                security = replace(security, read=scope[:2], contents=edited)
         elif plan.fabricate_every:
             invented = i % plan.fabricate_every == plan.fabricate_every // 2
             cited = [REAL_CITATION, FABRICATED_CITATION] if invented else [REAL_CITATION]
@@ -287,7 +339,19 @@ def plan_reviews(plan: RepoPlan, reviews: int) -> list[tuple[ReviewInput, int, f
             skimmed = {scope[0]: Depth.NONE}
         elif plan.skim_every and i % plan.skim_every == 1:
             skimmed = {scope[0]: Depth.PARTIAL}
-        second = ReviewerSpec("style", claimed=scope, read=scope, depth=depth, depths=skimmed)
+        credited: dict[str, FileContent] = {}
+        if plan.credit_every and i % plan.credit_every == 2:
+            credited = {scope[2]: FileContent.VIA_CONTENT}
+        second = ReviewerSpec(
+            "style",
+            claimed=scope,
+            read=scope,
+            source=plan.style_source,
+            depth=depth,
+            depths=skimmed,
+            content=checked,
+            contents=credited,
+        )
         if plan.blind:
             second = ReviewerSpec(
                 "style", claimed=scope, read=(), source="codex-exec", capability=Capability.NONE

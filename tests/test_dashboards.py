@@ -37,6 +37,7 @@ from coverage_gate.model import (
     CitationReason,
     Depth,
     DepthPolicy,
+    FileContent,
     FileStatus,
     Mode,
     ModeSource,
@@ -77,6 +78,7 @@ CLOSED_VALUES: dict[str, set[str]] = {
     | {CITATION_NO_REASON, CITATION_OVER_LIMIT},
     "uncorroborated": {"true", "false"},
     "evidence_available": {"true", "false"},
+    "content": {x.value for x in FileContent},
 }
 
 _MATCHER = re.compile(r'([a-z_][a-z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"')
@@ -218,6 +220,14 @@ def problems(expr: str, rules: list[Rule]) -> list[str]:
             "citation_outcome has no value ['passed']",
         ),
         ("repository:unknown:ratio_1h", "unknown series repository:unknown:ratio_1h"),
+        (
+            'coverage_gate_content_files_total{content="mismatched"}',
+            "content has no value ['mismatched']",
+        ),
+        (
+            "sum by (repository, format) (coverage_gate_claimed_files_total)",
+            "grouping by labels no input carries: ['format']",
+        ),
     ],
 )
 def test_checker_rejects_what_prometheus_would_not_hold(expr: str, complaint: str) -> None:
@@ -275,6 +285,36 @@ def test_dashboard_covers_the_rollout_questions() -> None:
         "(increase(coverage_gate_citations_total" in exprs
     )
     assert 'coverage_gate_citations_total{citation_outcome="failed"' in exprs
+
+
+def content_panel() -> dict[str, Any]:
+    """The panel of the content mismatch and content-credit rates."""
+    (panel,) = [
+        p
+        for p in dashboard()["panels"]
+        if any("coverage_gate_content_files_total" in t["expr"] for t in p.get("targets", []))
+    ]
+    return panel
+
+
+def test_the_content_panel_plots_both_rates_by_repository_and_format() -> None:
+    """One target per rate, each of all claimed files the metric counts (every content outcome)
+    by repository and format, shown as a share; the legends tell the two apart."""
+    panel = content_panel()
+    assert panel["fieldConfig"]["defaults"]["unit"] == "percentunit"
+    targets = {t["refId"]: t for t in panel["targets"]}
+    assert set(targets) == {"A", "B"}
+    whole = (
+        "sum by (repository, format) (increase("
+        'coverage_gate_content_files_total{repository=~"$repository"}[$window]))'
+    )
+    for ref, outcome, word in (("A", "mismatch", "mismatch"), ("B", "via_content", "credit")):
+        expr, legend = targets[ref]["expr"], targets[ref]["legendFormat"]
+        part = f'coverage_gate_content_files_total{{content="{outcome}", repository=~'
+        assert f"sum by (repository, format) (increase({part}" in expr, ref
+        assert expr.endswith(f"/\n{whole}"), ref
+        assert grouping_labels(expr) == {"repository", "format"}, ref
+        assert word in legend and "{{repository}}" in legend and "{{format}}" in legend, ref
 
 
 def test_panel_ids_are_unique() -> None:

@@ -18,6 +18,7 @@ from coverage_gate.model import (
     DecisionDocument,
     Depth,
     DepthPolicy,
+    FileContent,
     Mode,
     ModeSource,
     Verdict,
@@ -531,7 +532,7 @@ def test_report_shows_failed_citations_per_100_reviews_and_their_rates_with_inte
         "citations would downgrade 2 of 10 = 20.0% (95% CI 5.7%-51.0%)"
     ) in text
     document = to_json(build_report(load_folder(tmp_path), Criteria()))
-    assert document["version"] == "1.2"
+    assert document["version"] == "1.3"
     body = document["repositories"][0]["citations"]
     assert body["failed"] == 6
     assert set(body["would_downgrade_interval"]) == {"low", "high"}
@@ -567,3 +568,175 @@ def test_list_would_downgrade_names_failed_citations(tmp_path: Path) -> None:
     (flagged,) = report.would_downgrade
     assert flagged.failed_citations == ("src/api.py:2", "src/api.py:2")
     assert ": -; failed citations: src/api.py:2, src/api.py:2" in render_text(report)
+
+
+# --- content: mismatch and content-credit rates -------------------------------------------------
+
+MATCHED = FileContent.MATCHED
+#: pi: every read was the file at the revision; or one read returned the reviewer's own edit.
+CHECKED = ReviewerSpec("security", claimed=SCOPE, read=SCOPE, content=MATCHED)
+EDITED = replace(CHECKED, contents={"src/db.py": FileContent.MISMATCH})
+#: Claude Code: README.md never read, its lines shown by another call; or one file read, its
+#: text not carried, two not read at all.
+GREP = ReviewerSpec(
+    "style",
+    claimed=SCOPE,
+    read=SCOPE,
+    source="claude-code",
+    content=MATCHED,
+    contents={"README.md": FileContent.VIA_CONTENT},
+)
+UNREAD = ReviewerSpec("style", claimed=SCOPE, read=SCOPE[:1], source="claude-code")
+
+
+def _content_decisions() -> list[DecisionDocument]:
+    """8 reviews of acme/api, 3 claimed files a reviewer:
+
+    * 4 x (CHECKED, GREP): pi 12 matched; Claude Code 8 matched, 4 via_content;
+    * 2 x (EDITED, UNREAD): pi 4 matched, 2 mismatch; Claude Code 2 unchecked, 4 none;
+    * 1 x CHECKED, a comment: pi 3 matched;
+    * 1 x (HONEST, BLIND): pi 3 unchecked; codex-exec 3 none.
+
+    pi: 24 claimed, 2 mismatch, none credited; Claude Code: 18 claimed, 4 credited; codex-exec:
+    3 claimed. The repository: 45 claimed, 2 mismatch, 4 credited."""
+    return (
+        [decide("acme/api", scope=SCOPE, reviewers=[CHECKED, GREP])] * 4
+        + [decide("acme/api", scope=SCOPE, reviewers=[EDITED, UNREAD])] * 2
+        + [decide("acme/api", scope=SCOPE, reviewers=[CHECKED], verdict=Verdict.COMMENT)]
+        + [decide("acme/api", scope=SCOPE, reviewers=[HONEST, BLIND])]
+    )
+
+
+def test_report_shows_mismatch_and_content_credit_rates_per_repository_and_client(
+    tmp_path: Path,
+) -> None:
+    """Each rate is its count over the claimed files whose content was checked, with its 95%
+    Wilson interval, for the repository and for each client (evidence format) within it."""
+    write(tmp_path, spread(_content_decisions(), days=1))
+    (repo,) = build_report(load_folder(tmp_path), Criteria()).repositories
+    content = repo.content
+    assert content is not None
+    assert content.claimed == 45 == repo.claimed_files
+    assert content.outcomes == {
+        "matched": 27,
+        "via_content": 4,
+        "mismatch": 2,
+        "unchecked": 5,
+        "none": 7,
+    }
+    assert (content.mismatch_rate.count, content.mismatch_rate.of) == (2, 45)
+    assert content.mismatch_rate.rate == pytest.approx(2 / 45)
+    assert content.mismatch_rate.interval == pytest.approx((0.0123, 0.1483), abs=5e-4)
+    assert (content.content_credit_rate.count, content.content_credit_rate.of) == (4, 45)
+    assert content.content_credit_rate.rate == pytest.approx(4 / 45)
+    assert content.content_credit_rate.interval == pytest.approx((0.0351, 0.2073), abs=5e-4)
+    clients = {c.format: c for c in content.clients}
+    assert list(clients) == ["claude-code", "codex-exec", "pi-rpc"]
+    got = {
+        fmt: (c.claimed, c.mismatch_rate.count, c.content_credit_rate.count)
+        for fmt, c in clients.items()
+    }
+    assert got == {"claude-code": (18, 0, 4), "codex-exec": (3, 0, 0), "pi-rpc": (24, 2, 0)}
+    assert clients["pi-rpc"].outcomes == {
+        "matched": 19,
+        "via_content": 0,
+        "mismatch": 2,
+        "unchecked": 3,
+        "none": 0,
+    }
+    assert clients["claude-code"].outcomes == {
+        "matched": 8,
+        "via_content": 4,
+        "mismatch": 0,
+        "unchecked": 2,
+        "none": 4,
+    }
+    for client in clients.values():
+        for figure in (client.mismatch_rate, client.content_credit_rate):
+            assert figure.of == client.claimed
+            assert figure.rate == pytest.approx(figure.count / figure.of)
+            assert figure.interval == pytest.approx(wilson(figure.count, figure.of))
+            assert figure.limit is None  # shown, never judged
+    assert clients["pi-rpc"].mismatch_rate.interval == pytest.approx((0.0232, 0.2585), abs=5e-4)
+    assert clients["claude-code"].content_credit_rate.interval == pytest.approx(
+        (0.0900, 0.4521), abs=5e-4
+    )
+    # Readiness does not judge them.
+    assert {c.name for c in repo.checks} == {
+        "approvals",
+        "days",
+        "evidence",
+        "errors",
+        "fallbacks",
+        "would_downgrade_rate",
+    }
+
+
+def test_the_text_report_names_the_content_rates(tmp_path: Path) -> None:
+    write(tmp_path, spread(_content_decisions(), days=1))
+    text = render_text(build_report(load_folder(tmp_path), Criteria()))
+    assert (
+        "  content checks of 45 claimed files: matched 27, via_content 4, mismatch 2, "
+        "unchecked 5, none 7\n"
+        "  mismatch rate 2 of 45 = 4.4% (95% CI 1.2%-14.8%); "
+        "content-credit rate 4 of 45 = 8.9% (95% CI 3.5%-20.7%)\n"
+        "    client claude-code, 18 claimed files: mismatch rate 0 of 18 = 0.0% "
+        "(95% CI 0.0%-17.6%); content-credit rate 4 of 18 = 22.2% (95% CI 9.0%-45.2%)\n"
+        "    client codex-exec, 3 claimed files: mismatch rate 0 of 3 = 0.0% "
+        "(95% CI 0.0%-56.1%); content-credit rate 0 of 3 = 0.0% (95% CI 0.0%-56.1%)\n"
+        "    client pi-rpc, 24 claimed files: mismatch rate 2 of 24 = 8.3% "
+        "(95% CI 2.3%-25.8%); content-credit rate 0 of 24 = 0.0% (95% CI 0.0%-13.8%)\n"
+    ) in text
+
+
+def test_the_json_report_gives_the_content_rates_as_its_other_rates(tmp_path: Path) -> None:
+    """``content``: the repository's claimed files by outcome and both rates, then each client's,
+    each rate shaped as an entry of ``rates`` (count, of, rate, interval, limit)."""
+    write(tmp_path, spread(_content_decisions(), days=1))
+    result = runner.invoke(report_app, ["--telemetry-dir", str(tmp_path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["version"] == "1.3"
+    content = document["repositories"][0]["content"]
+    assert set(content) == {
+        "claimed",
+        "outcomes",
+        "mismatch_rate",
+        "content_credit_rate",
+        "clients",
+    }
+    rate_keys = set(document["repositories"][0]["rates"]["would_downgrade_rate"])
+    assert set(content["mismatch_rate"]) == rate_keys
+    assert content["mismatch_rate"]["count"] == 2
+    assert set(content["mismatch_rate"]["interval"]) == {"low", "high"}
+    pi = next(c for c in content["clients"] if c["format"] == "pi-rpc")
+    assert (pi["claimed"], pi["mismatch_rate"]["count"], pi["mismatch_rate"]["of"]) == (24, 2, 24)
+    assert pi["content_credit_rate"]["rate"] == 0.0
+    assert [c["format"] for c in content["clients"]] == ["claude-code", "codex-exec", "pi-rpc"]
+
+
+def test_without_content_checks_the_report_shows_no_content(tmp_path: Path) -> None:
+    """Spans written before content checks (no content counts on a reviewer event), and reviewers
+    that ran without an evidence document, give no content section, in the text or the JSON."""
+    no_evidence = ReviewerSpec("security", claimed=SCOPE, read=(), has_evidence=False)
+    write(
+        tmp_path,
+        spread(
+            [decide("acme/api", scope=SCOPE, reviewers=[CHECKED, GREP])] * 2
+            + [decide("acme/web", scope=SCOPE, reviewers=[no_evidence])],
+            days=1,
+        ),
+    )
+    loaded = load_folder(tmp_path)
+    reports = build_report(loaded, Criteria()).repositories
+    assert [r.content is not None for r in reports] == [True, False]
+    loaded.reviews[:] = [
+        replace(r, reviewers=tuple(replace(w, content=()) for w in r.reviewers))
+        for r in loaded.reviews
+    ]
+    older = build_report(loaded, Criteria())
+    assert all(r.content is None for r in older.repositories)
+    text = render_text(older)
+    assert "content checks" not in text
+    assert "mismatch rate" not in text
+    assert all("content" not in body for body in to_json(older)["repositories"])

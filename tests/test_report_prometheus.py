@@ -25,9 +25,24 @@ from coverage_gate.commands.report import report_app
 from coverage_gate.errors import BadConfigError, UsageError
 from coverage_gate.metrics import INSTRUMENTS
 from coverage_gate.model import ModeSource, Verdict
-from coverage_gate.report import Criteria, count_folder, load_folder, readiness, repo_report
+from coverage_gate.report import (
+    Criteria,
+    count_folder,
+    load_folder,
+    readiness,
+    repo_report,
+    wilson,
+)
 from tests.simulate_rollout import ReviewerSpec, decide
-from tests.test_report import BLIND, HONEST, LIAR, SCOPE, spread, write
+from tests.test_report import (
+    BLIND,
+    HONEST,
+    LIAR,
+    SCOPE,
+    _content_decisions,
+    spread,
+    write,
+)
 
 runner = CliRunner()
 NOW = 1_790_000_000.0
@@ -151,7 +166,8 @@ def answers_from(folder: Path) -> dict[str, list[p.Series]]:
 
 def test_the_counters_fold_into_the_counts_the_spans_give(tmp_path: Path) -> None:
     """Every readiness figure, from the metrics as Prometheus would sum them, equals the one
-    from the spans of the same decisions; so does the verdict of every check."""
+    from the spans of the same decisions; so does the verdict of every check, and so do the
+    content mismatch and content-credit rates, per repository and per client."""
     stale = ReviewerSpec("security", claimed=SCOPE, read=SCOPE, evidence_revision="old")
     decisions = (
         [decide("acme/api", scope=SCOPE, reviewers=[HONEST])] * 4
@@ -160,6 +176,7 @@ def test_the_counters_fold_into_the_counts_the_spans_give(tmp_path: Path) -> Non
         + [decide("acme/api", scope=SCOPE, reviewers=[stale])]
         + [decide("acme/api", scope=SCOPE, reviewers=[HONEST], verdict=Verdict.COMMENT)]
         + [decide("acme/web", scope=SCOPE, reviewers=[HONEST], mode_source=ModeSource.FALLBACK)]
+        + [d.model_copy(update={"repo": "acme/checked"}) for d in _content_decisions()]
     )
     write(tmp_path, spread(decisions, days=1), errors={"acme/web": 2, "acme/gone": 1})
     spans = {c.repository: c for c in count_folder(load_folder(tmp_path))}
@@ -167,7 +184,7 @@ def test_the_counters_fold_into_the_counts_the_spans_give(tmp_path: Path) -> Non
         c.repository: c
         for c in p.fold(answers_from(tmp_path), now_s=NOW, step_s=3600, origin="test")
     }
-    assert set(folded) == set(spans) == {"acme/api", "acme/web", "acme/gone"}
+    assert set(folded) == set(spans) == {"acme/api", "acme/web", "acme/gone", "acme/checked"}
     compared = (
         "reviews",
         "approvals",
@@ -184,6 +201,7 @@ def test_the_counters_fold_into_the_counts_the_spans_give(tmp_path: Path) -> Non
         "depth_files",
         "approvals_compared",
         "flagged_under",
+        "content",
     )
     criteria = Criteria(min_approvals=1, min_days=0, max_would_downgrade_rate=0.9)
     for name, mine in spans.items():
@@ -196,6 +214,16 @@ def test_the_counters_fold_into_the_counts_the_spans_give(tmp_path: Path) -> Non
         ], name
     assert spans["acme/api"].evidence_available == 6  # all but the blind and the stale review
     assert not repo_report(folded["acme/api"], criteria).ready
+    # The same content report from either source: the rates of tests/test_report.py's fixture.
+    checked = repo_report(folded["acme/checked"], criteria).content
+    assert checked == repo_report(spans["acme/checked"], criteria).content
+    assert checked is not None
+    assert (checked.claimed, checked.mismatch_rate.count, checked.content_credit_rate.count) == (
+        45,
+        2,
+        4,
+    )
+    assert folded["acme/gone"].content is None
 
 
 def test_first_and_last_seen_bracket_the_reviews_and_days_never_overstate() -> None:
@@ -467,8 +495,57 @@ def test_a_bug_in_a_query_surfaces_as_itself_not_as_a_slow_prometheus() -> None:
         )
 
 
+def _with_content(query: str) -> Reply:
+    """``_healthy``, and 60 approvals' claimed files by how their content was checked: pi 150
+    matched and 6 mismatches, Claude Code 20 matched and 4 credited by content."""
+    if _is(query, "content"):
+        base = {"repository": "acme/api"}
+        return Reply(
+            body=vector(
+                ({**base, "format": "pi-rpc", "content": "matched"}, 150.0),
+                ({**base, "format": "pi-rpc", "content": "mismatch"}, 6.0),
+                ({**base, "format": "claude-code", "content": "matched"}, 20.0),
+                ({**base, "format": "claude-code", "content": "via_content"}, 4.0),
+            )
+        )
+    return _healthy(query)
+
+
+def test_the_content_metric_gives_the_content_rates_per_repository_and_client(
+    fake: Fake,
+) -> None:
+    """From ``coverage_gate_content_files_total`` summed by repository, format and content: the
+    claimed files per client and both rates with their Wilson intervals; absent without it."""
+    fake.answer = _with_content
+    result = report("--prometheus", fake.url)
+    assert result.exit_code == 0, result.output
+    (repo,) = json.loads(result.stdout)["repositories"]
+    content = repo["content"]
+    assert (content["claimed"], content["mismatch_rate"]["count"]) == (180, 6)
+    assert content["content_credit_rate"]["count"] == 4
+    clients = {c["format"]: c for c in content["clients"]}
+    assert list(clients) == ["claude-code", "pi-rpc"]
+    assert clients["pi-rpc"]["mismatch_rate"]["rate"] == pytest.approx(6 / 156)
+    interval = clients["pi-rpc"]["mismatch_rate"]["interval"]
+    assert (interval["low"], interval["high"]) == pytest.approx(wilson(6, 156))
+    assert clients["claude-code"]["content_credit_rate"]["rate"] == pytest.approx(4 / 24)
+    assert clients["claude-code"]["outcomes"] == {
+        "matched": 20,
+        "via_content": 4,
+        "mismatch": 0,
+        "unchecked": 0,
+        "none": 0,
+    }
+    text = runner.invoke(report_app, ["--prometheus", fake.url], env={}).stdout
+    assert "  mismatch rate 6 of 180 = 3.3% (95% CI" in text
+    assert "    client pi-rpc, 156 claimed files: mismatch rate 6 of 156 = 3.8%" in text
+    fake.answer = _healthy
+    (plain,) = json.loads(report("--prometheus", fake.url).stdout)["repositories"]
+    assert "content" not in plain
+
+
 def test_the_text_report_names_its_source_and_window(fake: Fake) -> None:
     fake.answer = _healthy
     text = runner.invoke(report_app, ["--prometheus", fake.url], env={}).stdout
     assert text.startswith(f"Prometheus {fake.url}: ")
-    assert "(--since 14d; 13 queries; reviews placed in steps of 1h)" in text.splitlines()[0]
+    assert "(--since 14d; 14 queries; reviews placed in steps of 1h)" in text.splitlines()[0]

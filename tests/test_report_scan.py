@@ -15,7 +15,7 @@ import pytest
 
 from coverage_gate import report as r
 from coverage_gate.metrics import Outcome
-from coverage_gate.model import Depth, DepthPolicy
+from coverage_gate.model import Depth, DepthPolicy, FileContent
 from coverage_gate.report import (
     Criteria,
     ReviewRecord,
@@ -260,6 +260,16 @@ def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: i
     failed = sum(x.citations_failed for x in recorded)
     reviews_failed = sum(1 for x in recorded if x.citations_failed)
     flagged = sum(1 for x in approvals if x.citations_would_downgrade)
+    checked: dict[str, Counter[str]] = {}
+    for review in reviews:
+        for w in review.reviewers:
+            if not w.failed:
+                checked.setdefault(w.format, Counter()).update(dict(w.content))
+    content = {
+        fmt: {c.value: checked[fmt][c.value] for c in FileContent}
+        for fmt in sorted(checked)
+        if checked[fmt].total()
+    }
     return r.RepoCounts(
         repository=repository,
         reviews=len(reviews),
@@ -301,6 +311,7 @@ def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: i
             would_downgrade_rate=r._share(flagged, len(approvals)),
             would_downgrade_interval=r.wilson(flagged, len(approvals)),
         ),
+        content=content or None,
     )
 
 

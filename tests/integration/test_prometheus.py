@@ -47,10 +47,19 @@ from opentelemetry.sdk.metrics import MeterProvider
 
 from coverage_gate import metrics as m
 from coverage_gate.metrics import INSTRUMENTS
-from coverage_gate.model import Capability, Depth, DepthPolicy, Mode, ModeSource, Verdict
+from coverage_gate.model import (
+    Capability,
+    Depth,
+    DepthPolicy,
+    FileContent,
+    Mode,
+    ModeSource,
+    Verdict,
+)
 from tests.simulate_rollout import FABRICATED_CITATION, REAL_CITATION, ReviewerSpec, decide
 from tests.test_dashboards import (
     RULES,
+    content_panel,
     dashboard,
     grouping_labels,
     panel_targets,
@@ -130,11 +139,20 @@ def exposition() -> Iterator[Exposition]:
 
 
 def feed(provider: MeterProvider, batch: int) -> None:
-    """Real decisions covering every outcome, mode, several sources, formats and agents."""
+    """Real decisions covering every outcome, mode, several sources, formats and agents, and
+    every way a claimed file's content can be checked (``CONTENT_RATES``)."""
     meter = provider.get_meter("coverage_gate")
     scope = ["src/api.py", "src/db.py", "README.md"]
-    honest = ReviewerSpec("security", claimed=scope, read=scope, depth=Depth.FULL)
-    liar = ReviewerSpec("security", claimed=scope, read=scope[:1])
+    matched = FileContent.MATCHED
+    honest = ReviewerSpec("security", claimed=scope, read=scope, depth=Depth.FULL, content=matched)
+    # It read src/db.py too, but what came back was not the file at the revision: no evidence.
+    liar = ReviewerSpec(
+        "security",
+        claimed=scope,
+        read=scope[:2],
+        content=matched,
+        contents={"src/db.py": FileContent.MISMATCH},
+    )
     skimmer = ReviewerSpec(
         "style",
         claimed=scope,
@@ -148,7 +166,14 @@ def feed(provider: MeterProvider, batch: int) -> None:
     blind = ReviewerSpec(
         "style", claimed=scope, read=(), source="codex-exec", capability=Capability.NONE
     )
-    claude = ReviewerSpec("tests", claimed=scope, read=scope, source="claude-code")
+    claude = ReviewerSpec(
+        "tests",
+        claimed=scope,
+        read=scope,
+        source="claude-code",
+        content=matched,
+        contents={"README.md": FileContent.VIA_CONTENT},
+    )
     citing = ReviewerSpec(
         "security",
         claimed=scope,
@@ -180,6 +205,27 @@ def feed(provider: MeterProvider, batch: int) -> None:
             )
             m.record_decision(meter, decision, duration_s=0.002 * (1 + i % 5))
     m.record_error(meter, repo="acme/web", kind=m.ErrorKind.BAD_INPUT)
+
+
+#: What the content panel plots for ``feed``'s claimed files, each batch alike (target A: the
+#: mismatch rate, B: the content-credit rate), by (repository, format):
+#: * acme/api, pi-rpc, 24 files a batch: the honest reviewer's 3 matched in each of 6 reviews,
+#:   the liar's 3 (1 matched, 1 mismatch, 1 none), the skimmer's and the partial reader's 6
+#:   (unchecked): 1 mismatch of 24, nothing credited;
+#: * acme/api, claude-code: 3 files, README.md credited by content: 1 of 3;
+#: * acme/api, codex-exec: the blind reviewer's 3 (none): neither;
+#: * acme/web, pi-rpc: the liar's 3, the honest reviewer's 3, the citing one's 3 (unchecked):
+#:   1 mismatch of 9.
+CONTENT_RATES = {
+    ("A", "acme/api", "pi-rpc"): 1 / 24,
+    ("A", "acme/api", "claude-code"): 0.0,
+    ("A", "acme/api", "codex-exec"): 0.0,
+    ("A", "acme/web", "pi-rpc"): 1 / 9,
+    ("B", "acme/api", "pi-rpc"): 0.0,
+    ("B", "acme/api", "claude-code"): 1 / 3,
+    ("B", "acme/api", "codex-exec"): 0.0,
+    ("B", "acme/web", "pi-rpc"): 0.0,
+}
 
 
 # --- Prometheus ---------------------------------------------------------------------------------
@@ -346,3 +392,12 @@ def test_every_panel_query_returns_series_with_the_labels_it_shows(
     )
     ratios = {s["metric"]["depth_policy"]: float(s["value"][1]) for s in compared}
     assert ratios == pytest.approx({"accept": 0.2, "any-hunk": 0.4, "all-hunks": 0.6}, abs=0.02)
+
+    # The content panel's two rates, per repository and format, are those of the files fed.
+    plotted: dict[tuple[str, str, str], float] = {}
+    for target in content_panel()["targets"]:
+        for series in prometheus.wait_for(_substitute(target["expr"]), timeout_s=10):
+            labels = series["metric"]
+            key = (target["refId"], labels["repository"], labels["format"])
+            plotted[key] = float(series["value"][1])
+    assert plotted == pytest.approx(CONTENT_RATES, abs=0.01)

@@ -2,7 +2,9 @@
 repository by repository, on the same decisions made by the CLI.
 
 The decisions: real `coverage-gate reconcile` processes (the bundled example's honest and lying
-reviewers, in several repositories, modes and mode sources; one run that fails) export OTLP/HTTP
+reviewers, in several repositories, modes and mode sources; a reviewer on another client whose
+reads were checked against the revision's content, one of them a mismatch and one file credited
+by content; one run that fails) export OTLP/HTTP
 to a stand-in for the Collector of `dashboards/otelcol.yaml`, which does what that pipeline
 does: it writes every request as an OTLP JSON line in a folder (the `file` exporter, what the
 local report reads), sums the runs' deltas into cumulative series (`deltatocumulative`) and
@@ -248,7 +250,28 @@ RUNS: list[tuple[str, str, str, list[str]]] = [
     ("acme/fallback", "honest", "approve", []),
     ("acme/errors", "honest", "approve", ["--mode", "shadow"]),
     ("acme/errors", "missing-evidence", "approve", ["--mode", "shadow"]),
+    *[("acme/edited", "edited", "approve", ["--mode", "shadow"])] * 2,
 ]
+
+
+def write_edited_evidence(work: Path) -> None:
+    """``edited.evidence.json``: the honest reviewer's evidence as a Claude Code stream that
+    carries what each read returned, checked against the revision: README.md's only read
+    returned the reviewer's own edit (a mismatch: no evidence), docs/guide.md and
+    tests/test_handlers.py were never read but their lines came back in another call's output
+    (credited by content), the other three reads were the files."""
+    document = json.loads((work / "honest.evidence.json").read_text())
+    document["source"] = "claude-code"
+    for entry in document["files"]:
+        if entry["path"] == "README.md":
+            entry.update(reads_succeeded=0, diff_pages_succeeded=0, lines_seen=[], depth=None)
+            entry["content"] = {"mismatched": 1}
+        elif entry["path"] in {"docs/guide.md", "tests/test_handlers.py"}:
+            entry.update(reads_succeeded=0, diff_pages_succeeded=0)
+            entry["content"] = {"credited": 1}
+        else:
+            entry["content"] = {"matched": 1}
+    (work / "edited.evidence.json").write_text(json.dumps(document))
 
 
 def _reconcile_args(repo: str, reviewer: str, verdict: str, mode: list[str]) -> list[str]:
@@ -297,6 +320,7 @@ def decide_everything(rig: Rig) -> None:
             OTEL_SDK_DISABLED="true",
         )
         assert recorded.returncode == 0, recorded.stderr
+    write_edited_evidence(rig.work)
     endpoint = f"http://127.0.0.1:{rig.collector.port}"
     for repo, reviewer, verdict, mode in RUNS:
         result = rig.cli(
@@ -359,6 +383,8 @@ def _agreed(repo: dict[str, Any]) -> dict[str, Any]:
         **{key: repo[key] for key in AGREED},
         "evidence": (repo["evidence"]["reviews_available"], repo["evidence"]["availability"]),
         "checks": [(c["name"], c["ok"]) for c in repo["checks"]],
+        # absent where no claimed file's content was checked
+        "content": repo.get("content"),
         "depth": (
             repo["depth"]["files"],
             repo["depth"]["approvals_compared"],
@@ -369,8 +395,9 @@ def _agreed(repo: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_prometheus_report_and_the_local_report_agree(rig: Rig) -> None:
     """Repository by repository, the counts, rates, intervals, checks and verdicts from
-    Prometheus are those from the telemetry folder, over the same CLI decisions; one repository
-    is ready, the others fail their own checks."""
+    Prometheus are those from the telemetry folder, over the same CLI decisions, the content
+    mismatch and content-credit rates per client included; one repository is ready, the others
+    fail their own checks."""
     decide_everything(rig)
     wait_for_totals(rig, reviews=len(RUNS) - 1, errors=1)
 
@@ -395,7 +422,38 @@ def test_the_prometheus_report_and_the_local_report_agree(rig: Rig) -> None:
         "acme/blind": {"approvals", "evidence", "would_downgrade_rate"},
         "acme/fallback": {"approvals", "fallbacks", "would_downgrade_rate"},
         "acme/errors": {"approvals", "errors", "would_downgrade_rate"},
+        "acme/edited": {"approvals", "would_downgrade_rate"},
     }
+
+    # The content rates both sources agree on are those of the decisions: acme/edited's two
+    # runs of 6 claimed files each, 1 a mismatch and 2 credited by content; acme/ready's pi
+    # streams carry no read's text here (no repository to check against): all unchecked.
+    remote_by_name = {r["repository"]: r for r in remote["repositories"]}
+    edited = remote_by_name["acme/edited"]["content"]
+    (client,) = edited["clients"]
+    assert (client["format"], client["claimed"]) == ("claude-code", 12)
+    assert client["outcomes"] == {
+        "matched": 6,
+        "via_content": 4,
+        "mismatch": 2,
+        "unchecked": 0,
+        "none": 0,
+    }
+    # 95% Wilson intervals of 2 and 4 in 12
+    for name, count, interval in (
+        ("mismatch_rate", 2, (0.0470, 0.4480)),
+        ("content_credit_rate", 4, (0.1381, 0.6094)),
+    ):
+        figure = client[name]
+        assert (figure["count"], figure["of"]) == (count, 12), name
+        assert figure["rate"] == pytest.approx(count / 12), name
+        low, high = figure["interval"]["low"], figure["interval"]["high"]
+        assert (low, high) == pytest.approx(interval, abs=5e-4), name
+        assert edited[name] == figure, name
+    ready = remote_by_name["acme/ready"]["content"]
+    assert [c["format"] for c in ready["clients"]] == ["pi-rpc"]
+    assert ready["outcomes"]["unchecked"] == ready["claimed"] == 6 * 6
+    assert ready["mismatch_rate"]["count"] == ready["content_credit_rate"]["count"] == 0
 
     # When: Prometheus knows each review to the step (an hour) that holds it; its first and
     # last times bracket the reviews, and its days observed never overstate their span.
