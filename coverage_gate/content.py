@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from coverage_gate.gittree import DEFAULT_TIMEOUT, MAX_CONTENT_BYTES
@@ -50,14 +50,17 @@ class SnapshotError(Exception):
     """The working tree could not be written as a tree object."""
 
 
-def _git(root: Path, *args: str, env: Mapping[str, str] | None = None) -> bytes | None:
+def _git(
+    root: Path, *args: str, env: Mapping[str, str] | None = None, stdin: bytes | None = None
+) -> bytes | None:
     try:
         done = subprocess.run(
             ["git", "-C", str(root), *args],
             capture_output=True,
             timeout=DEFAULT_TIMEOUT,
             check=False,
-            stdin=subprocess.DEVNULL,
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
             env=None if env is None else {**os.environ, **env},
         )
     except (OSError, subprocess.SubprocessError):
@@ -111,23 +114,71 @@ class RepositoryContent:
         self.revision = revision
         self.timeout = timeout
         self.max_bytes = max_bytes
+        self._readable: bool | None = None
+
+    def _tree_known(self) -> bool:
+        """Whether the revision is a commit or tree of a repository under the root (asked of git
+        once: a stream's every read of a root that is no repository costs no process)."""
+        if self._readable is None:
+            self._readable = _revision_name(self.revision) and (
+                _git(self.root, "rev-parse", "--verify", "--quiet", f"{self.revision}^{{tree}}")
+                is not None
+            )
+        return self._readable
 
     def content(self, path: str) -> bytes | None:
-        if not path or path.startswith("/") or "\0" in path or not _revision_name(self.revision):
-            return None
-        listed = _git(self.root, "ls-tree", "-z", "--long", self.revision, "--", path)
+        return self.prefetch([path]).get(path)
+
+    def prefetch(self, paths: Sequence[str]) -> dict[str, bytes]:
+        """The regular files among ``paths`` at the revision, read in one ``git ls-tree`` and
+        one ``git cat-file --batch``; the others are left out."""
+        wanted = [p for p in dict.fromkeys(paths) if p and not p.startswith("/") and "\0" not in p]
+        if not wanted or not self._tree_known():
+            return {}
+        listed = _git(
+            self.root, "ls-tree", "-z", "--long", "--full-tree", self.revision, "--", *wanted
+        )
         if not listed:
-            return None
-        head, _, name = listed.rstrip(b"\0").partition(b"\t")
-        fields = head.split()
-        if name.decode("utf-8", "surrogateescape") != path or len(fields) != 4:
-            return None
-        mode, kind, object_id, size = fields
-        if mode not in (b"100644", b"100755") or kind != b"blob" or not size.isdigit():
-            return None
-        if int(size) > self.max_bytes:
-            return None
-        return _git(self.root, "cat-file", "blob", object_id.decode("ascii"))
+            return {}
+        blobs: dict[str, str] = {}
+        for entry in listed.split(b"\0"):
+            head, _, name = entry.partition(b"\t")
+            fields = head.split()
+            path = name.decode("utf-8", "surrogateescape")
+            if path not in wanted or len(fields) != 4:
+                continue
+            mode, kind, object_id, size = fields
+            if mode not in (b"100644", b"100755") or kind != b"blob" or not size.isdigit():
+                continue
+            if int(size) <= self.max_bytes:
+                blobs[path] = object_id.decode("ascii")
+        return self._blobs(blobs)
+
+    def _blobs(self, blobs: Mapping[str, str]) -> dict[str, bytes]:
+        """Each blob's bytes, through one ``git cat-file --batch``."""
+        if not blobs:
+            return {}
+        request = "".join(f"{object_id}\n" for object_id in blobs.values()).encode("ascii")
+        answer = _git(self.root, "cat-file", "--batch", stdin=request)
+        if answer is None:
+            return {}
+        found: dict[str, bytes] = {}
+        position = 0
+        by_id = {object_id: path for path, object_id in blobs.items()}
+        while position < len(answer):
+            end = answer.find(b"\n", position)
+            if end < 0:
+                break
+            header = answer[position:end].split()
+            if len(header) != 3 or not header[2].isdigit():
+                break
+            size = int(header[2])
+            data = answer[end + 1 : end + 1 + size]
+            path = by_id.get(header[0].decode("ascii", "replace"))
+            if path is not None and len(data) == size:
+                found[path] = data
+            position = end + 1 + size + 1
+        return found
 
 
 def _revision_name(revision: str) -> bool:

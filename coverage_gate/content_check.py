@@ -50,6 +50,7 @@ proves nothing (unknown, never unsupported).
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -91,6 +92,8 @@ def _text_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    if "\r" not in text:
+        return lines
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
@@ -186,10 +189,13 @@ def _check_bytes(returned: Returned, data: bytes) -> ReadCheck:
 # --- credit by content -------------------------------------------------------------------------
 
 
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
+
+
 def _informative(line: str) -> int:
     """The characters a line carries besides white space, when it carries enough to tell."""
     body = line.strip()
-    if len(body) < MIN_INFORMATIVE_CHARS or not any(ch.isalnum() for ch in body):
+    if len(body) < MIN_INFORMATIVE_CHARS or _LETTER_OR_DIGIT.search(body) is None:
         return 0
     return len(body)
 
@@ -299,10 +305,13 @@ class ContentIndex:
         active: dict[tuple[str, int], _Run] = {}  # (key, next file line wanted) -> run
         where, files = self._where, self._lines
         for index, line in enumerate(out):
-            if line in own:
+            if own and line in own:
                 done.extend(active.values())
                 active = {}
                 continue
+            places = where.get(line)
+            if places is None and not active:
+                continue  # no run goes on, none starts here: most lines of a long output
             weight = _informative(line)
             following: dict[tuple[str, int], _Run] = {}
             for (key, wanted), run in active.items():
@@ -316,16 +325,14 @@ class ContentIndex:
                     following[(key, wanted + 1)] = run
                 else:
                     done.append(run)
-            if weight:
-                places = where.get(line, ())
-                if len(places) <= MAX_START_OCCURRENCES:
-                    for key, number in places:
-                        if (key, number + 1) in following:
-                            continue
-                        counted = weight if key != DIFF_KEY else _weight(key, line)
-                        run = _Run(key, number, index, index + 1, 1, counted, 1)
-                        self._extend_back(run, out, own)
-                        following[(key, number + 1)] = run
+            if places is not None and weight and len(places) <= MAX_START_OCCURRENCES:
+                for key, number in places:
+                    if (key, number + 1) in following:
+                        continue
+                    counted = weight if key != DIFF_KEY else _weight(key, line)
+                    run = _Run(key, number, index, index + 1, 1, counted, 1)
+                    self._extend_back(run, out, own)
+                    following[(key, number + 1)] = run
             active = following
         done.extend(active.values())
         return done
@@ -387,8 +394,10 @@ def _kept_lines(out: Sequence[str], kept: int | None, *, tail_kept: bool = True)
 
 # --- per call ----------------------------------------------------------------------------------
 
-#: The files outside the pinned diff whose content is kept for checking reads of them.
-MAX_OTHER_FILES = 32
+#: The files outside the pinned diff whose content is kept for checking reads of them: at most
+#: this many, and this many bytes in all.
+MAX_OTHER_FILES = 4096
+MAX_OTHER_BYTES = 32 * 1024 * 1024
 #: Ends remembered to tell a repeated line (their text is kept until then).
 MAX_REMEMBERED_ENDS = 8
 #: Characters of a call's own arguments kept to tell its output's echo of them.
@@ -421,6 +430,8 @@ class CallChecker:
         self._index: ContentIndex | None = None
         self._scoped: dict[str, bytes | None] = {}
         self._others: OrderedDict[str, bytes | None] = OrderedDict()
+        self._absent: set[str] = set()  # files outside the diff the revision does not have
+        self._other_bytes = 0
         self._open: dict[str, tuple[Action, str | None]] = {}
         # the last ends checked, so that a line repeated to the byte is checked the same
         self._ended: OrderedDict[str, tuple[Returned, ContentSeen]] = OrderedDict()
@@ -443,52 +454,61 @@ class CallChecker:
         if again is not None and again[0] == returned:
             return replace(event, returned=None, content=again[1])  # a repeated line: the same
         action, said = self._open.pop(event.call_id, (None, None))
-        seen = (
-            self._index_of().scan(
-                returned.text,
-                said=(said,) if said else (),
-                kept=returned.kept,
-                tail_kept=not (returned.cut and returned.kept is not None),
-            )
-            if not returned.placeholder
-            else ContentSeen()
+        path, checked = (
+            self._read(action, returned, event) if isinstance(action, ReadAction) else (None, None)
         )
-        if isinstance(action, ReadAction):
-            seen = self._read(action, returned, event, seen)
+        if checked is not None and checked.check is ContentCheck.MATCHED:
+            # its text is its own file's: no other file's run is longer than that whole text,
+            # so scanning it could credit nothing (the rule of uncontested runs)
+            seen = checked
+        else:
+            seen = (
+                self._index_of().scan(
+                    returned.text,
+                    said=(said,) if said else (),
+                    kept=returned.kept,
+                    tail_kept=not (returned.cut and returned.kept is not None),
+                )
+                if not returned.placeholder
+                else ContentSeen()
+            )
+            if checked is not None:
+                seen = self._joined(checked, seen, path)
         self._ended[event.call_id] = (returned, seen)
         if len(self._ended) > MAX_REMEMBERED_ENDS:
             self._ended.popitem(last=False)
         return replace(event, returned=None, content=seen)
 
-    def _own_file_left_out(self, seen: ContentSeen, path: str) -> ContentSeen:
-        """A read's text is judged for its own file by the read check alone: a mismatched read
-        of a file is no evidence of it, not even of the lines its older text shares."""
-        found_credits = tuple(credit for credit in seen.credits if credit.path != path)
-        uncertain = tuple(other for other in seen.uncertain if other != path)
-        return replace(seen, credits=found_credits, uncertain=uncertain)
-
     def _read(
-        self, action: ReadAction, returned: Returned, event: ToolEnd, seen: ContentSeen
-    ) -> ContentSeen:
+        self, action: ReadAction, returned: Returned, event: ToolEnd
+    ) -> tuple[str | None, ContentSeen]:
+        """The read check of one read (module notes), with the file it read."""
         path = self._place(action)
         if path is None:
-            return replace(seen, check=ContentCheck.UNCHECKED)
-        seen = self._own_file_left_out(seen, path)
+            return None, ContentSeen(check=ContentCheck.UNCHECKED)
         asked = event.shown or action.shown
         told = asked is None or asked.kind is not ShownKind.UNKNOWN
         if path in self._unchecked or not returned.own or not told:
             # a binary file; one output of several reads; a read whose range is not told (a
             # command of a shape not recognised, an output cut to a head and a tail)
-            return replace(seen, check=ContentCheck.UNCHECKED)
+            return path, ContentSeen(check=ContentCheck.UNCHECKED)
         data = self._file(path)
         result = check_read(returned, data, asked)
-        return replace(
-            seen,
+        return path, ContentSeen(
             check=result.check,
             first_difference=result.first_difference,
             shown=result.shown,
             blob=blob_id(data) if data is not None else None,
         )
+
+    @staticmethod
+    def _joined(checked: ContentSeen, seen: ContentSeen, path: str | None) -> ContentSeen:
+        """A read's check with what its text showed of other files: its own file is judged by
+        the read check alone (a mismatched read of a file is no evidence of it, not even of the
+        lines its older text shares)."""
+        found_credits = tuple(credit for credit in seen.credits if credit.path != path)
+        uncertain = tuple(other for other in seen.uncertain if other != path)
+        return replace(checked, credits=found_credits, uncertain=uncertain, diff=seen.diff)
 
     def can_judge_absence(self) -> bool:
         """Whether every in-scope file's content (or the pinned diff) was had, so that a
@@ -503,6 +523,10 @@ class CallChecker:
 
     def _index_of(self) -> ContentIndex:
         if self._index is None:
+            prefetch = getattr(self._source, "prefetch", None)
+            if prefetch is not None and self._scope:
+                found = prefetch(self._scope)  # every in-scope file in one batch
+                self._scoped.update({path: found.get(path) for path in self._scope})
             files = {path: data for path in self._scope if (data := self._file(path)) is not None}
             self._index = ContentIndex(files, self._diff)
         return self._index
@@ -516,10 +540,18 @@ class CallChecker:
         if path in self._others:
             self._others.move_to_end(path)
             return self._others[path]
+        if path in self._absent:
+            return None
         found = self._fetch(path)
+        if found is None:
+            if len(self._absent) < MAX_CALLS:
+                self._absent.add(path)  # asked once: the revision has no such file to read
+            return None
         self._others[path] = found
-        if len(self._others) > MAX_OTHER_FILES:
-            self._others.popitem(last=False)
+        self._other_bytes += len(found)
+        while len(self._others) > MAX_OTHER_FILES or self._other_bytes > MAX_OTHER_BYTES:
+            _, dropped = self._others.popitem(last=False)
+            self._other_bytes -= len(dropped or b"")
         return found
 
     def _fetch(self, path: str) -> bytes | None:
