@@ -424,6 +424,7 @@ class CallChecker:
     ) -> None:
         self._source = source
         self._scope = tuple(scope)
+        self._in_scope = frozenset(self._scope)
         self._unchecked = frozenset(unchecked)  # binary files of the diff: never compared
         self._diff = diff
         self._place = place
@@ -527,14 +528,21 @@ class CallChecker:
             if prefetch is not None and self._scope:
                 found = prefetch(self._scope)  # every in-scope file in one batch
                 self._scoped.update({path: found.get(path) for path in self._scope})
-            files = {path: data for path in self._scope if (data := self._file(path)) is not None}
+            for path in self._scope:
+                if path not in self._scoped:
+                    self._scoped[path] = self._fetch(path)
+            scoped = self._scoped
+            files = {path: data for path in self._scope if (data := scoped[path]) is not None}
             self._index = ContentIndex(files, self._diff)
         return self._index
 
     def _file(self, path: str) -> bytes | None:
         if path in self._scoped:
             return self._scoped[path]
-        if path in self._scope:
+        if path in self._in_scope and self._index is None:
+            self._index_of()  # the in-scope files come in one batch, with the index
+            return self._scoped.get(path)
+        if path in self._in_scope:
             found = self._scoped[path] = self._fetch(path)
             return found
         if path in self._others:

@@ -29,7 +29,8 @@ is printed too: a figure at or under it is that floor, not the child's.
    content checks against the same stream recorded with ``--repo-root`` a folder that no git
    repository holds (no content source). Target: < 2x.
 3. How often each in-scope file is fetched from git in one record of each: ``GIT_TRACE`` written
-   to a file, ``ls-tree`` invocations counted by path and ``cat-file`` invocations by blob id.
+   to a file, ``ls-tree`` invocations counted by the paths they list, ``cat-file`` invocations by
+   blob id, and a ``cat-file --batch`` as one fetch of each path the ``ls-tree`` before it listed.
    Target: once per file.
 
 Beside those, for where the cost lies: each stream recorded with no ``--diff`` and no root at
@@ -427,6 +428,7 @@ def git_fetches(
     commands: Counter[str] = Counter()
     listed: Counter[str] = Counter()
     fetched: Counter[str] = Counter()
+    last_listed: list[str] = []
     for line in trace.read_text().splitlines():
         found = _TRACED.search(line)
         if found is None:
@@ -434,7 +436,12 @@ def git_fetches(
         words = shlex.split(found.group(1))
         commands[words[0]] += 1
         if words[0] == "ls-tree" and "--" in words:
-            listed[words[words.index("--") + 1]] += 1
+            last_listed = words[words.index("--") + 1 :]
+            listed.update(last_listed)
+        elif words[0] == "cat-file" and "--batch" in words:
+            # one batch reads the blobs of the files the ls-tree before it listed (their ids go
+            # in on stdin, which the trace does not show)
+            fetched.update(last_listed)
         elif words[0] == "cat-file":
             fetched[blobs.get(words[-1], words[-1])] += 1
     return commands, listed, fetched
