@@ -529,11 +529,20 @@ def run_pi(procs: Processes, clients: Clients, ws: Workspace, scenario: str) -> 
         "--no-prompt-templates", "--no-themes", "--no-context-files",
         "--system-prompt", PI_SYSTEM,
     ]  # fmt: skip
-    command = gate_run(ws, "pi-rpc", evidence_path, pi)
+    evidence, events = drive_pi_under_gate(procs, ws, pi, env, evidence_path)
+    return evidence, claims_from_text(pi_final_answer(events))
+
+
+def drive_pi_under_gate(
+    procs: Processes, ws: Workspace, pi: list[str], env: Mapping[str, str], evidence_path: Path
+) -> tuple[Json, list[Json]]:
+    """pi (the command ``pi``) under `coverage-gate run --format pi-rpc`, driven over its RPC
+    stdin through our pass-through; returns (the evidence `run` wrote, pi's RPC events), having
+    checked that `record` gives the same evidence of the stream `run` passed through."""
     stderr = ws.root / "pi.stderr"
     proc = procs.start(
-        command, cwd=ws.repo, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        log=stderr,
+        gate_run(ws, "pi-rpc", evidence_path, pi), cwd=ws.repo, env=env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, log=stderr,
     )  # fmt: skip
     deadline = time.monotonic() + CLIENT_TIMEOUT
     events = drive_pi_rpc(proc, ws.root / "pi.jsonl", deadline)
@@ -542,11 +551,10 @@ def run_pi(procs: Processes, clients: Clients, ws: Workspace, scenario: str) -> 
     except subprocess.TimeoutExpired:
         pytest.fail("`coverage-gate run` did not exit after pi's stdin closed")
     assert code == 0, stderr.read_text()
-    # `run` records the same evidence as `record` on the stream it passed through
     recorded = record(procs, ws, "pi-rpc", ws.root / "pi.jsonl", ws.root / "pi.record.json")
     evidence: Json = json.loads(evidence_path.read_text())
     assert evidence == recorded
-    return evidence, claims_from_text(pi_final_answer(events))
+    return evidence, events
 
 
 def test_pi_honest_reviewer_through_run_keeps_its_approve(

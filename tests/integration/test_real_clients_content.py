@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -39,7 +38,6 @@ from coverage_gate.content import snapshot_tree
 from tests.integration import test_real_clients as real_clients
 from tests.integration.test_real_clients import (
     CHANGED,
-    CLIENT_TIMEOUT,
     KIT,
     SHELL_PROMPT,
     Clients,
@@ -52,9 +50,8 @@ from tests.integration.test_real_clients import (
     claude_env,
     codex_daemon_dir_removed,
     codex_home,
-    drive_pi_rpc,
+    drive_pi_under_gate,
     file_evidence,
-    gate_run,
     pi_final_answer,
     reconcile,
     record,
@@ -145,23 +142,7 @@ def run_pi_builtin(
         "--no-prompt-templates", "--no-themes", "--no-context-files",
         "--system-prompt", "You are a code reviewer.",
     ]  # fmt: skip
-    evidence_path = ws.root / "pi.run.evidence.json"
-    stderr = ws.root / "pi.stderr"
-    proc = procs.start(
-        gate_run(ws, "pi-rpc", evidence_path, pi), cwd=ws.repo, env=env,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, log=stderr,
-    )  # fmt: skip
-    deadline = time.monotonic() + CLIENT_TIMEOUT
-    events = drive_pi_rpc(proc, ws.root / "pi.jsonl", deadline)
-    try:
-        code = proc.wait(timeout=max(deadline - time.monotonic(), 1))
-    except subprocess.TimeoutExpired:
-        pytest.fail("`coverage-gate run` did not exit after pi's stdin closed")
-    assert code == 0, stderr.read_text()
-    recorded = record(procs, ws, "pi-rpc", ws.root / "pi.jsonl", ws.root / "pi.record.json")
-    evidence: Json = json.loads(evidence_path.read_text())
-    assert evidence == recorded
-    return evidence, events
+    return drive_pi_under_gate(procs, ws, pi, env, ws.root / "pi.run.evidence.json")
 
 
 def run_opencode_editing(
