@@ -1230,12 +1230,17 @@ def copilot() -> Path:
 
 
 def run_opencode(
-    procs: Processes, opencode: Path, ws: Workspace, scenario: str
+    procs: Processes, opencode: Path, ws: Workspace, scenario: str, *, allow_edit: bool = False
 ) -> tuple[Json, Json]:
-    """OpenCode (`run --format json`) under `coverage-gate run`; returns (evidence, claims)."""
+    """OpenCode (`run --format json`) under `coverage-gate run`; returns (evidence, claims).
+    ``allow_edit``: its edit permission allowed (the kit's config denies it)."""
     port = start_mock(procs, ws, scenario)
     config = ws.root / "opencode.json"
-    config.write_text(with_port(KIT / "opencode.json", port))
+    text = with_port(KIT / "opencode.json", port)
+    if allow_edit:
+        assert '"edit": "deny"' in text
+        text = text.replace('"edit": "deny"', '"edit": "allow"')
+    config.write_text(text)
     env = ws.env(
         OPENCODE_CONFIG=str(config), OPENCODE_DISABLE_MODELS_FETCH="1",
         OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1",

@@ -55,6 +55,7 @@ from tests.integration.test_real_clients import (
     pi_final_answer,
     reconcile,
     record,
+    run_opencode,
     run_under_gate,
     start_mock,
     statuses,
@@ -145,32 +146,6 @@ def run_pi_builtin(
     return drive_pi_under_gate(procs, ws, pi, env, ws.root / "pi.run.evidence.json")
 
 
-def run_opencode_editing(
-    procs: Processes, opencode: Path, ws: Workspace, scenario: str
-) -> tuple[Json, Json]:
-    """OpenCode (`run --format json`) under `coverage-gate run`, its edit permission allowed
-    (the kit's config denies it); returns (evidence, claims)."""
-    port = start_mock(procs, ws, scenario)
-    config = ws.root / "opencode.json"
-    text = with_port(KIT / "opencode.json", port)
-    assert '"edit": "deny"' in text
-    config.write_text(text.replace('"edit": "deny"', '"edit": "allow"'))
-    env = ws.env(
-        OPENCODE_CONFIG=str(config), OPENCODE_DISABLE_MODELS_FETCH="1",
-        OPENCODE_DISABLE_AUTOUPDATE="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
-        OPENCODE_DISABLE_LSP_DOWNLOAD="1", npm_config_offline="true",
-    )  # fmt: skip
-    command = [str(opencode), "run", "--format", "json", "-m", "mock/mock-model", SHELL_PROMPT]
-    evidence, stream = run_under_gate(procs, ws, "opencode", command, env)
-    texts = [
-        event["part"]["text"]
-        for event in map(json.loads, stream.read_bytes().splitlines())
-        if event.get("type") == "text"
-    ]
-    assert texts, "opencode gave no final answer"
-    return evidence, claims_from_text(texts[-1])
-
-
 # --- what the decisions say --------------------------------------------------------------------
 
 
@@ -252,8 +227,8 @@ def test_opencode_edit_then_first_read_is_a_content_mismatch(
     """OpenCode with its edit permission allowed, under `run`: ``edit`` of models.py with no
     read before it, then ``read``: the read's ``<content>`` holds the edited line. models.py is
     unsupported (content_mismatch), the five other reads verified; Approve → Comment."""
-    evidence, claims = run_opencode_editing(
-        procs, opencode, workspace, "e2e_content_opencode_edit_then_read"
+    evidence, claims = run_opencode(
+        procs, opencode, workspace, "e2e_content_opencode_edit_then_read", allow_edit=True
     )
     assert evidence["stream_complete"]
     assert_the_edit_stayed_in_the_working_tree(workspace, "MAX_BODY = 20_000")
