@@ -7,7 +7,7 @@ from __future__ import annotations
 
 #: The evidence document's schema name and version (``model``, ``evidence_doc``, ``files``).
 EVIDENCE_SCHEMA = "coverage-gate/evidence"
-EVIDENCE_VERSION = "1.2"
+EVIDENCE_VERSION = "1.3"
 
 #: Evidence bounds (``model.Bounds``): distinct files kept, call-level issues sampled.
 MAX_FILES = 2000

@@ -50,6 +50,40 @@ class CallKind(StrEnum):
     READ = "read"
     DIFF_PAGE = "diff_page"
     IGNORED = "ignored"
+    # a tool that changes files (an edit, a write, a patch, ``git stash``): never evidence, and
+    # a successful one is recorded as a mutation (DESIGN §6 rule 20)
+    WRITE = "write"
+
+
+class DriftKind(StrEnum):
+    """What in a stream its adapter did not understand (DESIGN §6 rule 19)."""
+
+    UNKNOWN_EVENT = "unknown_event"  # an event (or content block) type the adapter does not know
+    MISSING_FIELD = "missing_field"  # a field the adapter relies on is gone
+    FIELD_TYPE = "field_type"  # a field of a type the format never uses
+    UNPAIRED = "unpaired"  # starts without ends (or ends without starts) in a completed stream
+    UNLISTED_TOOL = "unlisted_tool"  # a built-in tool the client lists that the adapter lacks
+    UNKNOWN_TOOL = "unknown_tool"  # a successful call of an unknown tool naming a file in scope
+    CLIENT_VERSION = "client_version"  # a client version outside the range checked
+    FOREIGN_COMMIT = "foreign_commit"  # the stream's own commit is not the revision
+
+    @property
+    def hides_reads(self) -> bool:
+        """Drift the model cannot cause that could hide reads: claims without evidence become
+        unknown. A model can call any tool with any path, so an unknown tool never blinds; a
+        version or a commit alone changes nothing."""
+        return self in _HIDING_DRIFT
+
+
+_HIDING_DRIFT = frozenset(
+    {
+        DriftKind.UNKNOWN_EVENT,
+        DriftKind.MISSING_FIELD,
+        DriftKind.FIELD_TYPE,
+        DriftKind.UNPAIRED,
+        DriftKind.UNLISTED_TOOL,
+    }
+)
 
 
 class ContentCheck(StrEnum):
@@ -131,6 +165,8 @@ class Coverage(StrEnum):
     INCOMPLETE_UNVERIFIABLE = "incomplete_unverifiable"
     # A citation the reviewer gave does not match the file at the revision (DESIGN §7.10).
     INCOMPLETE_CITATIONS = "incomplete_citations"
+    # The reviewer changed files during the review, under ``--mutation-policy downgrade``.
+    INCOMPLETE_MUTATED = "incomplete_mutated"
     # The scope held no reviewable file: there was no coverage to check, so none was verified.
     NOTHING_TO_REVIEW = "nothing_to_review"
 
@@ -144,6 +180,9 @@ class Reason(StrEnum):
     CLAIMS_UNVERIFIABLE = "claims_unverifiable"
     # A cited line does not say what the reviewer said it does (DESIGN §7.10).
     CITATIONS_FAILED = "citations_failed"
+    # The reviewer changed the code it reviewed (held against it under --mutation-policy
+    # downgrade; said in every case).
+    REVIEWER_MUTATED = "reviewer_mutated"
     # Said, never held against the reviewer by themselves: the scope was empty, or the evidence
     # was recorded at another revision (its claimed files are then unknown, DESIGN §7.1).
     NOTHING_TO_REVIEW = "nothing_to_review"
@@ -180,6 +219,8 @@ class UnknownReason(StrEnum):
     STALE = "stale"
     OUTCOME_UNREADABLE = "outcome_unreadable"
     UNATTRIBUTED_CALLS = "unattributed_calls"
+    # the stream held what its adapter does not understand and that could hide reads
+    FORMAT_DRIFT = "format_drift"
 
 
 class UnsupportedReason(StrEnum):
@@ -203,6 +244,15 @@ class Depth(StrEnum):
 
 
 class UnknownPolicy(StrEnum):
+    ACCEPT = "accept"
+    DOWNGRADE = "downgrade"
+
+
+class MutationPolicy(StrEnum):
+    """What a reviewer that changed files during its review does to its coverage (DESIGN §7.11):
+    ``accept`` (the default) records and says it; ``downgrade`` makes the coverage incomplete
+    (``reviewer_mutated``)."""
+
     ACCEPT = "accept"
     DOWNGRADE = "downgrade"
 

@@ -11,13 +11,14 @@ cost every ``record`` 8 ms at start-up). Change one with ``msgspec.structs.repla
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Protocol
 
 import msgspec
 
-from coverage_gate.enums import Capability, ContentCheck
+from coverage_gate.enums import Capability, ContentCheck, DriftKind
 
 
 class ShownKind(StrEnum):
@@ -92,7 +93,20 @@ class DiffPageAction(msgspec.Struct, frozen=True):
 
 
 class IgnoredAction(msgspec.Struct, frozen=True):
-    """A tool that does not count as evidence for this format."""
+    """A tool that does not count as evidence for this format. ``known``: the adapter knows the
+    tool (a search, a shell, a sub-agent); an unknown one is judged by what came back and, when
+    its arguments name a file in scope, counted as drift (DESIGN §6 rule 19)."""
+
+    known: bool = True
+
+
+class WriteAction(msgspec.Struct, frozen=True, kw_only=True):
+    """A call that changes files (an edit, a write, a patch, a shell redirection, ``git stash``):
+    never evidence; a successful one is recorded as a mutation (DESIGN §6 rule 20). ``path``: the
+    file it changes, when the call names one (relative to ``cwd`` as a read's is)."""
+
+    path: str | None = None
+    cwd: str | None = None
 
 
 class UnreadableArguments(msgspec.Struct, frozen=True):
@@ -108,7 +122,9 @@ class UnplacedRead(msgspec.Struct, frozen=True):
     detail: str
 
 
-Action = ReadAction | DiffPageAction | IgnoredAction | UnreadableArguments | UnplacedRead
+Action = (
+    ReadAction | DiffPageAction | IgnoredAction | WriteAction | UnreadableArguments | UnplacedRead
+)
 
 
 class ByteSpan(msgspec.Struct, frozen=True):
@@ -246,9 +262,35 @@ class TooLarge(msgspec.Struct, frozen=True):
 
 
 class Unrecognised(msgspec.Struct, frozen=True):
-    """A well-formed line of an event kind this adapter does not use."""
+    """A well-formed line of an event kind this adapter knows and does not use."""
 
     line: int
+
+
+class Drift(msgspec.Struct, frozen=True, kw_only=True):
+    """Something in the stream the adapter does not understand (DESIGN §6 rule 19): an event
+    type it does not know, a field it relies on gone or of a type the format never uses, a
+    built-in tool the client lists that it does not know. ``name`` says what (an event type, a
+    field, a tool name; bounded by the core)."""
+
+    line: int
+    kind: DriftKind
+    name: str
+
+
+class ClientSeen(msgspec.Struct, frozen=True, kw_only=True):
+    """The client and version the stream says wrote it (Claude Code's ``claude_code_version``,
+    Codex's ``cli_version``)."""
+
+    line: int
+    version: str
+
+
+class StreamCommit(msgspec.Struct, frozen=True, kw_only=True):
+    """The commit the stream records its session started at (Codex ``session_meta.git``)."""
+
+    line: int
+    commit: str
 
 
 Event = (
@@ -262,6 +304,9 @@ Event = (
     | Unreadable
     | TooLarge
     | Unrecognised
+    | Drift
+    | ClientSeen
+    | StreamCommit
 )
 
 
@@ -316,12 +361,37 @@ class Decoder(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class FormatKnowledge:
+    """What an adapter knows of its format (DESIGN §6 rule 19), as ``coverage-gate formats``
+    prints it: anything else in a stream is drift.
+
+    ``events``: the event (line or content block) types it knows; ``reads``: the tools it reads
+    as reads (or diff pages); ``not_reads``: tools it knows and does not count, each with why;
+    ``writes``: the client's tools that change files; ``fields``: the result fields it relies on;
+    ``versions``: the oldest and newest client versions it was checked against (the versions CI
+    runs), or ``None`` when the stream names no version."""
+
+    client: str
+    events: frozenset[str]
+    reads: frozenset[str]
+    not_reads: Mapping[str, str]
+    writes: frozenset[str] = frozenset()
+    fields: tuple[str, ...] = ()
+    versions: tuple[str, str] | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def knows_tool(self, tool: str) -> bool:
+        return tool in self.reads or tool in self.not_reads or tool in self.writes
+
+
 class Adapter(Protocol):
-    """One source format: a name, what it can see, and a decoder factory."""
+    """One source format: a name, what it can see, what it knows, and a decoder factory."""
 
     name: str
     capability: Capability
     description: str
+    knows: FormatKnowledge
 
     def decoder(self) -> Decoder: ...
 

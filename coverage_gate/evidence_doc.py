@@ -17,7 +17,7 @@ import msgspec
 
 from coverage_gate import defaults
 from coverage_gate.defaults import EVIDENCE_SCHEMA, EVIDENCE_VERSION
-from coverage_gate.enums import Capability, Depth, DiffStatus, IssueKind
+from coverage_gate.enums import Capability, Depth, DiffStatus, DriftKind, IssueKind
 
 if TYPE_CHECKING:
     from coverage_gate import model
@@ -104,6 +104,24 @@ class CallIssue(msgspec.Struct, frozen=True, kw_only=True):
     detail: str = ""
 
 
+class DriftEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One kind of drift with one name, counted over the stream (DESIGN §6 rule 19)."""
+
+    kind: DriftKind
+    name: str
+    count: int = 1
+    first_line: int | None = None
+    hides_reads: bool = False
+
+
+class Mutation(msgspec.Struct, frozen=True, kw_only=True):
+    """A successful call that changed files (DESIGN §6 rule 20); ``path`` when it names one."""
+
+    tool: str
+    path: str | None = None
+    line: int | None = None
+
+
 class Bounds(msgspec.Struct, frozen=True, kw_only=True):
     max_files: int = defaults.MAX_FILES
     max_issues: int = defaults.MAX_ISSUES
@@ -129,6 +147,13 @@ class EvidenceDocument(msgspec.Struct, frozen=True, kw_only=True):
     issues: list[CallIssue] = msgspec.field(default_factory=list)
     issues_dropped: int = 0
     bounds: Bounds = msgspec.field(default_factory=Bounds)
+    client_version: str | None = None
+    drift: list[DriftEntry] = msgspec.field(default_factory=list)
+    drift_dropped: int = 0
+    mutations: list[Mutation] = msgspec.field(default_factory=list)
+    mutations_dropped: int = 0
+    # descendants of the reviewer ``run`` ended when the reviewer did (DESIGN §6 rule 21)
+    descendants_ended: int = 0
 
     def file(self, path: str) -> FileEvidence | None:
         for entry in self.files:

@@ -45,6 +45,8 @@ UnsupportedReason = enums.UnsupportedReason
 FileContent = enums.FileContent
 Depth = enums.Depth
 UnknownPolicy = enums.UnknownPolicy
+MutationPolicy = enums.MutationPolicy
+DriftKind = enums.DriftKind
 DepthPolicy = enums.DepthPolicy
 CitationPolicy = enums.CitationPolicy
 CitationOutcome = enums.CitationOutcome
@@ -253,6 +255,26 @@ class CallIssue(_Contract):
     detail: str = ""
 
 
+class DriftEntry(_Contract):
+    """One kind of drift with one name, counted over the stream (DESIGN §6 rule 19):
+    ``hides_reads`` drift (the client's own events, fields or tools) makes claims without
+    evidence unknown; the rest is said and counted."""
+
+    kind: DriftKind
+    name: str
+    count: Annotated[int, Field(ge=1)] = 1
+    first_line: NonNegativeInt | None = None
+    hides_reads: bool = False
+
+
+class Mutation(_Contract):
+    """A successful call that changed files during the review (DESIGN §6 rule 20)."""
+
+    tool: str
+    path: str | None = None
+    line: NonNegativeInt | None = None
+
+
 class Bounds(_Contract):
     max_files: Annotated[int, Field(ge=1)] = defaults.MAX_FILES
     max_issues: Annotated[int, Field(ge=0)] = defaults.MAX_ISSUES
@@ -281,6 +303,14 @@ class EvidenceDocument(_Contract):
     issues: list[CallIssue] = Field(default_factory=list)
     issues_dropped: NonNegativeInt = 0
     bounds: Bounds = Field(default_factory=Bounds)
+    # the client version the stream names, when it names one
+    client_version: str | None = None
+    drift: list[DriftEntry] = Field(default_factory=list)
+    drift_dropped: NonNegativeInt = 0
+    mutations: list[Mutation] = Field(default_factory=list)
+    mutations_dropped: NonNegativeInt = 0
+    # descendants of the reviewer that ``run`` ended when the reviewer ended (DESIGN §6 rule 21)
+    descendants_ended: NonNegativeInt = 0
 
     model_config = ConfigDict(populate_by_name=True)
 
