@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
 from coverage_gate.enums import Capability
-from coverage_gate.events import Event, LineClass, Malformed, StreamComplete, StreamReopened
+from coverage_gate.events import (
+    Event,
+    FormatKnowledge,
+    LineClass,
+    Malformed,
+    StreamComplete,
+    StreamReopened,
+)
 
 from ._json import JsonObject, is_blank, load_object
 from ._stream import ObjectLineReader, Spec, load_line
@@ -94,6 +101,8 @@ class JsonLinesAdapter(Generic[D]):
     decoder: Callable[[], D]
     sniff_head: re.Pattern[bytes]
     looks_like: Callable[[JsonObject], bool]
+    # what it knows of its format: anything else in a stream is drift (DESIGN §6 rule 19)
+    knows: FormatKnowledge
     # Its per-file evidence is what calls printed, compared with the files at the revision, and
     # nothing else (no parsed reads): without those files it can show nothing (capability none).
     by_content: bool = False

@@ -29,19 +29,30 @@ from coverage_gate.depth import (
     simplified,
 )
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.enums import CallKind, Capability, ContentCheck, DiffStatus, IssueKind
+from coverage_gate.enums import (
+    CallKind,
+    Capability,
+    ContentCheck,
+    DiffStatus,
+    DriftKind,
+    IssueKind,
+)
 from coverage_gate.events import (
     UNKNOWN_SHOWN,
     Action,
     ByteSpan,
+    ClientSeen,
     ContentSeen,
     DiffPageAction,
+    Drift,
     Event,
     FilesNotShown,
+    IgnoredAction,
     Malformed,
     ReadAction,
     Shown,
     ShownKind,
+    StreamCommit,
     StreamComplete,
     StreamReopened,
     TooLarge,
@@ -52,6 +63,7 @@ from coverage_gate.events import (
     UnreadableArguments,
     Unrecognised,
     WorkingDirectory,
+    WriteAction,
 )
 from coverage_gate.evidence_doc import (
     Bounds,
@@ -60,8 +72,10 @@ from coverage_gate.evidence_doc import (
     ContentSummary,
     Counters,
     DiffSummary,
+    DriftEntry,
     EvidenceDocument,
     FileEvidence,
+    Mutation,
 )
 from coverage_gate.paths import Rejected, Rejection, RepoTree, normalise
 
@@ -72,6 +86,8 @@ MAX_UNREADABLE_IDS = 4096
 MAX_ID_CHARS = 256  # call ids, tool names, error types
 MAX_PATH_CHARS = 4096  # PATH_MAX: no longer path names a real file
 MAX_DETAIL_CHARS = 512
+MAX_DRIFT = 64  # distinct (kind, name) drift entries kept; the rest counted
+MAX_MUTATIONS = 64
 
 
 class Outcome(StrEnum):
@@ -113,6 +129,9 @@ class StreamSummary(msgspec.Struct, frozen=True):
     line_issues: tuple[CallIssue, ...] = ()
     line_issue_total: int = 0
     dropped_calls: int = 0  # calls past the pairer's bound: their evidence is unavailable
+    client_version: str | None = None
+    drift: tuple[DriftEntry, ...] = ()
+    drift_dropped: int = 0
 
 
 def _kind(action: Action) -> CallKind:
@@ -120,7 +139,39 @@ def _kind(action: Action) -> CallKind:
         return CallKind.READ
     if isinstance(action, DiffPageAction):
         return CallKind.DIFF_PAGE
+    if isinstance(action, WriteAction):
+        return CallKind.WRITE
     return CallKind.IGNORED
+
+
+class DriftTally:
+    """Drift counted by kind and name, bounded (DESIGN §6 rule 19): at most ``MAX_DRIFT``
+    distinct entries, the rest counted in ``dropped``."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[DriftKind, str], list[int]] = {}
+        self.dropped = 0
+
+    def add(self, kind: DriftKind, name: str, line: int, count: int = 1) -> None:
+        name = bounded(name, MAX_ID_CHARS)[0]
+        entry = self._entries.get((kind, name))
+        if entry is not None:
+            entry[0] += count
+            entry[1] = min(entry[1], line)
+        elif len(self._entries) < MAX_DRIFT:
+            self._entries[(kind, name)] = [count, line]
+        else:
+            self.dropped += count
+
+    def entries(self) -> tuple[DriftEntry, ...]:
+        return tuple(
+            DriftEntry(
+                kind=kind, name=name, count=count, first_line=line, hides_reads=kind.hides_reads
+            )
+            for (kind, name), (count, line) in sorted(
+                self._entries.items(), key=lambda item: (item[1][1], item[0])
+            )
+        )
 
 
 def bounded(text: str, limit: int) -> tuple[str, bool]:
@@ -210,6 +261,9 @@ class Pairer:
         self.dropped_calls = 0
         self.lines_with_issues: list[CallIssue] = []
         self.line_issue_total = 0
+        self.drift = DriftTally()
+        self.client_version: str | None = None
+        self.stream_commit: tuple[str, int] | None = None
 
     def locate(self, root: str | None, tree: RepoTree | None) -> None:
         """Set the repository root and tree that paths are placed with (before ``records``)."""
@@ -220,37 +274,42 @@ class Pairer:
             self._feed_one(event)
 
     def _feed_one(self, event: Event) -> None:
+        # calls first: they are nearly every event of a long stream
         if isinstance(event, ToolStart):
             self._start(self._bound_start(event))
         elif isinstance(event, ToolEnd):
             self._end(self._bound_end(event))
-        elif isinstance(event, StreamComplete):
-            self.complete = True
-        elif isinstance(event, StreamReopened):
-            self.complete = False
-        elif isinstance(event, WorkingDirectory):
-            self.stream_cwd = self.stream_cwd or event.path
-        elif isinstance(event, FilesNotShown):
-            self.files_not_shown = (
-                self.files_not_shown or bounded(event.detail, MAX_DETAIL_CHARS)[0]
-            )
-        elif isinstance(event, Malformed):
-            self.malformed += 1
-            self._line_issue(IssueKind.MALFORMED_LINE, event.line, event.detail)
-        elif isinstance(event, Unreadable) and event.replayed:
-            self._replayed(event)
-        elif isinstance(event, Unreadable):
-            self._unreadable(event.line, event.detail, event.starts, event.ends)
-        elif isinstance(event, TooLarge):
-            self._unreadable(
-                event.line,
-                f"longer than {event.limit} bytes; not decoded",
-                None,
-                None,
-                kind=IssueKind.LINE_TOO_LARGE,
-            )
-        elif isinstance(event, Unrecognised):
-            self.unrecognised += 1
+        else:
+            self._feed_stream_event(event)
+
+    def _feed_stream_event(self, event: Event) -> None:
+        match event:
+            case StreamComplete():
+                self.complete = True
+            case StreamReopened():
+                self.complete = False
+            case WorkingDirectory(path=path):
+                self.stream_cwd = self.stream_cwd or path
+            case FilesNotShown(detail=detail):
+                self.files_not_shown = self.files_not_shown or bounded(detail, MAX_DETAIL_CHARS)[0]
+            case Malformed(line=line, detail=detail):
+                self.malformed += 1
+                self._line_issue(IssueKind.MALFORMED_LINE, line, detail)
+            case Unreadable(replayed=True):
+                self._replayed(event)
+            case Unreadable(line=line, detail=detail, starts=starts, ends=ends):
+                self._unreadable(line, detail, starts, ends)
+            case TooLarge(line=line, limit=limit):
+                detail = f"longer than {limit} bytes; not decoded"
+                self._unreadable(line, detail, None, None, kind=IssueKind.LINE_TOO_LARGE)
+            case Unrecognised():
+                self.unrecognised += 1
+            case Drift(kind=kind, name=name, line=line):
+                self.drift.add(kind, name, line)
+            case ClientSeen(version=version) if self.client_version is None:
+                self.client_version = bounded(version, MAX_ID_CHARS)[0]
+            case StreamCommit(commit=commit, line=line) if self.stream_commit is None:
+                self.stream_commit = (bounded(commit, MAX_ID_CHARS)[0], line)
 
     # --- bounds --------------------------------------------------------------------------------
 
@@ -287,6 +346,10 @@ class Pairer:
             if path is action.path and cwd is action.cwd:
                 return action
             return replace(action, path=path, cwd=cwd)
+        if isinstance(action, WriteAction) and action.path is not None:
+            if len(action.path) > MAX_PATH_CHARS or len(action.cwd or "") > MAX_PATH_CHARS:
+                return WriteAction()
+            return action
         if isinstance(action, UnreadableArguments | UnplacedRead):
             detail = self._keep(action.detail, MAX_DETAIL_CHARS, "detail", line)
             return action if detail is action.detail else replace(action, detail=detail)
@@ -388,6 +451,32 @@ class Pairer:
             )
         else:
             known.end = event
+
+    def unknown_tools(self) -> list[tuple[str, str, int]]:
+        """The successful calls of tools the adapter does not know: tool, arguments as the model
+        wrote them (bounded; empty when the stream does not carry them), line."""
+        return [
+            (state.start.tool, state.start.said or "", state.start.line)
+            for state in self._calls.values()
+            if state.start is not None
+            and isinstance(state.start.action, IgnoredAction)
+            and not state.start.action.known
+            and state.end is not None
+            and state.end.succeeded
+            and not state.ambiguous
+        ]
+
+    def unpaired(self, records: Iterable[CallRecord]) -> None:
+        """Starts without ends and ends without starts in a stream that says it completed: the
+        adapter no longer sees how this client ends (or starts) a call (DESIGN §6 rule 19)."""
+        if not self.complete:
+            return
+        for record in records:
+            if record.issue in (IssueKind.MISSING_END, IssueKind.MISSING_START):
+                side = "end" if record.issue is IssueKind.MISSING_END else "start"
+                self.drift.add(
+                    DriftKind.UNPAIRED, f"{record.tool or 'a call'} without its {side}", record.line
+                )
 
     def records(self) -> list[CallRecord]:
         """Every call, in the order of the line that first named it."""
@@ -527,6 +616,9 @@ class Pairer:
                 detail = normalised.describe()
             else:
                 path = normalised
+        elif isinstance(action, WriteAction) and action.path is not None:
+            written = normalise(action.path, self._root, action.cwd, tree=self._tree)
+            path = written if isinstance(written, str) else None
         elif isinstance(action, UnplacedRead):
             issue, detail = IssueKind.PATH_WITHOUT_ROOT, action.detail
         elif isinstance(action, DiffPageAction):
@@ -707,6 +799,8 @@ class EvidenceFolder:
         self._diff_seen: list[tuple[int, int]] = []
         self._pinned_seen: list[tuple[int, int]] = []  # pages of the pinned diff itself
         self._diff_total: int | None = None
+        self._mutations: list[Mutation] = []
+        self._mutations_dropped = 0
 
     def add_issue(self, issue: CallIssue) -> None:
         if len(self._issues) < self.bounds.max_issues:
@@ -746,10 +840,20 @@ class EvidenceFolder:
             self._add_content(record, record.content)
         if record.kind is CallKind.IGNORED:
             self._ignored += 1
+        elif record.kind is CallKind.WRITE:
+            self._add_mutation(record)
         elif record.kind is CallKind.DIFF_PAGE:
             self._add_diff_page(record)
         elif record.path is not None:
             self._add_read(record, record.path)
+
+    def _add_mutation(self, record: CallRecord) -> None:
+        if record.outcome is not Outcome.SUCCEEDED:
+            return
+        if len(self._mutations) < MAX_MUTATIONS:
+            self._mutations.append(Mutation(tool=record.tool, path=record.path, line=record.line))
+        else:
+            self._mutations_dropped += 1
 
     def _file(self, path: str) -> _FileAcc | None:
         acc = self._files.get(path)
@@ -1030,4 +1134,9 @@ class EvidenceFolder:
             issues=self._issues,
             issues_dropped=self._issues_dropped,
             bounds=self.bounds,
+            client_version=summary.client_version,
+            drift=list(summary.drift),
+            drift_dropped=summary.drift_dropped,
+            mutations=self._mutations,
+            mutations_dropped=self._mutations_dropped,
         )

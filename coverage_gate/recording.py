@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
+from msgspec.structs import replace
+
 from coverage_gate.content_check import CallChecker
 from coverage_gate.depth import ContentSource
 from coverage_gate.diffmap import DiffIndex
-from coverage_gate.enums import Capability
-from coverage_gate.events import Adapter, Event, ReadAction, ToolEnd, ToolStart
+from coverage_gate.enums import Capability, DriftKind
+from coverage_gate.events import Adapter, Event, FormatKnowledge, ReadAction, ToolEnd, ToolStart
 from coverage_gate.evidence import (
     CallRecord,
     EvidenceFolder,
@@ -31,6 +33,7 @@ from coverage_gate.evidence_doc import Bounds, EvidenceDocument, contract
 from coverage_gate.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
 from coverage_gate.paths import RepoTree, TreeUnavailableError, normalise
 from coverage_gate.telemetry import SpanSink, record_calls
+from coverage_gate.versions import outside
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -167,6 +170,28 @@ class Recorder:
             )
         return self._checker
 
+    def _watch(self, records: list[CallRecord], root: str | None) -> None:
+        """Drift only known once the stream has ended (DESIGN §6 rule 19): calls left unpaired
+        in a completed stream, unknown tools that named files in scope, a client version
+        outside the range checked, a stream's own commit that is not the revision."""
+        pairer, settings = self._pairer, self._settings
+        pairer.unpaired(records)
+        diff = settings.diff
+        scope = [f.path for f in diff.files] if diff is not None else None
+        for tool, said, line in pairer.unknown_tools():
+            if scope is None or any(path in said for path in scope):
+                pairer.drift.add(DriftKind.UNKNOWN_TOOL, tool, line)
+        knows: FormatKnowledge | None = getattr(self._adapter, "knows", None)
+        version = pairer.client_version
+        if knows is not None and knows.versions is not None and version is not None:
+            checked = outside(version, knows.versions)
+            if checked is not None:
+                pairer.drift.add(DriftKind.CLIENT_VERSION, f"{version} ({checked})", 0)
+        if pairer.stream_commit is not None:
+            commit, line = pairer.stream_commit
+            if not _same_revision(commit, settings.revision, settings, root):
+                pairer.drift.add(DriftKind.FOREIGN_COMMIT, commit, line)
+
     def feed(self, chunk: bytes) -> None:
         self._scanner.feed(chunk)
 
@@ -214,6 +239,13 @@ class Recorder:
         # depth asks for files through the content checks' cache: each is fetched once
         content = self._content_checker() if settings.content and root.path else None
         records = resolve_shown(pairer.records(), settings.diff, content)
+        self._watch(records, root.path)
+        summary = replace(
+            summary,
+            client_version=pairer.client_version,
+            drift=pairer.drift.entries(),
+            drift_dropped=pairer.drift.dropped,
+        )
         self.records = records
         max_issues = settings.bounds.max_issues
         if self._provider is not None:
@@ -230,6 +262,20 @@ class Recorder:
         # telemetry being on.
         folder = EvidenceFolder(settings.bounds, settings.diff)
         return record_calls(folder, summary, records, max_issues, self._spans, scope=TRACER_NAME)
+
+
+def _same_revision(commit: str, revision: str, settings: RecordSettings, root: str | None) -> bool:
+    """Whether a stream's own commit is the revision under review: the same id (either may be
+    abbreviated), or, with the repository at hand, the same tree (a snapshot of a clean
+    checkout is its commit's tree)."""
+    a, b = commit.lower(), revision.lower()
+    if len(a) >= 7 and len(b) >= 7 and (a.startswith(b) or b.startswith(a)):
+        return True
+    if settings.content is None or root is None:
+        return False
+    source = settings.content(root)
+    same_tree = getattr(source, "same_tree", None)
+    return bool(same_tree(commit)) if same_tree is not None else False
 
 
 def feed_all(stream: ByteSource, recorder: Recorder) -> EvidenceDocument:

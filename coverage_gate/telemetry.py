@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from coverage_gate import otlp_encode
-from coverage_gate.enums import CallKind, Capability, ContentCheck, IssueKind
+from coverage_gate.enums import CallKind, Capability, ContentCheck, DriftKind, IssueKind
 from coverage_gate.events import WHOLE_SHOWN, ByteSpan, ContentSeen, Credit, Shown, ShownKind
 from coverage_gate.evidence import CallRecord, EvidenceFolder, Outcome, StreamSummary
-from coverage_gate.evidence_doc import CallIssue, EvidenceDocument
+from coverage_gate.evidence_doc import CallIssue, DriftEntry, EvidenceDocument
 
 # GenAI semantic conventions
 OPERATION = "gen_ai.operation.name"
@@ -71,6 +71,14 @@ STREAM_UNRECOGNISED = "coverage_gate.stream.unrecognised_events"
 STREAM_LINE_ISSUES = "coverage_gate.stream.line_issues"
 STREAM_DROPPED_CALLS = "coverage_gate.stream.dropped_calls"
 LINE_ISSUE_EVENT = "coverage_gate.line_issue"
+CLIENT_VERSION = "coverage_gate.client.version"
+# What the stream held that its adapter did not understand (DESIGN §6 rule 19): parallel arrays,
+# one item per (kind, name), in the evidence's order
+DRIFT_KINDS = "coverage_gate.drift.kinds"
+DRIFT_NAMES = "coverage_gate.drift.names"
+DRIFT_COUNTS = "coverage_gate.drift.counts"
+DRIFT_LINES = "coverage_gate.drift.lines"
+DRIFT_DROPPED = "coverage_gate.drift.dropped"
 
 INVOKE_AGENT = "invoke_agent"
 EXECUTE_TOOL = "execute_tool"
@@ -228,8 +236,11 @@ def record_from_attributes(attrs: Mapping[str, Any]) -> CallRecord | None:
     )
 
 
-def summary_attributes(summary: StreamSummary) -> dict[str, str | int | bool]:
-    attrs: dict[str, str | int | bool] = {
+SummaryValue = str | int | bool | list[str] | list[int]
+
+
+def summary_attributes(summary: StreamSummary) -> dict[str, SummaryValue]:
+    attrs: dict[str, SummaryValue] = {
         OPERATION: INVOKE_AGENT,
         SOURCE: summary.source,
         REVISION: summary.revision,
@@ -244,7 +255,39 @@ def summary_attributes(summary: StreamSummary) -> dict[str, str | int | bool]:
         attrs[STREAM_DROPPED_CALLS] = summary.dropped_calls
     if summary.agent:
         attrs[AGENT_NAME] = summary.agent
+    if summary.client_version:
+        attrs[CLIENT_VERSION] = summary.client_version
+    if summary.drift:
+        attrs[DRIFT_KINDS] = [entry.kind.value for entry in summary.drift]
+        attrs[DRIFT_NAMES] = [entry.name for entry in summary.drift]
+        attrs[DRIFT_COUNTS] = [entry.count for entry in summary.drift]
+        attrs[DRIFT_LINES] = [entry.first_line or 0 for entry in summary.drift]
+    if summary.drift_dropped:
+        attrs[DRIFT_DROPPED] = summary.drift_dropped
     return attrs
+
+
+def _drift(attrs: Mapping[str, Any]) -> tuple[DriftEntry, ...]:
+    """The drift entries an ``invoke_agent`` span carries (items of an unknown kind dropped)."""
+    columns = [attrs.get(key) for key in (DRIFT_KINDS, DRIFT_NAMES, DRIFT_COUNTS, DRIFT_LINES)]
+    if not all(isinstance(column, list | tuple) for column in columns):
+        return ()
+    out: list[DriftEntry] = []
+    for kind, name, count, line in zip(*columns, strict=False):
+        try:
+            known = DriftKind(kind)
+        except ValueError:
+            continue
+        out.append(
+            DriftEntry(
+                kind=known,
+                name=str(name),
+                count=int(count),
+                first_line=int(line) or None,
+                hides_reads=known.hides_reads,
+            )
+        )
+    return tuple(out)
 
 
 def summary_from_attributes(
@@ -263,6 +306,9 @@ def summary_from_attributes(
         line_issues=line_issues,
         line_issue_total=_int(attrs, STREAM_LINE_ISSUES) or len(line_issues),
         dropped_calls=_int(attrs, STREAM_DROPPED_CALLS) or 0,
+        client_version=str(attrs[CLIENT_VERSION]) if CLIENT_VERSION in attrs else None,
+        drift=_drift(attrs),
+        drift_dropped=_int(attrs, DRIFT_DROPPED) or 0,
     )
 
 
@@ -343,8 +389,8 @@ def record_calls(
     issues = tuple(
         issue for attrs, _ in events for issue in [issue_from_event(attrs)] if issue is not None
     )
-    attributes = summary_attributes(summary)
-    document = folder.document(summary_from_attributes(attributes, issues))
+    agent_attributes = summary_attributes(summary)
+    document = folder.document(summary_from_attributes(agent_attributes, issues))
     if spans is not None:
         spans.add(
             scope,
@@ -355,7 +401,7 @@ def record_calls(
                 name=f"{INVOKE_AGENT} {summary.agent or summary.source}",
                 start_ns=agent_start,
                 end_ns=clock(),
-                attributes=attributes,
+                attributes=agent_attributes,
                 events=[otlp_encode.event(LINE_ISSUE_EVENT, at, attrs) for attrs, at in events],
                 dropped_events=len(sent) - len(kept),
             ),
