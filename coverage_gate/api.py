@@ -46,6 +46,7 @@ from coverage_gate.enums import (
     FileStatus,
     Mode,
     ModeSource,
+    MutationPolicy,
     PolicySource,
     Reason,
     UnknownPolicy,
@@ -326,6 +327,7 @@ def guarded_reconcile(review: ReviewInput) -> DecisionDocument:
                 reviewers=legacy,
                 unknown_policy=UnknownPolicy.ACCEPT,
                 citation_policy=CitationPolicy.ACCEPT,
+                mutation_policy=MutationPolicy.ACCEPT,
                 files=None,
                 replay_citations=False,
             )
@@ -388,6 +390,10 @@ def reconcile(
             unknown_policy_source=policies.unknown_policy_source,
             depth_policy=policies.depth_policy,
             depth_policy_source=policies.depth_policy_source,
+            citation_policy=policies.citation_policy,
+            citation_policy_source=policies.citation_policy_source,
+            mutation_policy=policies.mutation_policy,
+            mutation_policy_source=policies.mutation_policy_source,
             repo_root=repo_root,
         )
     )

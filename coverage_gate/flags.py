@@ -23,7 +23,8 @@ they return to a mode and nothing more.
 * enabled with any other variant, or none → ``shadow`` (an unknown variant never escalates)
 
 The variant that answers may carry a JSON payload setting policies for the repositories it serves
-(``{"depth_policy": "any-hunk", "unknown_policy": "accept", "citation_policy": "accept"}``);
+(``{"depth_policy": "any-hunk", "unknown_policy": "accept", "citation_policy": "accept",
+"mutation_policy": "downgrade"}``);
 ``effective_policies`` weighs them
 against the CLI and the environment. A payload that cannot be read is a configuration error, like
 a corrupt snapshot, never a silent default.
@@ -53,6 +54,7 @@ from coverage_gate.model import (
     DepthPolicy,
     Mode,
     ModeSource,
+    MutationPolicy,
     PolicySource,
     UnknownPolicy,
 )
@@ -134,6 +136,7 @@ class VariantPolicies:
     depth_policy: DepthPolicy | None = None
     unknown_policy: UnknownPolicy | None = None
     citation_policy: CitationPolicy | None = None
+    mutation_policy: MutationPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -805,6 +808,7 @@ def _fallback(settings: FlagSettings, notes: list[str]) -> ModeResolution:
 DEPTH_POLICY_ENV = "COVERAGE_GATE_DEPTH_POLICY"
 UNKNOWN_POLICY_ENV = "COVERAGE_GATE_UNKNOWN_POLICY"
 CITATION_POLICY_ENV = "COVERAGE_GATE_CITATION_POLICY"
+MUTATION_POLICY_ENV = "COVERAGE_GATE_MUTATION_POLICY"
 PAYLOAD_TYPE = "json"
 #: The keys a variant payload may set, and the policy each one names.
 PAYLOAD_KEYS: Mapping[str, type[StrEnum]] = MappingProxyType(
@@ -812,10 +816,11 @@ PAYLOAD_KEYS: Mapping[str, type[StrEnum]] = MappingProxyType(
         "depth_policy": DepthPolicy,
         "unknown_policy": UnknownPolicy,
         "citation_policy": CitationPolicy,
+        "mutation_policy": MutationPolicy,
     }
 )
 
-_Policy = TypeVar("_Policy", DepthPolicy, UnknownPolicy, CitationPolicy)
+_Policy = TypeVar("_Policy", DepthPolicy, UnknownPolicy, CitationPolicy, MutationPolicy)
 
 
 def _choices(kind: type[StrEnum]) -> str:
@@ -850,6 +855,7 @@ def policies_from_payload(payload: Mapping[str, Any]) -> VariantPolicies:
         depth_policy=_payload_policy(body, "depth_policy", DepthPolicy),
         unknown_policy=_payload_policy(body, "unknown_policy", UnknownPolicy),
         citation_policy=_payload_policy(body, "citation_policy", CitationPolicy),
+        mutation_policy=_payload_policy(body, "mutation_policy", MutationPolicy),
     )
 
 
@@ -872,6 +878,8 @@ class Policies:
     unknown_policy_source: PolicySource
     citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
     citation_policy_source: PolicySource = PolicySource.DEFAULT
+    mutation_policy: MutationPolicy = MutationPolicy.ACCEPT
+    mutation_policy_source: PolicySource = PolicySource.DEFAULT
 
 
 def effective_policies(
@@ -881,13 +889,14 @@ def effective_policies(
     depth_policy: DepthPolicy | None = None,
     unknown_policy: UnknownPolicy | None = None,
     citation_policy: CitationPolicy | None = None,
+    mutation_policy: MutationPolicy | None = None,
 ) -> Policies:
     """Each policy from, in order: the CLI option, its environment variable
     (``COVERAGE_GATE_DEPTH_POLICY``, ``COVERAGE_GATE_UNKNOWN_POLICY``,
-    ``COVERAGE_GATE_CITATION_POLICY``; empty is unset), the payload of the variant that served
-    the repository, the default (``accept``; ``downgrade`` for citations, which the mode then
-    decides: shadow measures, enforce applies). A variable naming no policy is a configuration
-    error."""
+    ``COVERAGE_GATE_CITATION_POLICY``, ``COVERAGE_GATE_MUTATION_POLICY``; empty is unset), the
+    payload of the variant that served the repository, the default (``accept``; ``downgrade``
+    for citations, which the mode then decides: shadow measures, enforce applies). A variable
+    naming no policy is a configuration error."""
     depth, depth_source = _choose(
         depth_policy,
         environ.get(DEPTH_POLICY_ENV),
@@ -909,7 +918,23 @@ def effective_policies(
         CitationPolicy.DOWNGRADE,
         CITATION_POLICY_ENV,
     )
-    return Policies(depth, depth_source, unknown, unknown_source, citation, citation_source)
+    mutation, mutation_source = _choose(
+        mutation_policy,
+        environ.get(MUTATION_POLICY_ENV),
+        resolution.policies.mutation_policy,
+        MutationPolicy.ACCEPT,
+        MUTATION_POLICY_ENV,
+    )
+    return Policies(
+        depth,
+        depth_source,
+        unknown,
+        unknown_source,
+        citation,
+        citation_source,
+        mutation,
+        mutation_source,
+    )
 
 
 def _choose(

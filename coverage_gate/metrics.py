@@ -15,6 +15,7 @@ direct ones of the local files (``otlp_direct``), are such; no OpenTelemetry pac
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from coverage_gate.model import (
     Coverage,
     DecisionDocument,
     Depth,
+    DriftEntry,
     FileContent,
     FileStatus,
     Reason,
@@ -248,6 +250,24 @@ CONTENT_FILES = InstrumentSpec(
     (*_FILES, "format", "content"),
 )
 
+STREAMS = InstrumentSpec(
+    "coverage_gate.streams",
+    Kind.COUNTER,
+    "{stream}",
+    "Reviewer streams reconciled, by format, client version and whether the adapter understood "
+    "them: drift none, said (understood enough: an unknown tool, a version or a commit), "
+    "hides_reads (its claims without evidence were unknown).",
+    (*_FILES, "format", "client_version", "drift"),
+)
+DRIFT = InstrumentSpec(
+    "coverage_gate.drift",
+    Kind.COUNTER,
+    "{stream}",
+    "Reviewer streams that held drift of one kind (DESIGN §6 rule 19), by format and client "
+    "version: one per stream and kind.",
+    (*_FILES, "format", "client_version", "kind"),
+)
+
 CITATIONS = InstrumentSpec(
     "coverage_gate.citations",
     Kind.COUNTER,
@@ -277,7 +297,28 @@ INSTRUMENTS: tuple[InstrumentSpec, ...] = (
     DEPTH_POLICY_APPROVALS,
     CITATIONS,
     CONTENT_FILES,
+    STREAMS,
+    DRIFT,
 )
+
+#: ``client_version`` label when the stream names none, or names one that is not a version.
+VERSION_NONE = "none"
+VERSION_OTHER = "other"
+_VERSION_LABEL = re.compile(r"\d{1,6}(?:\.\d{1,9}){0,3}(?:[-+][0-9A-Za-z.]{1,24})?")
+
+
+def version_label(version: str | None) -> str:
+    """A client version as a metric label: bounded to what a version looks like."""
+    if version is None:
+        return VERSION_NONE
+    return version if _VERSION_LABEL.fullmatch(version) else VERSION_OTHER
+
+
+def drift_label(drift: Sequence[DriftEntry]) -> str:
+    if not drift:
+        return "none"
+    return "hides_reads" if any(entry.hides_reads for entry in drift) else "said"
+
 
 #: Evidence capability label when a reviewer had no evidence document at all.
 CAPABILITY_ABSENT = "absent"
@@ -337,6 +378,11 @@ class ReviewerFacts:
     failed_citations: tuple[str, ...] = ()
     # Claimed files by how their evidence was checked against their content.
     content: Mapping[FileContent, int] = field(default_factory=dict)
+    evidence: bool = False  # it brought an evidence document
+    client_version: str = VERSION_NONE
+    drift: str = "none"  # drift_label of its stream
+    drift_kinds: tuple[str, ...] = ()
+    mutations: int = 0
 
     @property
     def citations_replayed(self) -> int:
@@ -395,6 +441,11 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
         citations=citations,
         failed_citations=tuple(failed),
         content=content,
+        evidence=capability is not None,
+        client_version=version_label(reviewer.evidence_client_version),
+        drift=drift_label(reviewer.drift),
+        drift_kinds=tuple(sorted({entry.kind.value for entry in reviewer.drift})),
+        mutations=len(reviewer.mutations),
     )
 
 
@@ -445,6 +496,8 @@ class Instruments:
     depth_policy_approvals: Counter
     citations: Counter
     content_files: Counter
+    streams: Counter
+    drift: Counter
 
 
 def instruments(meter: Meter) -> Instruments:
@@ -473,6 +526,8 @@ def instruments(meter: Meter) -> Instruments:
         depth_policy_approvals=counter(DEPTH_POLICY_APPROVALS),
         citations=counter(CITATIONS),
         content_files=counter(CONTENT_FILES),
+        streams=counter(STREAMS),
+        drift=counter(DRIFT),
     )
 
 
@@ -554,6 +609,11 @@ def record_decision(
             inst.content_files.add(
                 count, {**files, "format": fact.format, "content": checked.value}
             )
+        if fact.evidence:
+            stream = {**files, "format": fact.format, "client_version": fact.client_version}
+            inst.streams.add(1, {**stream, "drift": fact.drift})
+            for kind in fact.drift_kinds:
+                inst.drift.add(1, {**stream, "kind": kind})
         inst.evidence_records.add(
             1,
             {
@@ -624,6 +684,14 @@ A_CITATIONS_WOULD_DOWNGRADE = "coverage_gate.citations.would_downgrade"
 A_FAILED_CITATIONS = "coverage_gate.failed_citations"
 #: Claimed files of one reviewer by how their evidence was checked: ``…content.<outcome>``.
 A_CONTENT_PREFIX = "coverage_gate.files.content."
+A_CLIENT_VERSION = "coverage_gate.evidence.client_version"
+#: What the reviewer's stream held that its adapter did not understand: none, said, hides_reads
+A_DRIFT = "coverage_gate.drift"
+A_DRIFT_KINDS = "coverage_gate.drift.kinds"
+A_MUTATIONS = "coverage_gate.mutations"
+A_MUTATION_POLICY = "coverage_gate.mutation_policy"
+A_MUTATION_POLICY_SOURCE = "coverage_gate.mutation_policy_source"
+A_MUTATIONS_WOULD_DOWNGRADE = "coverage_gate.mutations.would_downgrade"
 #: Failed citations named on one reviewer event; the rest are in the count.
 MAX_SPAN_CITATIONS = 10
 
@@ -689,6 +757,9 @@ def record_reconcile_span(
         A_CITATIONS: sum(f.citations_replayed for f in facts),
         A_CITATIONS_FAILED: sum(len(f.failed_citations) for f in facts),
         A_CITATIONS_WOULD_DOWNGRADE: decision.citations_would_downgrade,
+        A_MUTATION_POLICY: decision.mutation_policy.value,
+        A_MUTATION_POLICY_SOURCE: decision.mutation_policy_source.value,
+        A_MUTATIONS_WOULD_DOWNGRADE: decision.mutations_would_downgrade,
         **{f"{A_DEPTH_PREFIX}{depth.value}": count for depth, count in depth_counts(facts).items()},
     }
     end = end_time_ns if end_time_ns is not None else time.time_ns()
@@ -730,6 +801,10 @@ def record_reconcile_span(
                     f"{A_CONTENT_PREFIX}{checked.value}": fact.content.get(checked, 0)
                     for checked in FileContent
                 },
+                A_CLIENT_VERSION: fact.client_version,
+                A_DRIFT: fact.drift,
+                A_DRIFT_KINDS: list(fact.drift_kinds),
+                A_MUTATIONS: fact.mutations,
             },
             timestamp=end,
         )

@@ -24,7 +24,7 @@ from coverage_gate import defaults, enums
 from coverage_gate.defaults import EVIDENCE_VERSION
 
 DECISION_SCHEMA = "coverage-gate/decision"
-DECISION_VERSION = "1.3"
+DECISION_VERSION = "1.4"
 
 
 # The words every layer shares live in coverage_gate.enums; the contracts re-export them.
@@ -436,12 +436,18 @@ class ReviewerDecision(_Contract):
     evidence_source: str | None = None
     evidence_capability: Capability | None = None
     evidence_revision: str | None = None
+    # the client version its stream names, when it names one
+    evidence_client_version: str | None = None
     claims_outside_scope: list[str] = Field(default_factory=list)
     claims_rejected: list[RejectedClaim] = Field(default_factory=list)
     files: list[FileDecision]
     depth_policies: list[ReviewerPolicyOutcome] = Field(default_factory=list)
     # Present when the reviewer cited anything (DESIGN §7.9).
     citations: ReviewerCitations | None = None
+    # What the reviewer changed during the review (DESIGN §6 rule 20), from its evidence.
+    mutations: list[Mutation] = Field(default_factory=list)
+    # What its stream held that the adapter did not understand (DESIGN §6 rule 19).
+    drift: list[DriftEntry] = Field(default_factory=list)
 
 
 class DecisionDocument(_Contract):
@@ -472,5 +478,10 @@ class DecisionDocument(_Contract):
     # Whether failed citations alone would turn this Approve into a Comment under the citation
     # policy ``downgrade``, whatever the policy in force: what shadow measures.
     citations_would_downgrade: bool = False
+    mutation_policy: MutationPolicy = MutationPolicy.ACCEPT
+    mutation_policy_source: PolicySource = PolicySource.DEFAULT
+    # Whether a reviewer's changes alone would turn this Approve into a Comment under the
+    # mutation policy ``downgrade``, whatever the policy in force.
+    mutations_would_downgrade: bool = False
 
     model_config = ConfigDict(populate_by_name=True)

@@ -56,6 +56,7 @@ from coverage_gate.model import (
     EvidenceDocument,
     Mode,
     ModeSource,
+    MutationPolicy,
     PolicySource,
     ReviewerOutput,
     UnknownPolicy,
@@ -179,6 +180,8 @@ class ReceiptInputs(_Contract):
     citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
     citation_policy_source: PolicySource = PolicySource.DEFAULT
     replay_citations: bool = True
+    mutation_policy: MutationPolicy = MutationPolicy.ACCEPT
+    mutation_policy_source: PolicySource = PolicySource.DEFAULT
 
 
 class Receipt(_Contract):
@@ -488,6 +491,8 @@ def build(
             citation_policy=review.citation_policy,
             citation_policy_source=review.citation_policy_source,
             replay_citations=review.replay_citations,
+            mutation_policy=review.mutation_policy,
+            mutation_policy_source=review.mutation_policy_source,
             reviewers=[
                 ReceiptReviewer(
                     agent_id=r.agent_id, claims=r.claims, evidence=r.evidence, failed=r.failed
@@ -620,6 +625,8 @@ def review_input(
         "depth_policy_source": inputs.depth_policy_source,
         "citation_policy": inputs.citation_policy,
         "citation_policy_source": inputs.citation_policy_source,
+        "mutation_policy": inputs.mutation_policy,
+        "mutation_policy_source": inputs.mutation_policy_source,
         "replay_citations": inputs.replay_citations,
         "repo_root": inputs.repo_root,
         "tree": tree,

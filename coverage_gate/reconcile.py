@@ -29,6 +29,7 @@ from coverage_gate.model import (
     DecisionDocument,
     Depth,
     DepthPolicy,
+    DriftKind,
     EvidenceDocument,
     FileContent,
     FileDecision,
@@ -38,6 +39,7 @@ from coverage_gate.model import (
     LineRange,
     Mode,
     ModeSource,
+    MutationPolicy,
     PolicyOutcome,
     PolicySource,
     Reason,
@@ -93,6 +95,8 @@ class ReviewInput:
     depth_policy_source: PolicySource = PolicySource.DEFAULT
     citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
     citation_policy_source: PolicySource = PolicySource.DEFAULT
+    mutation_policy: MutationPolicy = MutationPolicy.ACCEPT
+    mutation_policy_source: PolicySource = PolicySource.DEFAULT
     # The files at the revision that citations are replayed against (DESIGN §7.9); ``None``:
     # no repository to read, every citation that needs a read is unavailable.
     files: RevisionFiles | None = None
@@ -145,6 +149,12 @@ def _unavailable_here(evidence: EvidenceDocument) -> UnknownReason | None:
     if not evidence.stream_complete:
         return UnknownReason.STREAM_INCOMPLETE
     return None
+
+
+def hides_reads(evidence: EvidenceDocument) -> bool:
+    """Whether the stream held drift the model cannot cause that could hide reads (DESIGN §6
+    rule 19): its claims without evidence are unknown."""
+    return any(entry.hides_reads for entry in evidence.drift)
 
 
 def _describe(entry: FileEvidence | None) -> str:
@@ -250,22 +260,11 @@ def _file_decision(
         return FileDecision(
             path=path, claim=Claim.NONE, evidence=summary, status=FileStatus.MISSING
         )
-    supported = supported_by(entry)
-    reason: UnknownReason | None = None
-    if unavailable is UnknownReason.STALE:
-        reason = unavailable
-    elif supported:
+    if unavailable is not UnknownReason.STALE and supported_by(entry):
         return FileDecision(
             path=path, claim=Claim.INSPECTED, evidence=summary, status=FileStatus.VERIFIED
         )
-    elif unavailable is not None:
-        reason = unavailable
-    elif evidence is not None and evidence.truncated and entry is None:
-        reason = UnknownReason.TRUNCATED
-    elif entry is not None and entry.reads_unknown:
-        reason = UnknownReason.OUTCOME_UNREADABLE
-    elif evidence is not None and evidence.unattributed_calls:
-        reason = UnknownReason.UNATTRIBUTED_CALLS
+    reason = unavailable or _absence_unproven(evidence, entry)
     if reason is not None:
         return FileDecision(
             path=path,
@@ -284,6 +283,26 @@ def _file_decision(
         status=FileStatus.UNSUPPORTED,
         unsupported_reason=why,
     )
+
+
+def _absence_unproven(
+    evidence: EvidenceDocument | None, entry: FileEvidence | None
+) -> UnknownReason | None:
+    """Why available, complete evidence without a read of a claimed file still cannot show it
+    was not read; ``None`` when it can."""
+    if evidence is None:
+        return None
+    if evidence.truncated and entry is None:
+        return UnknownReason.TRUNCATED
+    if entry is not None and entry.reads_unknown:
+        return UnknownReason.OUTCOME_UNREADABLE
+    if evidence.unattributed_calls:
+        return UnknownReason.UNATTRIBUTED_CALLS
+    if hides_reads(evidence) and not _mismatched(entry):
+        # the classifier cannot vouch for an absence in a stream it did not fully understand; a
+        # read whose text was not the file is still no evidence of it
+        return UnknownReason.FORMAT_DRIFT
+    return None
 
 
 #: Whether a file at the review's revision is the content evidence recorded elsewhere saw:
@@ -323,6 +342,7 @@ _COVERAGE = {
     Reason.CLAIMS_SHALLOW: Coverage.INCOMPLETE_SHALLOW,
     Reason.CLAIMS_UNVERIFIABLE: Coverage.INCOMPLETE_UNVERIFIABLE,
     Reason.CITATIONS_FAILED: Coverage.INCOMPLETE_CITATIONS,
+    Reason.REVIEWER_MUTATED: Coverage.INCOMPLETE_MUTATED,
 }
 
 
@@ -476,6 +496,9 @@ def _reviewer(
         reasons.append(Reason.CLAIMS_UNVERIFIABLE)
     if citations and citations.failed and review.citation_policy is CitationPolicy.DOWNGRADE:
         reasons.append(Reason.CITATIONS_FAILED)
+    mutations = list(reviewer.evidence.mutations) if reviewer.evidence is not None else []
+    if mutations and review.mutation_policy is MutationPolicy.DOWNGRADE:
+        reasons.append(Reason.REVIEWER_MUTATED)
     if is_stale(reviewer.evidence, review.revision):
         reasons.append(Reason.EVIDENCE_STALE)
     coverage = next(
@@ -490,11 +513,14 @@ def _reviewer(
         evidence_source=evidence.source if evidence else None,
         evidence_capability=evidence.capability if evidence else None,
         evidence_revision=evidence.revision if evidence else None,
+        evidence_client_version=evidence.client_version if evidence else None,
         claims_outside_scope=sorted(inspected - set(review.scope)),
         claims_rejected=claims.rejected,
         files=files,
         depth_policies=_policy_outcomes(files, reasons),
         citations=citations,
+        mutations=mutations,
+        drift=list(evidence.drift) if evidence else [],
     )
 
 
@@ -504,6 +530,7 @@ _NEW = {
     Reason.CLAIMS_SHALLOW,
     Reason.CLAIMS_UNVERIFIABLE,
     Reason.CITATIONS_FAILED,
+    Reason.REVIEWER_MUTATED,
 }
 
 
@@ -559,6 +586,11 @@ def reconcile(review: ReviewInput) -> DecisionDocument:
         citation_policy=review.citation_policy,
         citation_policy_source=review.citation_policy_source,
         citations_would_downgrade=approve and not legacy_incomplete and cited_wrong,
+        mutation_policy=review.mutation_policy,
+        mutation_policy_source=review.mutation_policy_source,
+        mutations_would_downgrade=approve
+        and not legacy_incomplete
+        and any(decision.mutations for decision in reviewers),
     )
 
 
@@ -790,6 +822,90 @@ def agent_mismatches(reviewers: Sequence[ReviewerInput]) -> list[str]:
     ]
 
 
+#: Mutations and drift entries a note names per reviewer; the rest are counted.
+NOTE_MUTATIONS = 5
+NOTE_DRIFT = 5
+
+_DRIFT_WORDS = {
+    DriftKind.UNKNOWN_EVENT: "an event type",
+    DriftKind.MISSING_FIELD: "a field gone",
+    DriftKind.FIELD_TYPE: "a field of a type it never has",
+    DriftKind.UNPAIRED: "a call left unpaired",
+    DriftKind.UNLISTED_TOOL: "a built-in tool",
+    DriftKind.UNKNOWN_TOOL: "a tool naming a file in scope",
+    DriftKind.CLIENT_VERSION: "a client version",
+    DriftKind.FOREIGN_COMMIT: "a session commit that is not the revision",
+}
+
+
+def _mutation_notes(
+    review: ReviewInput, reviewers: Sequence[ReviewerDecision], head_needed: bool
+) -> list[str]:
+    """What each reviewer changed during the review, and what the policy makes of it."""
+    lines: list[str] = []
+    for decision in reviewers:
+        if not decision.mutations:
+            continue
+        named = [
+            f"`{m.path}` ({m.tool}, line {m.line})"
+            if m.path
+            else f"files ({m.tool}, line {m.line})"
+            for m in decision.mutations[:NOTE_MUTATIONS]
+        ]
+        more = len(decision.mutations) - len(named)
+        tail = f", and {more} more change(s)" if more > 0 else ""
+        lines.append(
+            f"- the reviewer `{decision.agent_id}` changed {', '.join(named)}{tail} "
+            "during the review"
+        )
+    if not lines:
+        return []
+    policy = review.mutation_policy
+    if policy is MutationPolicy.DOWNGRADE:
+        said = "this repository's mutation policy (downgrade) counts that as incomplete coverage"
+    else:
+        said = (
+            "this repository's mutation policy (accept) records it and does not hold it against "
+            "the reviewer"
+        )
+    head = f"A reviewer changed the code it reviewed; {said}:"
+    if head_needed and review.mode is Mode.ENFORCE:
+        head = "Approve became Comment: a reviewer changed the code it reviewed:"
+    elif head_needed and review.mode is Mode.SHADOW:
+        head = (
+            "Shadow mode, verdict unchanged: in enforce mode this Approve would become a Comment, "
+            "because a reviewer changed the code it reviewed:"
+        )
+    return ["\n".join([head, *lines])]
+
+
+def _drift_notes(reviewers: Sequence[ReviewerDecision]) -> list[str]:
+    """What each reviewer's stream held that this version does not understand (DESIGN §7.11)."""
+    parts: list[str] = []
+    for decision in reviewers:
+        if not decision.drift:
+            continue
+        named = [
+            f"{_DRIFT_WORDS[entry.kind]} `{printable(entry.name)}`"
+            + (f" {entry.count} times" if entry.count > 1 else "")
+            for entry in decision.drift[:NOTE_DRIFT]
+        ]
+        more = len(decision.drift) - len(named)
+        tail = f", and {more} more" if more > 0 else ""
+        hiding = any(entry.hides_reads for entry in decision.drift)
+        effect = (
+            "claims without evidence are unknown, not unsupported; upgrade coverage-gate, or pin "
+            "the client to a version it was checked with"
+            if hiding
+            else "nothing here could hide a read, so the verdict rules are unchanged"
+        )
+        parts.append(
+            f"The stream of reviewer `{decision.agent_id}` held what this version of "
+            f"coverage-gate does not know ({'; '.join(named)}{tail}): {effect}."
+        )
+    return parts
+
+
 def _note(
     review: ReviewInput,
     reviewers: Sequence[ReviewerDecision],
@@ -825,6 +941,8 @@ def _note(
             head = f"{cause[0].upper()}{cause[1:]} (verdict not affected):"
         if head:
             parts.append("\n".join([head, *new_lines]))
+    parts += _mutation_notes(review, reviewers, would_downgrade and not new_lines)
+    parts += _drift_notes(reviewers)
     parts += _citation_notes(review, reviewers)
     parts += _stale(review, reviewers)
     parts += agent_mismatches(review.reviewers)

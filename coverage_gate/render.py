@@ -67,7 +67,9 @@ def _policies(decision: DecisionDocument) -> str:
         f"unknown policy {decision.unknown_policy.value} "
         f"({decision.unknown_policy_source.value}), "
         f"citation policy {decision.citation_policy.value} "
-        f"({decision.citation_policy_source.value})"
+        f"({decision.citation_policy_source.value}), "
+        f"mutation policy {decision.mutation_policy.value} "
+        f"({decision.mutation_policy_source.value})"
     )
 
 
@@ -236,6 +238,8 @@ def markdown(decision: DecisionDocument) -> str:
         f"depth policy `{decision.depth_policy.value}` ({decision.depth_policy_source.value}) · "
         f"citation policy `{decision.citation_policy.value}` "
         f"({decision.citation_policy_source.value}) · "
+        f"mutation policy `{decision.mutation_policy.value}` "
+        f"({decision.mutation_policy_source.value}) · "
         f"revision `{decision.revision[:12]}`",
         "",
         decision.note,

@@ -33,6 +33,7 @@ from coverage_gate.model import (
     DepthPolicy,
     Mode,
     ModeSource,
+    MutationPolicy,
     PolicySource,
     Reason,
     UnknownPolicy,
@@ -69,6 +70,8 @@ class Setting:
     depth_policy_source: PolicySource
     citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
     citation_policy_source: PolicySource = PolicySource.DEFAULT
+    mutation_policy: MutationPolicy = MutationPolicy.ACCEPT
+    mutation_policy_source: PolicySource = PolicySource.DEFAULT
 
     @classmethod
     def recorded(cls, receipt: Receipt) -> Setting:
@@ -82,11 +85,19 @@ class Setting:
             depth_policy_source=inputs.depth_policy_source,
             citation_policy=inputs.citation_policy,
             citation_policy_source=inputs.citation_policy_source,
+            mutation_policy=inputs.mutation_policy,
+            mutation_policy_source=inputs.mutation_policy_source,
         )
 
-    def rules(self) -> tuple[Mode, UnknownPolicy, DepthPolicy, CitationPolicy]:
+    def rules(self) -> tuple[Mode, UnknownPolicy, DepthPolicy, CitationPolicy, MutationPolicy]:
         """What decides (where each came from does not change a verdict)."""
-        return self.mode, self.unknown_policy, self.depth_policy, self.citation_policy
+        return (
+            self.mode,
+            self.unknown_policy,
+            self.depth_policy,
+            self.citation_policy,
+            self.mutation_policy,
+        )
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,7 @@ class FlagAnswer:
     unknown_policy: UnknownPolicy | None = None
     depth_policy: DepthPolicy | None = None
     citation_policy: CitationPolicy | None = None
+    mutation_policy: MutationPolicy | None = None
 
 
 #: The candidate flag for a repository, given its reviewers' agent ids and evidence formats.
@@ -138,6 +150,10 @@ class Candidate:
                 citation_policy=answer.citation_policy or CitationPolicy.DOWNGRADE,
                 citation_policy_source=PolicySource.PAYLOAD
                 if answer.citation_policy
+                else PolicySource.DEFAULT,
+                mutation_policy=answer.mutation_policy or MutationPolicy.ACCEPT,
+                mutation_policy_source=PolicySource.PAYLOAD
+                if answer.mutation_policy
                 else PolicySource.DEFAULT,
             )
         if self.mode is not None:
@@ -215,7 +231,7 @@ def _why(recorded: Setting, candidate: Setting, after: DecisionDocument) -> str:
     parts = [
         f"{name.replace('_', ' ')} {getattr(recorded, name).value} → "
         f"{getattr(candidate, name).value}"
-        for name in ("mode", "unknown_policy", "depth_policy", "citation_policy")
+        for name in ("mode", "unknown_policy", "depth_policy", "citation_policy", "mutation_policy")
         if getattr(recorded, name) is not getattr(candidate, name)
     ]
     reasons = [reason.value for reason in after.reasons if reason in CHECK_REASONS]
@@ -242,6 +258,8 @@ def replay_one(receipt_id: str, receipt: Receipt, candidate: Candidate, decide: 
         depth_policy_source=chosen.depth_policy_source,
         citation_policy=chosen.citation_policy,
         citation_policy_source=chosen.citation_policy_source,
+        mutation_policy=chosen.mutation_policy,
+        mutation_policy_source=chosen.mutation_policy_source,
     ).decision
     change = classify(before, after)
     if change is Change.UNCHANGED:

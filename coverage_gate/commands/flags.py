@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from coverage_gate.commands._choice import HELP_WIDTH, Command, Group, choice
-from coverage_gate.enums import CitationPolicy, DepthPolicy, UnknownPolicy
+from coverage_gate.enums import CitationPolicy, DepthPolicy, MutationPolicy, UnknownPolicy
 from coverage_gate.errors import BadInputError, ExitCode, UsageError, check_repo
 from coverage_gate.stdio import require_stdout, write_stdout
 
@@ -124,6 +124,8 @@ def resolution_document(
             "unknown_policy_source": policies.unknown_policy_source.value,
             "citation_policy": policies.citation_policy.value,
             "citation_policy_source": policies.citation_policy_source.value,
+            "mutation_policy": policies.mutation_policy.value,
+            "mutation_policy_source": policies.mutation_policy_source.value,
         }
     return document
 
@@ -177,6 +179,15 @@ def flags(
             "--citation-policy",
             **choice(CitationPolicy),
             help="As reconcile's: shows it winning (env COVERAGE_GATE_CITATION_POLICY).",
+            show_default=False,
+        ),
+    ] = None,
+    mutation_policy: Annotated[
+        MutationPolicy | None,
+        typer.Option(
+            "--mutation-policy",
+            **choice(MutationPolicy),
+            help="As reconcile's: shows it winning (env COVERAGE_GATE_MUTATION_POLICY).",
             show_default=False,
         ),
     ] = None,
@@ -254,6 +265,7 @@ def flags(
             depth_policy=depth_policy,
             unknown_policy=unknown_policy,
             citation_policy=citation_policy,
+            mutation_policy=mutation_policy,
         )
     except FlagConfigError as error:
         raise _fail(str(error)) from None
@@ -279,7 +291,9 @@ def _print_resolution(
             f"unknown policy {policies.unknown_policy.value} "
             f"({policies.unknown_policy_source.value}), "
             f"citation policy {policies.citation_policy.value} "
-            f"({policies.citation_policy_source.value})\n"
+            f"({policies.citation_policy_source.value}), "
+            f"mutation policy {policies.mutation_policy.value} "
+            f"({policies.mutation_policy_source.value})\n"
         )
     try:
         write_stdout(text, "mode")

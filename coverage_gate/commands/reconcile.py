@@ -36,6 +36,7 @@ from coverage_gate.enums import (
     CitationPolicy,
     DepthPolicy,
     ModeSource,
+    MutationPolicy,
     Reason,
     UnknownPolicy,
     Verdict,
@@ -391,6 +392,17 @@ def reconcile_command(
             show_default=False,
         ),
     ] = None,
+    mutation_policy: Annotated[
+        MutationPolicy | None,
+        typer.Option(
+            **choice(MutationPolicy),
+            help="What a reviewer that changed files during its review does to its coverage: "
+            "accept (recorded and said) or downgrade (coverage incomplete, reviewer_mutated) "
+            "(env COVERAGE_GATE_MUTATION_POLICY, else the flag variant's payload; default "
+            "accept).",
+            show_default=False,
+        ),
+    ] = None,
     exclude: Annotated[
         list[str] | None,
         typer.Option(help="Glob of changed paths that are not reviewable (repeatable)."),
@@ -472,6 +484,7 @@ def reconcile_command(
                 depth_policy=depth_policy,
                 unknown_policy=unknown_policy,
                 citation_policy=citation_policy,
+                mutation_policy=mutation_policy,
             )
             with GitTree(root.absolute(), revision) as git_tree:
                 recorder = _recorder(git_tree) if receipt is not None else None
@@ -489,6 +502,8 @@ def reconcile_command(
                     depth_policy_source=policies.depth_policy_source,
                     citation_policy=policies.citation_policy,
                     citation_policy_source=policies.citation_policy_source,
+                    mutation_policy=policies.mutation_policy,
+                    mutation_policy_source=policies.mutation_policy_source,
                     repo_root=str(root.absolute()),
                     tree=recorder[0] if recorder else git_tree,
                     files=recorder[1] if recorder else git_tree,

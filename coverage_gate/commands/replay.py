@@ -74,6 +74,7 @@ def _flag_lookup(snapshot: Path, flag_name: str | None) -> Callable[..., FlagAns
                 unknown_policy=found.policies.unknown_policy,
                 depth_policy=found.policies.depth_policy,
                 citation_policy=found.policies.citation_policy,
+                mutation_policy=found.policies.mutation_policy,
             )
         return answers[key]
 
