@@ -340,6 +340,8 @@ COUNTED: tuple[Counted, ...] = (
     Counted("depth", m.DEPTH_FILES, ("depth",)),
     Counted("policies", m.DEPTH_POLICY_APPROVALS, ("depth_policy", "would_downgrade")),
     Counted("content", m.CONTENT_FILES, ("format", "content")),
+    Counted("streams", m.STREAMS, ("format", "client_version", "drift")),
+    Counted("drift", m.DRIFT, ("format", "client_version", "kind")),
 )
 
 
@@ -403,6 +405,9 @@ class _Tally:
     flagged_under: dict[str, int] = field(default_factory=dict)
     #: Claimed files by (format, how their content was checked).
     content: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: Reviewer streams by (format, client version, drift label), and by (..., drift kind).
+    streams: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    drift_kinds: dict[tuple[str, str, str], int] = field(default_factory=dict)
     resets: int = 0
     p50: float | None = None
     p95: float | None = None
@@ -451,6 +456,12 @@ def _fold_counts(tally: _Tally, name: str, labels: Mapping[str, str], n: int) ->
     elif name == "content":
         key = (labels.get("format", ""), labels.get("content", ""))
         tally.content[key] = tally.content.get(key, 0) + n
+    elif name in ("streams", "drift"):
+        table = tally.streams if name == "streams" else tally.drift_kinds
+        client = (labels.get("format", ""), labels.get("client_version", ""))
+        row = (*client, labels.get("drift" if name == "streams" else "kind", ""))
+        if n:
+            table[row] = table.get(row, 0) + n
 
 
 def fold(
@@ -511,6 +522,8 @@ def _counts(repository: str, t: _Tally, step_s: int) -> RepoCounts:
         approvals_compared=t.compared.get(DepthPolicy.ACCEPT.value, 0),
         flagged_under={p.value: t.flagged_under.get(p.value, 0) for p in DepthPolicy},
         content=content_by_format(t.content.items()),
+        streams=dict(sorted(t.streams.items())) if t.streams else None,
+        drift_kinds=dict(sorted(t.drift_kinds.items())) if t.streams else None,
         duration_p50_s=t.p50,
         duration_p95_s=t.p95,
     )

@@ -42,7 +42,7 @@ from typing import Any
 from coverage_gate import defaults
 from coverage_gate import metrics as m
 from coverage_gate.metrics import Outcome
-from coverage_gate.model import Depth, DepthPolicy, FileContent
+from coverage_gate.model import Depth, DepthPolicy, DriftKind, FileContent
 from coverage_gate.reconcile import is_shallow
 
 REPORT_SCHEMA = "coverage-gate/report"
@@ -85,6 +85,11 @@ class ReviewerRecord:
     #: as (``FileContent`` value, count) pairs, the outcomes counted only; empty when none was
     #: (or the event predates content checks).
     content: tuple[tuple[str, int], ...] = ()
+    #: The client version its stream named (``none``), whether its adapter understood the stream
+    #: (``metrics.drift_label``) and the kinds of drift it held.
+    client_version: str = m.VERSION_NONE
+    drift: str = ""  # empty: the event predates the drift watch
+    drift_kinds: tuple[str, ...] = ()
 
     @property
     def evidence_available(self) -> bool:
@@ -422,6 +427,9 @@ def _reviewer(event: Mapping[str, object]) -> ReviewerRecord:
         shallow_files=_strings(a, m.A_SHALLOW_PATHS),
         failed_citations=_strings(a, m.A_FAILED_CITATIONS),
         content=_content_outcomes(a),
+        client_version=_str(a, m.A_CLIENT_VERSION, m.VERSION_NONE),
+        drift=_str(a, m.A_DRIFT),
+        drift_kinds=_strings(a, m.A_DRIFT_KINDS),
     )
 
 
@@ -685,6 +693,33 @@ class EvidenceDetail:
 
 
 @dataclass(frozen=True, slots=True)
+class Day:
+    """One UTC day of a repository's reviews (by their end times): what the report counts over
+    the whole input, on that day alone (the days add up to the totals)."""
+
+    day: str  # YYYY-MM-DD
+    reviews: int
+    approvals: int
+    #: Reviews the check downgraded or would have (the repository's ``would_downgrade``).
+    would_downgrade: int
+    claimed_files: int
+    unsupported_files: int
+    unknown_files: int
+
+
+#: ``Day``'s counts, in the order ``ReviewTally.daily`` holds them.
+DAY_FIELDS = (
+    "reviews",
+    "approvals",
+    "would_downgrade",
+    "claimed_files",
+    "unsupported_files",
+    "unknown_files",
+)
+_FLAGGED_OUTCOMES = frozenset({Outcome.WOULD_DOWNGRADE.value, Outcome.DOWNGRADED.value})
+
+
+@dataclass(frozen=True, slots=True)
 class RepoCounts:
     """One repository's figures over the report's input: everything its readiness is judged on.
 
@@ -738,6 +773,14 @@ class RepoCounts:
     #: Claimed files by evidence format, then by how their evidence was checked against their
     #: content (``content_by_format``); None where no claimed file's content was checked.
     content: Mapping[str, Mapping[str, int]] | None = None
+    #: Per UTC day with reviews, in order (from the spans only).
+    daily: tuple[Day, ...] | None = None
+    #: Reviewer streams by (format, client version, ``drift`` label), and by (format, client
+    #: version, drift kind); None where the source holds no stream count.
+    streams: Mapping[tuple[str, str, str], int] | None = None
+    drift_kinds: Mapping[tuple[str, str, str], int] | None = None
+    #: When the first stream whose drift blocks readiness was observed (from the spans only).
+    drift_first_s: float | None = None
 
     @property
     def days(self) -> float:
@@ -814,6 +857,12 @@ class ReviewTally:
     cited_would_downgrade: int = 0
     #: Claimed files by (evidence format, how their content was checked).
     content: Counter[tuple[str, str]] = field(default_factory=Counter)
+    #: Reviewer streams by (format, client version, drift label) and by (..., drift kind).
+    streams: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    drift_kinds: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    drift_first_ns: int | None = None
+    #: Per UTC day of the reviews' end times (days since the epoch): the ``DAY_FIELDS`` counts.
+    daily: dict[int, list[int]] = field(default_factory=dict)
 
     def add(self, review: ReviewRecord) -> None:
         self.reviews += 1
@@ -837,6 +886,7 @@ class ReviewTally:
             stale = stale or reviewer.stale
         self.evidence_available += available
         self._add_content(review.reviewers)
+        self._add_streams(review)
         self.capability_none += none
         self.incomplete += incomplete
         self.truncated += truncated
@@ -863,6 +913,19 @@ class ReviewTally:
             self.last_end_ns = end
         if review.citations_would_downgrade is not None:
             self._add_citations(review, approve)
+        self._add_day(review, end // _NS_PER_DAY, approve)
+
+    def _add_day(self, review: ReviewRecord, day: int, approve: bool) -> None:
+        """The review's counts on its day, in ``DAY_FIELDS``' order."""
+        counts = self.daily.get(day)
+        if counts is None:
+            counts = self.daily[day] = [0] * len(DAY_FIELDS)
+        counts[0] += 1
+        counts[1] += approve
+        counts[2] += review.outcome in _FLAGGED_OUTCOMES
+        counts[3] += review.claimed
+        counts[4] += review.unsupported
+        counts[5] += review.unknown
 
     def _add_citations(self, review: ReviewRecord, approve: bool) -> None:
         """A review whose span records citations."""
@@ -884,6 +947,21 @@ class ReviewTally:
                 for outcome, n in reviewer.content:
                     content[reviewer.format, outcome] += n
 
+    def _add_streams(self, review: ReviewRecord) -> None:
+        """The reviewers' streams by client version and what their adapter understood, as the
+        metrics count them (reviewers with an evidence document)."""
+        for reviewer in review.reviewers:
+            if reviewer.failed or not reviewer.drift:
+                continue
+            client = (reviewer.format, reviewer.client_version)
+            self.streams[(*client, reviewer.drift)] += 1
+            for kind in reviewer.drift_kinds:
+                self.drift_kinds[(*client, kind)] += 1
+            if blocks_readiness(reviewer.drift, reviewer.drift_kinds) and (
+                self.drift_first_ns is None or review.end_ns < self.drift_first_ns
+            ):
+                self.drift_first_ns = review.end_ns
+
     def merge(self, later: ReviewTally) -> None:
         """Fold in the tally of reviews read after this one's."""
         for name in _TALLY_COUNTS:
@@ -895,6 +973,14 @@ class ReviewTally:
         self.first_end_ns = min(ends) if ends else None
         ends = [e for e in (self.last_end_ns, later.last_end_ns) if e is not None]
         self.last_end_ns = max(ends) if ends else None
+        ends = [e for e in (self.drift_first_ns, later.drift_first_ns) if e is not None]
+        self.drift_first_ns = min(ends) if ends else None
+        for day, counts in later.daily.items():
+            mine = self.daily.get(day)
+            if mine is None:
+                self.daily[day] = list(counts)
+            else:
+                mine[:] = [a + b for a, b in zip(mine, counts, strict=True)]
 
     def counts(self, repository: str, errors: int) -> RepoCounts:
         outcomes = self.outcomes
@@ -928,6 +1014,12 @@ class ReviewTally:
             top_reasons=tuple(self.reasons.most_common(TOP_REASONS)),
             citations=self._citations(),
             content=content_by_format(self.content.items()),
+            streams=dict(sorted(self.streams.items())) if self.streams else None,
+            drift_kinds=dict(sorted(self.drift_kinds.items())) if self.streams else None,
+            drift_first_s=None if self.drift_first_ns is None else self.drift_first_ns / 1e9,
+            daily=tuple(
+                Day(_iso(day * _NS_PER_DAY)[:10], *self.daily[day]) for day in sorted(self.daily)
+            ),
         )
 
     def _citations(self) -> CitationReport:
@@ -971,6 +1063,8 @@ _TALLY_COUNTS = (
     "cited_would_downgrade",
 )
 _TALLY_COUNTERS = (
+    "streams",
+    "drift_kinds",
     "outcomes",
     "modes",
     "mode_sources",
@@ -1144,7 +1238,55 @@ def readiness(counts: RepoCounts, criteria: Criteria) -> list[Check]:
         figure = rate(spec, counts, criteria)
         if figure.limit is not None:
             checks.append(rate_check(spec, figure, criteria))
+    understood = _streams_check(counts)
+    if understood is not None:
+        checks.append(understood)
     return checks
+
+
+#: Drift kinds that block readiness by themselves, beside drift that hides reads: the client
+#: runs a version this coverage-gate was not checked against.
+_BLOCKING_KINDS = frozenset({DriftKind.CLIENT_VERSION.value})
+
+
+def blocks_readiness(drift: str, kinds: Iterable[str]) -> bool:
+    """Whether a stream's drift keeps its repository from ready: it could hide reads, or its
+    client is outside the checked range (a model's unknown tool or a commit alone does not)."""
+    return drift == "hides_reads" or any(kind in _BLOCKING_KINDS for kind in kinds)
+
+
+def _streams_check(counts: RepoCounts) -> Check | None:
+    """Ready needs streams the adapters understand: none whose drift could hide reads, no client
+    outside the checked range. None where the source holds no stream count."""
+    if counts.streams is None:
+        return None
+    total = sum(counts.streams.values())
+    hiding = sum(n for (_, _, drift), n in counts.streams.items() if drift == "hides_reads")
+    versions = sum(
+        n for (_, _, kind), n in (counts.drift_kinds or {}).items() if kind in _BLOCKING_KINDS
+    )
+    clients = sorted(
+        {
+            f"{fmt} {version}"
+            for (fmt, version, drift), n in counts.streams.items()
+            if n and drift == "hides_reads"
+        }
+        | {
+            f"{fmt} {version}"
+            for (fmt, version, kind), n in (counts.drift_kinds or {}).items()
+            if n and kind in _BLOCKING_KINDS
+        }
+    )
+    since = f" since {_iso_s(counts.drift_first_s)}" if counts.drift_first_s is not None else ""
+    if not clients:
+        return Check("streams", True, f"all {total} reviewer streams understood")
+    return Check(
+        "streams",
+        False,
+        f"{hiding} of {total} reviewer streams held drift that could hide reads and {versions} "
+        f"came from a client outside the checked range{since} ({', '.join(clients)}): upgrade "
+        "coverage-gate or pin the client, then observe again",
+    )
 
 
 # --- the per-repository report ----------------------------------------------------------------
@@ -1272,6 +1414,61 @@ class RepoReport:
     reset_series: int = 0
     #: How claimed files' evidence was checked against their content; None without such files.
     content: ContentReport | None = None
+    #: Per UTC day with reviews (from the spans only; None from Prometheus).
+    daily: list[Day] | None = None
+    #: Reviewer streams per client version and what their adapters understood of them; None
+    #: where the source holds no stream count (telemetry from before the drift watch).
+    drift: list[ClientDrift] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClientDrift:
+    """One client version's reviewer streams in a repository: how many, how many held drift
+    that could hide reads (``hides_reads``) or only drift that is said (``said``), and streams
+    per drift kind."""
+
+    format: str
+    client_version: str
+    streams: int
+    hides_reads: int
+    said: int
+    kinds: dict[str, int]
+
+
+def _drift_report(counts: RepoCounts) -> list[ClientDrift] | None:
+    if counts.streams is None:
+        return None
+    clients: dict[tuple[str, str], dict[str, int]] = {}
+    for (fmt, version, drift), n in counts.streams.items():
+        row = clients.setdefault((fmt, version), {"none": 0, "said": 0, "hides_reads": 0})
+        row[drift] = row.get(drift, 0) + n
+    kinds: dict[tuple[str, str], dict[str, int]] = {}
+    for (fmt, version, kind), n in (counts.drift_kinds or {}).items():
+        kinds.setdefault((fmt, version), {})[kind] = n
+    return [
+        ClientDrift(
+            format=fmt,
+            client_version=version,
+            streams=sum(row.values()),
+            hides_reads=row.get("hides_reads", 0),
+            said=row.get("said", 0),
+            kinds=dict(sorted(kinds.get((fmt, version), {}).items())),
+        )
+        for (fmt, version), row in sorted(clients.items())
+    ]
+
+
+def _drift_lines(drift: list[ClientDrift] | None) -> list[str]:
+    if not drift:
+        return []
+    lines = ["  streams by client version (drift: what the adapter did not understand):"]
+    for row in drift:
+        kinds = ", ".join(f"{kind} {n}" for kind, n in row.kinds.items()) or "no drift"
+        lines.append(
+            f"    {row.format} {row.client_version}: {row.streams} streams, "
+            f"{row.hides_reads} could hide reads, {row.said} said only ({kinds})"
+        )
+    return lines
 
 
 def _iso(ns: int) -> str:
@@ -1395,6 +1592,8 @@ def repo_report(counts: RepoCounts, criteria: Criteria) -> RepoReport:
         rates=[rate(spec, counts, criteria) for spec in RATES],
         reset_series=counts.reset_series,
         content=_content_report(counts),
+        daily=None if counts.daily is None else list(counts.daily),
+        drift=_drift_report(counts),
     )
 
 
@@ -1559,6 +1758,10 @@ def _repo_json(repo: RepoReport) -> dict[str, Any]:
         del body["content"]
     else:
         body["content"] = _content_json(repo.content)
+    if repo.daily is None:  # Prometheus is read over its window as a whole
+        del body["daily"]
+    if repo.drift is None:  # telemetry from before the drift watch: unchanged
+        del body["drift"]
     body["readiness"] = "ready" if repo.ready else "not_ready"
     return body
 
@@ -1733,6 +1936,7 @@ def render_text(report: Report) -> str:
             *_depth_lines(repo.depth),
             *_citation_lines(repo.citations),
             *_content_lines(repo.content),
+            *_drift_lines(repo.drift),
         ]
         if repo.reset_series:
             out.append(
