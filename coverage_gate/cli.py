@@ -152,7 +152,7 @@ SUMMARIES: dict[str, str] = {
     "record": "Read an agent's event stream and write the evidence document (JSON).",
     "reconcile": ("Reconcile claims with evidence over the changed files and print the decision."),
     "schema": "Print the JSON Schemas of the contracts.",
-    "formats": "List the stream formats `record` reads.",
+    "formats": "List the stream formats `record` reads, or check one stream against them.",
     "demo": "Record and reconcile the bundled example: an honest and a lying pi reviewer.",
     "report": (
         "Per repository: what the coverage check did or would do, and readiness to enforce "

@@ -8,6 +8,7 @@ from enum import IntEnum
 class ExitCode(IntEnum):
     OK = 0  # a decision (or document) was produced; a downgrade is not an error
     DOWNGRADED = 1  # only with --exit-code: the decision changed the verdict
+    DRIFT = 1  # formats --check: the stream held what its adapter does not understand
     USAGE = 2  # the command line is wrong
     BAD_INPUT = 3  # an input file or stream is missing, unreadable or breaks its contract
     BAD_CONFIG = 4  # configuration (flags snapshot, flag settings, filters) is wrong

@@ -187,7 +187,7 @@ class Recorder:
             checked = outside(version, knows.versions)
             if checked is not None:
                 pairer.drift.add(DriftKind.CLIENT_VERSION, f"{version} ({checked})", 0)
-        if pairer.stream_commit is not None:
+        if pairer.stream_commit is not None and settings.revision:
             commit, line = pairer.stream_commit
             if not _same_revision(commit, settings.revision, settings, root):
                 pairer.drift.add(DriftKind.FOREIGN_COMMIT, commit, line)

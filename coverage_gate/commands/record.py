@@ -71,6 +71,7 @@ def record(
     """Read an agent's event stream and write the evidence document (JSON)."""
     # What only a run needs (start-up: see commands._common)
     from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS  # noqa: PLC0415
+    from coverage_gate.drift import drift_warning  # noqa: PLC0415
     from coverage_gate.evidence_doc import dump  # noqa: PLC0415
     from coverage_gate.gittree import GitTrees  # noqa: PLC0415
     from coverage_gate.recording import Recorder, feed_all  # noqa: PLC0415
@@ -128,6 +129,9 @@ def record(
         hint = wrong_format_hint(chosen, document.counters, lines)
         if hint is not None:
             say(f"coverage-gate: warning: {hint}")
+        drifted = drift_warning(document, getattr(ADAPTERS[chosen], "knows", None))
+        if drifted is not None:
+            say(drifted)
 
 
 def _proto_file(prefix: bytes, source_format: str | None) -> bool:
