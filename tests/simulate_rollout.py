@@ -20,6 +20,11 @@ Each repository has its own kind of reviewers:
 - ``acme/infra``: honest, but the flag source fell back a few times and one run failed: not ready
   (fallbacks, errors).
 - ``acme/docs``: honest, but observed for three days only: not ready (days).
+- ``acme/search``: honest, but on day 6 of 10 its style reviewer's client (pi) was upgraded to a
+  version whose stream renamed the tool-end event: from then on its adapter sees no reads in
+  those streams and says so (drift: an unknown event type, a client version newer than the
+  checked range); the claims are unknown, never unsupported, and the repository is not ready
+  (streams) from that day on.
 
 In ``acme/payments`` and ``acme/frontend`` the streams carry what each read returned, checked
 against the revision (``matched``); the other repositories' reads are ``unchecked``.
@@ -51,6 +56,8 @@ from coverage_gate.model import (
     DecisionDocument,
     Depth,
     DepthPolicy,
+    DriftEntry,
+    DriftKind,
     EvidenceDocument,
     FileContent,
     FileDepth,
@@ -102,6 +109,9 @@ class ReviewerSpec:
     # None: the stream does not carry the text (what the rules decide without it).
     content: FileContent | None = None
     contents: Mapping[str, FileContent] = field(default_factory=dict)  # per path, over ``content``
+    # The client version its stream names, and what its adapter did not understand of it.
+    client_version: str | None = None
+    drift: Sequence[DriftEntry] = ()
 
 
 #: What every file of a simulated repository holds at the revision.
@@ -168,6 +178,8 @@ def _evidence(spec: ReviewerSpec, revision: str) -> EvidenceDocument | None:
         stream_complete=spec.complete,
         capability=spec.capability,
         truncated=spec.truncated,
+        client_version=spec.client_version,
+        drift=list(spec.drift),
         files=[
             file_evidence(
                 path, spec.depths.get(path, spec.depth), spec.contents.get(path, spec.content)
@@ -274,6 +286,9 @@ class RepoPlan:
     # second file, but what came back was its own edit, not the file at the revision.
     mismatch_every: int = 0
     style_source: str = "pi-rpc"  # the stream format of the style reviewer
+    # From this day of the window on, the style reviewer runs a client version whose stream its
+    # adapter does not fully understand (``UPGRADE_DRIFT``).
+    upgrade_day: float | None = None
 
 
 PLANS: tuple[RepoPlan, ...] = (
@@ -298,6 +313,21 @@ PLANS: tuple[RepoPlan, ...] = (
         expected_failures=frozenset({"fallbacks", "errors"}),
     ),
     RepoPlan("acme/docs", days=3, pinned_diff=False, expected_failures=frozenset({"days"})),
+    RepoPlan("acme/search", days=10, upgrade_day=6, expected_failures=frozenset({"streams"})),
+)
+#: The style reviewer's client before and after the upgrade, and what the new one's stream
+#: holds that the adapter does not know.
+CLIENT_VERSION = "0.73.1"
+UPGRADED_VERSION = "0.80.0"
+UPGRADE_DRIFT = (
+    DriftEntry(
+        kind=DriftKind.UNKNOWN_EVENT,
+        name="tool_execution_finish",
+        count=7,
+        first_line=4,
+        hides_reads=True,
+    ),
+    DriftEntry(kind=DriftKind.CLIENT_VERSION, name=f"{UPGRADED_VERSION} (newer than 0.73.1)"),
 )
 #: Under depth policy all-hunks, acme/payments would downgrade too many approvals to enforce.
 ALL_HUNKS_FAILURES = {"acme/payments": frozenset({"would_downgrade_rate"})}
@@ -355,6 +385,14 @@ def plan_reviews(plan: RepoPlan, reviews: int) -> list[tuple[ReviewInput, int, f
         if plan.blind:
             second = ReviewerSpec(
                 "style", claimed=scope, read=(), source="codex-exec", capability=Capability.NONE
+            )
+        elif plan.upgrade_day is not None:
+            upgraded = i * step >= plan.upgrade_day * DAY_NS
+            second = replace(
+                second,
+                read=() if upgraded else second.read,
+                client_version=UPGRADED_VERSION if upgraded else CLIENT_VERSION,
+                drift=UPGRADE_DRIFT if upgraded else (),
             )
         fallback = bool(plan.fallback_every) and i % plan.fallback_every == 1
         review = review_of(
