@@ -317,6 +317,36 @@ def test_the_content_panel_plots_both_rates_by_repository_and_format() -> None:
         assert word in legend and "{{repository}}" in legend and "{{format}}" in legend, ref
 
 
+def drift_panel() -> dict[str, Any]:
+    """The panel of the streams the gate did not fully understand, by client version."""
+    (panel,) = [
+        p
+        for p in dashboard()["panels"]
+        if any("coverage_gate_streams_total" in t["expr"] for t in p.get("targets", []))
+    ]
+    return panel
+
+
+def test_the_drift_panel_plots_shares_of_streams_by_format_and_client_version() -> None:
+    """Two shares of all reviewer streams per format and client version: drift that could hide
+    reads, and any drift; the legends name both labels."""
+    panel = drift_panel()
+    assert panel["title"] == "Streams the gate did not fully understand, by client version"
+    assert panel["fieldConfig"]["defaults"]["unit"] == "percentunit"
+    targets = {t["refId"]: t for t in panel["targets"]}
+    whole = (
+        "sum by (format, client_version) (increase("
+        'coverage_gate_streams_total{repository=~"$repository"}[$window]))'
+    )
+    for ref, selector in (("A", 'drift="hides_reads"'), ("B", 'drift!="none"')):
+        expr, legend = targets[ref]["expr"], targets[ref]["legendFormat"]
+        assert f"coverage_gate_streams_total{{{selector}, repository=~" in expr, ref
+        assert expr.endswith(f"/\n{whole}"), ref
+        assert grouping_labels(expr) == {"format", "client_version"}, ref
+        assert "{{format}}" in legend and "{{client_version}}" in legend, ref
+    assert set(targets) == {"A", "B"}
+
+
 def test_panel_ids_are_unique() -> None:
     ids = [panel["id"] for panel in dashboard()["panels"]]
     assert len(ids) == len(set(ids))

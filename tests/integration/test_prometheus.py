@@ -37,7 +37,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -56,11 +56,20 @@ from coverage_gate.model import (
     ModeSource,
     Verdict,
 )
-from tests.simulate_rollout import FABRICATED_CITATION, REAL_CITATION, ReviewerSpec, decide
+from tests.simulate_rollout import (
+    CLIENT_VERSION,
+    FABRICATED_CITATION,
+    REAL_CITATION,
+    UPGRADE_DRIFT,
+    UPGRADED_VERSION,
+    ReviewerSpec,
+    decide,
+)
 from tests.test_dashboards import (
     RULES,
     content_panel,
     dashboard,
+    drift_panel,
     grouping_labels,
     panel_targets,
     read_rules,
@@ -180,6 +189,18 @@ def feed(provider: MeterProvider, batch: int) -> None:
         read=scope,
         citations=[REAL_CITATION, FABRICATED_CITATION, ("src/api.py", 1, "   ")],
     )
+    # One OpenCode reviewer at the checked version, one at a version whose stream its adapter no
+    # longer fully reads (``UPGRADE_DRIFT``): its claims are unknown. Neither is an approval, so
+    # the other panels' figures are those of the cases before.
+    pinned = replace(honest, source="opencode", client_version=CLIENT_VERSION)
+    upgraded = ReviewerSpec(
+        "style",
+        claimed=scope,
+        read=(),
+        source="opencode",
+        client_version=UPGRADED_VERSION,
+        drift=UPGRADE_DRIFT,
+    )
     cases = [
         ("acme/api", [honest, claude], Mode.SHADOW, ModeSource.SNAPSHOT, Verdict.APPROVE),
         ("acme/api", [liar], Mode.SHADOW, ModeSource.SNAPSHOT, Verdict.APPROVE),
@@ -190,6 +211,8 @@ def feed(provider: MeterProvider, batch: int) -> None:
         ("acme/web", [liar], Mode.ENFORCE, ModeSource.LIVE, Verdict.APPROVE),
         ("acme/web", [honest], Mode.ENFORCE, ModeSource.DISK_COPY, Verdict.APPROVE),
         ("acme/web", [citing], Mode.ENFORCE, ModeSource.LIVE, Verdict.APPROVE),
+        ("acme/web", [pinned], Mode.ENFORCE, ModeSource.LIVE, Verdict.REQUEST_CHANGES),
+        ("acme/web", [upgraded], Mode.ENFORCE, ModeSource.LIVE, Verdict.COMMENT),
     ]
     for i in range(batch):
         for repo, reviewers, mode, source, verdict in cases:
@@ -225,6 +248,24 @@ CONTENT_RATES = {
     ("B", "acme/api", "claude-code"): 1 / 3,
     ("B", "acme/api", "codex-exec"): 0.0,
     ("B", "acme/web", "pi-rpc"): 0.0,
+    # the pinned OpenCode reviewer's 3 matched, the upgraded one's 3 unknown (none)
+    ("A", "acme/web", "opencode"): 0.0,
+    ("B", "acme/web", "opencode"): 0.0,
+}
+
+#: What the drift panel plots for ``feed``'s streams (target A: the share that held drift that
+#: could hide reads; B: any drift), by (format, client version): only the upgraded OpenCode
+#: client's streams drift, all of them.
+DRIFT_RATES = {
+    (target, fmt, version): share
+    for target in ("A", "B")
+    for fmt, version, share in (
+        ("pi-rpc", "none", 0.0),
+        ("claude-code", "none", 0.0),
+        ("codex-exec", "none", 0.0),
+        ("opencode", CLIENT_VERSION, 0.0),
+        ("opencode", UPGRADED_VERSION, 1.0),
+    )
 }
 
 
@@ -401,3 +442,12 @@ def test_every_panel_query_returns_series_with_the_labels_it_shows(
             key = (target["refId"], labels["repository"], labels["format"])
             plotted[key] = float(series["value"][1])
     assert plotted == pytest.approx(CONTENT_RATES, abs=0.01)
+
+    # The drift panel's two shares, per format and client version, are those of the streams fed.
+    shares: dict[tuple[str, str, str], float] = {}
+    for target in drift_panel()["targets"]:
+        for series in prometheus.wait_for(_substitute(target["expr"]), timeout_s=10):
+            labels = series["metric"]
+            key = (target["refId"], labels["format"], labels["client_version"])
+            shares[key] = float(series["value"][1])
+    assert shares == pytest.approx(DRIFT_RATES, abs=0.01)
