@@ -86,8 +86,12 @@ RUNBOOK = (
     "coverage-gate replay receipts --mode shadow",
 )
 
+#: What an operator runs when drift appears.
+FORMATS_CHECK = 'coverage-gate formats --check reviewer.jsonl --revision "$HEAD_SHA"'
+
 #: Run as written by a test of this file.
 RUN_HERE = {
+    FORMATS_CHECK: "test_formats_check_runs_as_written",
     RECORD: "test_pipeline_commands_run_as_written",
     RECONCILE: "test_pipeline_commands_run_as_written",
     CODEREVIEW_RECORD: "test_codereview_commands_run_as_written",
@@ -95,6 +99,9 @@ RUN_HERE = {
     SIMULATE: "test_simulated_rollout_command_runs_as_written",
     **dict.fromkeys(SNAPSHOT_PIPELINE, "test_uncommitted_changes_pipeline_runs_as_written"),
     **dict.fromkeys(RUNBOOK, "test_rollout_runbook_runs_as_written"),
+    "coverage-gate report --format html -o report.html": (
+        "tests/test_report_html.py::test_readme_html_command_runs_as_written"
+    ),
 }
 
 #: Run verbatim by CI's script: each part between ``&&`` is one of its lines (checked below).
@@ -188,6 +195,31 @@ def test_pipeline_commands_run_as_written(tmp_path: Path) -> None:
     done = _bash(RECONCILE, tmp_path, env)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["repo"] == "acme/shop"
+
+
+def test_formats_check_runs_as_written(tmp_path: Path) -> None:
+    """The drift check runs as written: a real pi capture is understood (exit 0); the same
+    capture with its tool-end event renamed, as a client update might, is drift (exit 1), each
+    kind named."""
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "HEAD_SHA": REV, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    honest = (DATA / "pi-rpc" / "pi_a_honest.jsonl").read_text()
+    (tmp_path / "reviewer.jsonl").write_text(honest)
+    done = _bash(FORMATS_CHECK, tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    assert "format          pi-rpc (detected from its first lines)" in done.stdout
+    assert "drift           none" in done.stdout
+    renamed = honest.replace('"type":"tool_execution_end"', '"type":"tool_execution_finish"')
+    assert renamed != honest
+    (tmp_path / "reviewer.jsonl").write_text(renamed)
+    done = _bash(FORMATS_CHECK, tmp_path, env)
+    assert done.returncode == 1, done.stderr
+    assert "unknown_event tool_execution_finish" in done.stdout
+    assert "claims without evidence would be unknown" in done.stdout
+    (tmp_path / "reviewer.jsonl").write_text("this is not a stream\n")
+    done = _bash(FORMATS_CHECK, tmp_path, env)
+    assert done.returncode == 3
+    assert "not a known stream format" in done.stderr
 
 
 def test_uncommitted_changes_pipeline_runs_as_written(tmp_path: Path) -> None:
