@@ -129,6 +129,15 @@ class RepositoryContent:
     def content(self, path: str) -> bytes | None:
         return self.prefetch([path]).get(path)
 
+    def same_tree(self, commit: str) -> bool:
+        """Whether ``commit`` names the revision's tree (the revision itself, or a snapshot of a
+        clean checkout of it): a stream's own commit compared with the revision."""
+        if not self._tree_known() or not _revision_name(commit):
+            return False
+        ours = _git(self.root, "rev-parse", "--verify", "--quiet", f"{self.revision}^{{tree}}")
+        theirs = _git(self.root, "rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}")
+        return ours is not None and theirs is not None and ours.strip() == theirs.strip()
+
     def prefetch(self, paths: Sequence[str]) -> dict[str, bytes]:
         """The regular files among ``paths`` at the revision, read in one ``git ls-tree`` and
         one ``git cat-file --batch``; the others are left out."""

@@ -63,6 +63,7 @@ from coverage_gate.events import (
     Action,
     ContentSeen,
     Credit,
+    IgnoredAction,
     ReadAction,
     Returned,
     Shown,
@@ -442,7 +443,13 @@ class CallChecker:
         if len(self._open) < MAX_CALLS or event.call_id in self._open:
             said = event.said[:MAX_SAID_CHARS] if event.said else None
             self._open[event.call_id] = (event.action, said)
-        return event if event.said is None else replace(event, said=None)
+        if event.said is None:
+            return event
+        action = event.action
+        if isinstance(action, IgnoredAction) and not action.known:
+            # the drift watch looks for in-scope paths in an unknown tool's arguments
+            return replace(event, said=event.said[:MAX_SAID_CHARS])
+        return replace(event, said=None)
 
     def end(self, event: ToolEnd) -> ToolEnd:
         """The end with what its text showed (``content``) in place of the text."""

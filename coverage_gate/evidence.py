@@ -361,7 +361,7 @@ class Pairer:
         action = self._bound_action(event.action, event.line)
         if call_id is event.call_id and tool is event.tool and action is event.action:
             return event
-        return ToolStart(call_id, tool, action, event.line)
+        return ToolStart(call_id, tool, action, event.line, event.said)
 
     def _bound_end(self, event: ToolEnd) -> ToolEnd:
         call_id = self._keep(event.call_id, MAX_ID_CHARS, "call id", event.line)

@@ -10,6 +10,7 @@ with neither, none is made. The document is the same in all three (``coverage_ga
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -264,6 +265,9 @@ class Recorder:
         return record_calls(folder, summary, records, max_issues, self._spans, scope=TRACER_NAME)
 
 
+_OBJECT_ID = re.compile(r"[0-9a-f]{7,64}")
+
+
 def _same_revision(commit: str, revision: str, settings: RecordSettings, root: str | None) -> bool:
     """Whether a stream's own commit is the revision under review: the same id (either may be
     abbreviated), or, with the repository at hand, the same tree (a snapshot of a clean
@@ -271,11 +275,13 @@ def _same_revision(commit: str, revision: str, settings: RecordSettings, root: s
     a, b = commit.lower(), revision.lower()
     if len(a) >= 7 and len(b) >= 7 and (a.startswith(b) or b.startswith(a)):
         return True
-    if settings.content is None or root is None:
-        return False
-    source = settings.content(root)
+    source = settings.content(root) if settings.content is not None and root else None
     same_tree = getattr(source, "same_tree", None)
-    return bool(same_tree(commit)) if same_tree is not None else False
+    if same_tree is not None:
+        return bool(same_tree(commit))
+    # without the repository only an object id can be compared; a name (``HEAD``, a branch)
+    # cannot be told apart from the commit it names
+    return not _OBJECT_ID.fullmatch(b)
 
 
 def feed_all(stream: ByteSource, recorder: Recorder) -> EvidenceDocument:
