@@ -31,6 +31,7 @@ from coverage_gate.events import (
     ReadAction,
     ToolEnd,
     ToolStart,
+    WriteAction,
 )
 from coverage_gate.evidence import MAX_CALLS
 
@@ -52,6 +53,7 @@ class Part:
     exact: bool = False
     succeeded: bool | None = None
     error_type: str | None = None
+    said: str | None = None  # the call's arguments as the model wrote them
 
 
 @dataclass(slots=True)
@@ -61,10 +63,13 @@ class _Call:
     actions: list[Action] = field(default_factory=list)
     exact: bool = False
     ends: list[tuple[bool, str | None, int]] = field(default_factory=list)
+    said: str | None = None
 
     def add(self, part: Part) -> None:
         if part.tool is not None and part.tool not in self.tools:
             self.tools.append(part.tool)
+        if self.said is None:
+            self.said = part.said
         if part.action is not None:
             self._add_action(part.action, exact=part.exact)
         if part.succeeded is not None and all(known[0] != part.succeeded for known in self.ends):
@@ -81,6 +86,15 @@ class _Call:
         known = self.actions[0]
         if action == known:
             return
+        if isinstance(known, WriteAction | IgnoredAction) and isinstance(
+            action, WriteAction | IgnoredAction
+        ):
+            # neither is evidence: a write beats a record that cannot tell one (a shell span
+            # without its command), the record naming the file (or the call's own request) is
+            # kept, and neither makes the call ambiguous
+            if _better_write(action, exact, known, self.exact):
+                self.actions[0], self.exact = action, exact
+            return
         if self.exact != exact and _same_path(known, action):
             if exact:  # the call's own request beats a path alone
                 self.actions[0], self.exact = action, True
@@ -92,7 +106,7 @@ class _Call:
         events: list[Event] = []
         if self.tools:
             action = self.actions[0] if self.actions else IgnoredAction()
-            events.append(ToolStart(call_id, self.tools[0], action, self.line))
+            events.append(ToolStart(call_id, self.tools[0], action, self.line, said=self.said))
             events.extend(ToolStart(call_id, tool, action, self.line) for tool in self.tools[1:])
             events.extend(
                 ToolStart(call_id, self.tools[0], other, self.line) for other in self.actions[1:]
@@ -100,6 +114,15 @@ class _Call:
         for succeeded, error, line in self.ends[:2]:
             events.append(ToolEnd(call_id, None, succeeded, line, error_type=error))
         return events
+
+
+def _better_write(action: Action, exact: bool, known: Action, known_exact: bool) -> bool:
+    """Whether ``action`` says more of a call's write than ``known`` does."""
+    if not isinstance(action, WriteAction):
+        return False
+    if not isinstance(known, WriteAction):
+        return True
+    return (action.path is not None and known.path is None) or (exact and not known_exact)
 
 
 def _same_path(first: Action, second: Action) -> bool:

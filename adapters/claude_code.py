@@ -11,7 +11,20 @@ What counts (DESIGN §6):
   id; the end does not name its tool.
 - ``Read {file_path, offset?, limit?}`` is a read of ``file_path``. Every other tool (``Bash``,
   ``Grep``, ``Glob``, ``Task``/``Agent``, MCP tools, ...) is ignored: shell commands are never
-  parsed, and a sub-agent's answer is model text.
+  parsed as reads, and a sub-agent's answer is model text. ``Edit``/``Write``/``MultiEdit``
+  (``file_path``), ``NotebookEdit`` (``notebook_path``) and ``EnterWorktree`` change files, and
+  so does a ``Bash`` command that redirects into a file or runs ``git stash``/``checkout``/...
+  (``adapters/_mutations.py``): these are mutations, never reads.
+- What the adapter knows (``KNOWS``) is watched (DESIGN §6 rule 19): a line or content-block type
+  Claude Code does not write is drift (``unknown_event``); a built-in tool the ``system/init``
+  line lists that ``KNOWS`` lacks is drift (``unlisted_tool``; MCP tools ``mcp__*`` are the
+  model's to call and never are); a call of a tool it does not know (MCP tools included) is an
+  unknown tool, judged by what came back. A tool line whose ``message``, ``message.content``, a
+  content block, ``tool_use.id``/``name``, ``tool_result.tool_use_id``/``is_error``/``content``
+  or the result's line range is missing or of a type Claude Code never writes (an empty content,
+  a block that is not an object) is unreadable for the calls it could start or end, and drift
+  (``missing_field``, ``field_type``). The ``system/init`` line's ``claude_code_version`` is the
+  client version.
 - Success is ``is_error`` absent or ``false`` *and* no sign of a permission denial: a
   ``tool_result`` whose text is a denial or a user rejection, a ``tool_result_meta`` decision of
   deny/reject, or the id listed in the final ``result`` line's ``permission_denials``. A denied
@@ -77,16 +90,21 @@ Completion:
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
-from coverage_gate.enums import Capability
+from coverage_gate.client_versions import CHECKED
+from coverage_gate.enums import Capability, DriftKind
 from coverage_gate.events import (
     EMPTY_SHOWN,
     Action,
     ByteSpan,
+    ClientSeen,
+    Drift,
     Event,
+    FormatKnowledge,
     IgnoredAction,
     Malformed,
     Returned,
@@ -96,6 +114,7 @@ from coverage_gate.events import (
     Unreadable,
     Unrecognised,
     WorkingDirectory,
+    WriteAction,
 )
 from coverage_gate.evidence import MAX_CALLS
 
@@ -114,6 +133,7 @@ from ._json import (
     opens_object,
 )
 from ._line_reads import line_read
+from ._mutations import shell_write
 from ._returned import returned, without_reminders
 from ._stream import Items, Spec
 
@@ -140,6 +160,111 @@ NOT_READ_TEXT_TOOLS: Final = frozenset(
 # What Claude Code returns instead of a file it already gave the model unchanged.
 PLACEHOLDER_PREFIXES: Final = ("File unchanged since last read",)
 
+SHELL_TOOL: Final = "Bash"
+# The tools that change files, and the input field naming the file each changes.
+WRITE_TOOLS: Final = {
+    "Edit": "file_path",
+    "Write": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+    "EnterWorktree": None,  # a git worktree made for the session
+}
+# Claude Code's built-in tools that are not reads, and why (its own ``system/init`` lists them).
+NOT_READ_TOOLS: Final = {
+    SHELL_TOOL: "shell: commands are not parsed (a write when it changes files)",
+    "BashOutput": "a background shell's output",
+    "KillShell": "ends a background shell",
+    "KillBash": "ends a background shell",
+    "Monitor": "watches a background process's output",
+    "TaskStop": "ends a background task",
+    "TaskOutput": "a background task's output",
+    "Glob": "file search: names, not contents",
+    "Grep": "search: matching lines, not a file's text as a read",
+    "LS": "directory listing: names, not contents",
+    "LSP": "language server queries: symbols, not a file's text as a read",
+    "NotebookRead": "notebook cells: credited by content only",
+    "Task": "sub-agent: its answer is model text (its own calls are in the stream)",
+    "Agent": "sub-agent: its answer is model text (its own calls are in the stream)",
+    "ListAgents": "lists sub-agents",
+    "SendMessage": "a message to another agent",
+    "Workflow": "runs a workflow of sub-agents (their calls are in the stream)",
+    "TodoWrite": "the model's todo list",
+    "TaskCreate": "the model's task list",
+    "TaskUpdate": "the model's task list",
+    "TaskList": "the model's task list",
+    "TaskGet": "the model's task list",
+    "WebFetch": "web: not the repository",
+    "WebSearch": "web: not the repository",
+    "ToolSearch": "tool discovery",
+    "Skill": "a skill's instructions, not a file of the revision",
+    "SlashCommand": "a command's instructions, not a file of the revision",
+    "AskUserQuestion": "a question to the user",
+    "EnterPlanMode": "plan mode",
+    "ExitPlanMode": "plan mode",
+    "ExitWorktree": "leaves the session's worktree",
+    "CronCreate": "scheduling",
+    "CronDelete": "scheduling",
+    "CronList": "scheduling",
+    "ScheduleWakeup": "scheduling",
+    "ReportFindings": "the reviewer's findings: model text",
+    "DesignSync": "design documents, not files of the revision",
+    "ListMcpResourcesTool": "MCP resources, not files of the revision",
+    "ReadMcpResourceTool": "MCP resources, not files of the revision",
+}
+# MCP tools (``mcp__<server>__<tool>``) are the model's to call: never known, never unlisted.
+MCP_PREFIX: Final = "mcp__"
+# Every line type and content-block type Claude Code writes, used here or not.
+LINE_TYPES: Final = frozenset(
+    {
+        "system", "assistant", "user", "result", "stream_event",
+        "rate_limit_event", "tool_progress", "tool_use_summary", "auth_status", "keep_alive",
+        "control_request", "control_response", "control_cancel_request", "prompt_suggestion",
+        "streamlined_text", "streamlined_tool_use_summary", "audit_event",
+        # transcripts
+        "summary", "file-history-snapshot", "queue-operation", "progress", "attachment",
+        "custom-title",
+    }
+)  # fmt: skip
+BLOCK_TYPES: Final = frozenset(
+    {
+        "text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image", "document",
+        "server_tool_use", "web_search_tool_result", "web_fetch_tool_result",
+        "code_execution_tool_result", "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result", "mcp_tool_use", "mcp_tool_result",
+        "container_upload", "search_result", "tool_reference",
+    }
+)  # fmt: skip
+# The fields of a tool line this adapter relies on (dotted; ``[]`` is any item of a list).
+FIELDS: Final = (
+    "type",
+    "message",
+    "message.content",
+    "message.content[].type",
+    "tool_use.id",
+    "tool_use.name",
+    "tool_result.tool_use_id",
+    "tool_result.is_error",
+    "tool_result.content",
+    "tool_use_result.file.startLine",
+    "tool_use_result.file.numLines",
+    "tool_use_result.file.totalLines",
+    "system.tools",
+    "claude_code_version",
+)
+KNOWS: Final = FormatKnowledge(
+    client="Claude Code",
+    events=LINE_TYPES | BLOCK_TYPES,
+    reads=frozenset({READ_TOOL}),
+    not_reads=NOT_READ_TOOLS,
+    writes=frozenset(WRITE_TOOLS),
+    fields=FIELDS,
+    versions=CHECKED.get(NAME),
+    notes=(
+        "MCP tools (mcp__*) are unknown tools: the model can call them with any path",
+        "a Bash command that redirects into a file or runs git stash/checkout/... is a write",
+    ),
+)
+
 # Lines known from their first bytes to carry no tool events.
 _SKIP_HEAD = re.compile(
     rb'\s*\{\s*"type"\s*:\s*"(?:stream_event|file-history-snapshot|summary|queue-operation)"'
@@ -162,6 +287,9 @@ SPEC: Final[Spec] = {
     "type": None,
     "subtype": None,
     "cwd": None,
+    "tools": Items(None),
+    "claude_code_version": None,
+    "qwen_code_version": None,
     "parent_tool_use_id": None,
     "isSidechain": None,
     "parentUuid": None,
@@ -172,7 +300,13 @@ SPEC: Final[Spec] = {
                 "type": None,
                 "id": None,
                 "name": None,
-                "input": {"file_path": None, "offset": None, "limit": None},
+                "input": {
+                    "file_path": None,
+                    "offset": None,
+                    "limit": None,
+                    "command": None,
+                    "notebook_path": None,
+                },
                 "tool_use_id": None,
                 "is_error": None,
                 "content": Items({"text": None}),
@@ -199,10 +333,46 @@ _SNIFF_HEAD = re.compile(
 
 
 def _read_action(block: JsonObject, cwd: str | None) -> Action:
-    """What a ``tool_use`` block asks for: a read for ``Read``, nothing for any other tool."""
-    if get_str(block, "name") != READ_TOOL:
-        return IgnoredAction()
-    return line_read(block, READ_TOOL, "file_path", cwd=cwd, default_lines=DEFAULT_READ_LINES)
+    """What a ``tool_use`` block asks for: a read for ``Read``, a write for a writing tool (or a
+    ``Bash`` command that changes files), nothing for any other tool."""
+    tool = get_str(block, "name")
+    if tool == READ_TOOL:
+        return line_read(block, READ_TOOL, "file_path", cwd=cwd, default_lines=DEFAULT_READ_LINES)
+    return other_action(block, cwd, tool, KNOWS, shell=SHELL_TOOL, writes=WRITE_TOOLS)
+
+
+def other_action(
+    block: JsonObject,
+    cwd: str | None,
+    tool: str | None,
+    knows: FormatKnowledge,
+    *,
+    shell: str,
+    writes: Mapping[str, str | None],
+) -> Action:
+    """A tool that is no read: a write (a writing tool, or a ``shell`` command that changes
+    files, ``adapters/_mutations.py``), a tool ``knows`` knows, or one it does not."""
+    arguments = get_obj(block, "input") or {}
+    if tool is not None and tool in writes:
+        field = writes[tool]
+        path = get_str(arguments, field) if field is not None else None
+        return WriteAction(path=path, cwd=cwd)
+    if tool == shell:
+        command = get_str(arguments, "command")
+        write = shell_write(command) if command is not None else None
+        return IgnoredAction() if write is None else WriteAction(path=write.path, cwd=cwd)
+    return IgnoredAction(known=tool is not None and knows.knows_tool(tool))
+
+
+def unlisted_tools(line: JsonObject, lineno: int, knows: FormatKnowledge) -> list[Event]:
+    """Drift for each built-in tool the ``system/init`` line lists that ``knows`` does not know
+    (MCP tools aside: those are the model's to call)."""
+    listed = get_list(line, "tools") or []
+    return [
+        Drift(line=lineno, kind=DriftKind.UNLISTED_TOOL, name=tool)
+        for tool in dict.fromkeys(item for item in listed if isinstance(item, str))
+        if not tool.startswith(MCP_PREFIX) and not knows.knows_tool(tool)
+    ]
 
 
 def _line_span(detail: object) -> ByteSpan | OutOfRange | None:
@@ -234,11 +404,15 @@ def _returned(span: ByteSpan | None) -> Shown | None:
     return Shown.lines(span.offset + 1, span.end, span.total)
 
 
-def _said(block: JsonObject) -> str | None:
-    """The text the model wrote into a call (its input's string values)."""
+def _said(block: JsonObject, knows: FormatKnowledge) -> str | None:
+    """The text the model wrote into a call: its input's string values; for a tool ``knows``
+    does not know, all of its input (a path it names is drift when it is in scope)."""
     found = block.get("input")
     if not isinstance(found, dict):
         return None
+    tool = get_str(block, "name")
+    if tool is None or not knows.knows_tool(tool):
+        return json.dumps(found, ensure_ascii=False, default=str) if found else None
     said = "\n".join(value for value in found.values() if isinstance(value, str))
     return said or None
 
@@ -298,6 +472,8 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
     spec = SPEC
     skip_head = _SKIP_HEAD
     no_text_tools: frozenset[str] = NOT_READ_TEXT_TOOLS
+    knows: FormatKnowledge = KNOWS
+    version_field: str = "claude_code_version"
 
     def __init__(self) -> None:
         super().__init__()
@@ -322,11 +498,16 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
             detail = "field 'type' is missing or not a string"
             if "message" not in obj:
                 return [Malformed(lineno, detail)]  # tool calls live in a message
-            return [Unreadable(lineno, detail, None, None)]
+            return [Unreadable(lineno, detail, None, None), _odd(obj, "type", lineno)]
         handler = self._handlers.get(kind)
         if handler is not None:
             return handler(obj, lineno)
-        return [] if kind in _QUIET_KINDS else [Unrecognised(lineno)]
+        if kind in _QUIET_KINDS:
+            return []
+        if kind in self.knows.events:
+            return [Unrecognised(lineno)]
+        # a type this client does not write: a renamed line type hides its calls
+        return [Unrecognised(lineno), Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind)]
 
     def _action(self, block: JsonObject, cwd: str | None) -> Action:
         """What a ``tool_use`` block asks for (a client with other tools overrides it)."""
@@ -335,45 +516,84 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
     # --- line kinds ----------------------------------------------------------------------------
 
     def _system(self, line: JsonObject, lineno: int) -> list[Event]:
+        if get_str(line, "subtype") != "init":
+            return []
+        events: list[Event] = []
         cwd = get_str(line, "cwd")
-        if get_str(line, "subtype") == "init" and cwd is not None:
+        if cwd is not None:
             self._cwd = cwd
-            return [WorkingDirectory(cwd, lineno)]
-        return []
+            events.append(WorkingDirectory(cwd, lineno))
+        version = get_str(line, self.version_field)
+        if version is not None:
+            events.append(ClientSeen(line=lineno, version=version))
+        events.extend(unlisted_tools(line, lineno, self.knows))
+        return events
 
-    def _assistant(self, line: JsonObject, lineno: int) -> list[Event]:
+    def _blocks(
+        self, line: JsonObject, lineno: int, *, starts: bool
+    ) -> tuple[JsonObject | None, list[JsonObject], list[Event]]:
+        """A tool line's message, its content blocks, and what in them cannot be read: fields
+        of a type Claude Code never writes make the line (or the block) unreadable for the calls
+        it could start (``starts``) or end, and are drift, as are block types it does not know."""
+
+        def unread(detail: str, ids: tuple[str, ...] | None, drift: Drift) -> list[Event]:
+            side = (ids, ()) if starts else ((), ids)
+            return [Unreadable(lineno, detail, *side), drift]
+
         message = get_obj(line, "message")
         if message is None:
-            return [Unreadable(lineno, "field 'message' is missing or not an object", None)]
+            detail = "field 'message' is missing or not an object"
+            return None, [], unread(detail, None, _odd(line, "message", lineno))
         content = message.get("content")
-        if isinstance(content, str):
-            content = []
-        if not isinstance(content, list):
-            detail = "field 'message.content' is neither text nor a list"
-            return [Unreadable(lineno, detail, None)]
-        cwd = get_str(line, "cwd") or self._cwd
+        if isinstance(content, str) and content and not starts:
+            return message, [], []  # a prompt
+        if not isinstance(content, list) or not content:
+            detail = (
+                "field 'message.content' is neither text nor a list"
+                if not isinstance(content, str | list)
+                else "field 'message.content' is empty"
+            )
+            drift = _odd(message, "content", lineno, "message.content")
+            return message, [], unread(detail, None, drift)
+        blocks: list[JsonObject] = []
         events: list[Event] = []
-        blocks = objects(content)
+        for block in content:
+            if not isinstance(block, dict):
+                drift = Drift(line=lineno, kind=DriftKind.FIELD_TYPE, name="message.content[]")
+                events.extend(unread("a content block is not an object", None, drift))
+                continue
+            kind = block.get("type")
+            if not isinstance(kind, str):
+                # A block whose kind cannot be read could be any call's start (or end).
+                call_id = get_str(block, "id" if starts else "tool_use_id")
+                ids = None if call_id is None else (call_id,)
+                drift = _odd(block, "type", lineno, "message.content[].type")
+                events.extend(unread("content block 'type' is not a string", ids, drift))
+                continue
+            if kind not in self.knows.events:
+                events.append(Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind))
+            blocks.append(block)
+        return message, blocks, events
+
+    def _assistant(self, line: JsonObject, lineno: int) -> list[Event]:
+        message, blocks, events = self._blocks(line, lineno, starts=True)
+        if message is None:
+            return events
+        cwd = get_str(line, "cwd") or self._cwd
         uses = [block for block in blocks if block.get("type") == "tool_use"]
-        for block in blocks:
-            # A block whose kind cannot be read but that carries a call id could be its start.
-            call_id = get_str(block, "id")
-            if call_id is not None and not isinstance(block.get("type"), str):
-                events.append(
-                    Unreadable(lineno, "content block 'type' is not a string", (call_id,))
-                )
         for block in uses:
             call_id, tool = get_str(block, "id"), get_str(block, "name")
             if call_id is None or tool is None:
                 detail = "tool_use block without string 'id' and 'name'"
                 ids = None if call_id is None else (call_id,)
+                field = "id" if call_id is None else "name"
                 events.append(Unreadable(lineno, detail, ids))
+                events.append(_odd(block, field, lineno, f"tool_use.{field}"))
                 continue
             if tool in self.no_text_tools:
                 self._remember(self._no_text, call_id)
-            events.append(
-                ToolStart(call_id, tool, self._action(block, cwd), lineno, said=_said(block))
-            )
+            said = _said(block, self.knows)
+            events.append(ToolStart(call_id, tool, self._action(block, cwd), lineno, said=said))
         if _main_chain(line):
             events.extend(self._turn_state(line, message, lineno, asks_for_tools=bool(uses)))
         return events
@@ -393,32 +613,18 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
         return []
 
     def _user(self, line: JsonObject, lineno: int) -> list[Event]:
-        message = get_obj(line, "message")
+        message, blocks, events = self._blocks(line, lineno, starts=False)
         if message is None:
-            return [Unreadable(lineno, "field 'message' is missing or not an object", (), None)]
-        content = message.get("content")
-        if isinstance(content, str):
-            return []
-        if not isinstance(content, list):
-            wrong = "field 'message.content' is neither text nor a list"
-            return [Unreadable(lineno, wrong, (), None)]
-        blocks = objects(content)
+            return events
         results = [block for block in blocks if block.get("type") == "tool_result"]
         detail = line.get("tool_use_result", line.get("toolUseResult"))
         denied = _denied_by_meta(line)
-        events: list[Event] = []
-        for block in blocks:
-            # A block whose kind cannot be read but that names a call could be its result.
-            odd = get_str(block, "tool_use_id")
-            if odd is not None and not isinstance(block.get("type"), str):
-                events.append(
-                    Unreadable(lineno, "content block 'type' is not a string", (), (odd,))
-                )
         for block in results:
             call_id = get_str(block, "tool_use_id")
             if call_id is None:
                 missing = "tool_result block without string 'tool_use_id'"
                 events.append(Unreadable(lineno, missing, (), None))
+                events.append(_odd(block, "tool_use_id", lineno, "tool_result.tool_use_id"))
                 continue
             span = _line_span(detail) if len(results) == 1 else None
             flag = block.get("is_error", False)
@@ -427,11 +633,23 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
                 events.append(
                     Unreadable(lineno, "field 'is_error' is not a boolean", (), (call_id,))
                 )
+                events.append(_odd(block, "is_error", lineno, "tool_result.is_error"))
+                continue
+            if not isinstance(block.get("content", ""), str | list):
+                wrong = "field 'content' of a tool_result is neither text nor a list"
+                events.append(Unreadable(lineno, wrong, (), (call_id,)))
+                events.append(_odd(block, "content", lineno, "tool_result.content"))
                 continue
             end = self._end(block, call_id, lineno, denied=call_id in denied, span=span)
-            if end.succeeded and isinstance(span, OutOfRange):
-                text = "Read result line range out of the 64-bit range"
+            odd_span = _odd_span(detail, lineno) if len(results) == 1 else None
+            if end.succeeded and (isinstance(span, OutOfRange) or odd_span is not None):
+                text = (
+                    "Read result line range out of the 64-bit range"
+                    if odd_span is None
+                    else "Read result line range of a type Claude Code never writes"
+                )
                 events.append(Unreadable(lineno, text, (), (call_id,)))
+                events.extend(() if odd_span is None else (odd_span,))
                 continue
             events.append(end)
         return events
@@ -484,6 +702,24 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
                 events.append(ToolEnd(call_id, None, False, lineno, error_type=PERMISSION_DENIED))
         events.extend(self._mark_complete(lineno))
         return events
+
+
+def _odd(holder: JsonObject, field: str, lineno: int, name: str | None = None) -> Drift:
+    """Drift for ``holder``'s ``field`` (named ``name``): missing, or of a type never written."""
+    kind = DriftKind.MISSING_FIELD if field not in holder else DriftKind.FIELD_TYPE
+    return Drift(line=lineno, kind=kind, name=name or field)
+
+
+def _odd_span(detail: object, lineno: int) -> Drift | None:
+    """Drift when a result's ``file`` line range holds a value that is not a number."""
+    file = get_obj(detail, "file") if isinstance(detail, dict) else None
+    if file is None:
+        return None
+    for field in _LINE_RANGE:
+        if field in file and get_int(file, field) is None:
+            name = f"tool_use_result.file.{field}"
+            return Drift(line=lineno, kind=DriftKind.FIELD_TYPE, name=name)
+    return None
 
 
 def _unreadable(seen: bytes, lineno: int, detail: str, *, whole: bool) -> Event:
@@ -554,4 +790,5 @@ ADAPTER: Final = ClaudeCodeAdapter(
     decoder=ClaudeCodeDecoder,
     sniff_head=_SNIFF_HEAD,
     looks_like=_looks_like,
+    knows=KNOWS,
 )

@@ -34,6 +34,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, with_config
 from typing_extensions import TypedDict
 
 from coverage_gate.enums import IssueKind
+from coverage_gate.events import FormatKnowledge
 from coverage_gate.tracecalls import ReadView, TraceCall, TraceStatus
 
 NAME = "codereview-cli"
@@ -42,6 +43,15 @@ DESCRIPTION = (
 )
 SCHEMA_VERSION = 4
 TRACE_VERSION = 1
+# A document, not a stream: the versions it reads are refused outside 4 (trace 1), so nothing in
+# it can drift; its calls are already the harness's pi calls.
+KNOWS = FormatKnowledge(
+    client="codereview-cli",
+    events=frozenset(),
+    reads=frozenset({"cr_read", "cr_diff"}),
+    not_reads={},
+    fields=("reviewer_tool_evidence.trace.calls", "reviewer_tool_evidence.trace.stream_complete"),
+)
 INT64_MAX = 2**63 - 1
 
 Int64 = Annotated[int, Field(ge=0, le=INT64_MAX)]

@@ -58,6 +58,25 @@ command, recorded in the rollout file.
   ends: then it is passed on as it is, since nothing said the model's copy was cut. Events
   keep the order of the lines.
 
+Drift and mutations (DESIGN §6 rules 19-20), both formats: a line, ``response_item``,
+``event_msg``, ``item_completed`` item or ``exec --json`` item type Codex 0.169.0 does not write
+is drift ``unknown_event`` (named ``response_item/<type>``, ``event_msg/<type>``,
+``item_completed/<Type>``, ``item/<type>``); so is a ``parsed_cmd`` entry type other than
+``read``/``list_files``/``search``/``unknown`` (``parsed_cmd/<type>``): Codex's own parser chose
+it, not the model, and a read may hide under it, so it is drift that hides reads. A record field
+of a type Codex never writes (``parsed_cmd`` not a list of objects with string types, an
+``exit_code`` outside 32 bits, a ``status`` that is not text, a ``payload`` without its ``type``)
+is drift ``field_type`` (``missing_field`` when gone) and makes the calls it could end unknown: a
+damaged ``parsed_cmd`` is a read of a file that cannot be told. A call of a tool Codex does not
+offer is an unknown tool (judged by what it returned, never by a parsed read), MCP tools in
+``exec --json`` included (``mcp__<server>__<tool>``). A command whose argv or parsed commands
+change files (``adapters/_mutations.py``), an ``apply_patch`` (its ``FileChange`` record's
+``changes``, or the patch's headers) and an ``exec --json`` ``file_change`` are writes, never
+reads. The rollout's ``session_meta`` names the Codex version (``cli_version``) and the commit
+the session started at (``git.commit_hash``); ``exec --json`` names neither. A call without its
+end still makes a rollout incomplete (above); in a stream that completed, the core also counts
+such calls as drift ``unpaired``.
+
 ``codex-exec`` (``codex exec --json``): ``item.started``/``item.completed`` of
 ``command_execution`` (and ``mcp_tool_call``) items are calls, paired by ``item.id`` and counted,
 with the same success rule. The path of a read exists only inside the command string, which is
@@ -84,29 +103,37 @@ from urllib.parse import unquote, urlsplit
 
 import msgspec
 
-from coverage_gate.enums import Capability
+from coverage_gate.client_versions import CHECKED
+from coverage_gate.enums import Capability, DriftKind
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     Action,
+    ClientSeen,
+    Drift,
     Event,
+    FormatKnowledge,
     IgnoredAction,
     LineClass,
     Malformed,
     ReadAction,
     Returned,
     Shown,
+    StreamCommit,
     ToolEnd,
     ToolStart,
+    UnplacedRead,
     Unreadable,
     UnreadableArguments,
     Unrecognised,
     WorkingDirectory,
+    WriteAction,
 )
 from coverage_gate.evidence import MAX_CALLS
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
+    OUT_OF_RANGE,
     JsonObject,
     get_int,
     get_list,
@@ -117,6 +144,7 @@ from ._json import (
     objects,
     opens_object,
 )
+from ._mutations import ShellWrite, apply_patch_paths, argv_write, shell_write
 from ._returned import returned
 from ._stream import Items, Spec
 
@@ -134,6 +162,175 @@ _ROLLOUT_KINDS = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
 )
 _ROLLOUT_QUIET = frozenset({"compacted", "world_state", "token_usage_record"})
+# Every rollout line type Codex 0.169.0 writes (its ``RolloutItem``), used or not.
+_ROLLOUT_LINES = _ROLLOUT_KINDS | {
+    "token_usage_record",
+    "dynamic_tools_updated",
+    "inter_agent_communication",
+    "realtime_item",
+}
+# ``response_item`` payload types (Codex's ``ResponseItem``).
+_RESPONSE_ITEMS = (
+    _CALL_STARTS
+    | _CALL_OUTPUTS
+    | {
+        "message",
+        "reasoning",
+        "agent_message",
+        "local_shell_call_output",
+        "tool_search_call",
+        "tool_search_output",
+        "web_search_call",
+        "image_generation_call",
+        "ghost_snapshot",
+        "compaction",
+        "compaction_trigger",
+        "context_compaction",
+        "configuration_update",
+        "other",
+    }
+)
+# ``event_msg`` payload types (Codex's ``EventMsg``).
+_EVENT_MSGS = frozenset(
+    {
+        "error",
+        "warning",
+        "agent_message",
+        "user_message",
+        "agent_message_delta",
+        "agent_message_content_delta",
+        "agent_reasoning",
+        "agent_reasoning_delta",
+        "agent_reasoning_raw_content",
+        "agent_reasoning_raw_content_delta",
+        "agent_reasoning_section_break",
+        "reasoning_content_delta",
+        "reasoning_raw_content_delta",
+        "auth_recovery_started",
+        "auth_recovery_completed",
+        "guardian_warning",
+        "guardian_assessment",
+        "realtime_conversation_started",
+        "realtime_conversation_realtime",
+        "realtime_conversation_closed",
+        "realtime_conversation_sdp",
+        "realtime_conversation_list_voices_response",
+        "model_reroute",
+        "model_verification",
+        "turn_moderation_metadata",
+        "safety_buffering",
+        "context_compacted",
+        "thread_rolled_back",
+        "task_started",
+        "task_complete",
+        "thread_settings_applied",
+        "token_count",
+        "session_configured",
+        "environment_connected",
+        "environment_disconnected",
+        "thread_goal_updated",
+        "thread_queue_changed",
+        "mcp_startup_update",
+        "mcp_startup_complete",
+        "mcp_tool_call_begin",
+        "mcp_tool_call_end",
+        "web_search_begin",
+        "web_search_end",
+        "image_generation_begin",
+        "image_generation_end",
+        "exec_command_begin",
+        "exec_command_output_delta",
+        "exec_command_end",
+        "terminal_interaction",
+        "view_image_tool_call",
+        "exec_approval_request",
+        "network_approval_resolved",
+        "request_permissions",
+        "request_user_input",
+        "dynamic_tool_call_request",
+        "dynamic_tool_call_response",
+        "elicitation_request",
+        "elicitation_abandoned",
+        "apply_patch_approval_request",
+        "deprecation_notice",
+        "stream_error",
+        "background_event",
+        "patch_apply_begin",
+        "patch_apply_updated",
+        "patch_apply_end",
+        "turn_diff",
+        "plan_update",
+        "plan_delta",
+        "turn_aborted",
+        "shutdown_complete",
+        "entered_review_mode",
+        "exited_review_mode",
+        "raw_response_item",
+        "raw_response_completed",
+        "item_started",
+        "item_completed",
+        "hook_started",
+        "hook_completed",
+        "collab_agent_spawn_begin",
+        "collab_agent_spawn_end",
+        "collab_agent_interaction_begin",
+        "collab_agent_interaction_end",
+        "collab_waiting_begin",
+        "collab_waiting_end",
+        "collab_close_begin",
+        "collab_close_end",
+        "collab_resume_begin",
+        "collab_resume_end",
+        "sub_agent_activity",
+    }
+)
+# ``item_completed`` item types (Codex's thread items).
+_THREAD_ITEMS = frozenset(
+    {
+        "CommandExecution",
+        "FileChange",
+        "AgentMessage",
+        "UserMessage",
+        "Reasoning",
+        "Plan",
+        "McpToolCall",
+        "DynamicToolCall",
+        "CollabAgentToolCall",
+        "WebSearch",
+        "ImageView",
+        "ImageGeneration",
+        "ContextCompaction",
+        "EnteredReviewMode",
+        "ExitedReviewMode",
+        "FunctionCallOutput",
+        "HookPrompt",
+        "SubAgentActivity",
+    }
+)
+# ``parsed_cmd`` entry types (Codex's ``ParsedCommand``): only ``read`` names a file read.
+_PARSED_TYPES = frozenset({"read", "list_files", "search", "unknown"})
+# Codex's built-in tools that are not reads (its function and custom tools).
+_CODEX_NOT_READS: Final = {
+    "write_stdin": "input to a running command: its output is that command's, no parsed read",
+    "local_shell_call": "a local shell action without Codex's parsed reads",
+    "update_plan": "the plan (a to-do list), no file",
+    "view_image": "shows an image to the model, not a file's text",
+    "web_search": "a web search",
+    "image_generation": "makes an image",
+    "tool_search": "finds tools, not files",
+    "js_repl": "runs JavaScript: what it read cannot be told",
+    "list_mcp_resources": "lists an MCP server's resources, not the repository's files",
+    "list_mcp_resource_templates": "lists an MCP server's resource templates",
+    "read_mcp_resource": "an MCP server's resource, not a file of the repository",
+    "spawn_agent": "a sub-agent: its reads are not in this stream",
+    "send_input": "input to a sub-agent",
+    "resume_agent": "resumes a sub-agent",
+    "wait_agent": "waits for a sub-agent",
+    "close_agent": "ends a sub-agent",
+    "request_user_input": "asks the user",
+    "request_permissions": "asks for permissions",
+}
+_CODEX_WRITES = frozenset({"apply_patch"})
 
 # {"timestamp":"...","ordinal":N,"type":"<kind>","payload":{"type":"<inner>"  (ordinal optional)
 _ROLLOUT_HEAD = re.compile(
@@ -162,6 +359,9 @@ ROLLOUT_SPEC: Final[Spec] = {
         "call_id": None,
         "name": None,
         "cwd": None,
+        "cli_version": None,
+        "git": {"commit_hash": None},
+        "input": None,  # a custom tool's input (``apply_patch``'s patch): kept bounded
         "output": {"success": None},  # a command's output is text: kept bounded, its head is read
         "item": {
             "type": None,
@@ -169,8 +369,11 @@ ROLLOUT_SPEC: Final[Spec] = {
             "cwd": None,
             "status": None,
             "exit_code": None,
+            "command": Items(None),
             "parsed_cmd": Items({"type": None, "path": None, "cmd": None}),
             "aggregated_output": None,  # kept bounded: only whether it is empty is used
+            # ``FileChange``: its paths are keys, which a line read as it flows does not keep
+            "changes": None,
         },
     },
 }
@@ -184,10 +387,23 @@ EXEC_SPEC: Final[Spec] = {
         "error": None,
         "command": None,
         "aggregated_output": None,
+        "server": None,
+        "tool": None,
+        "arguments": None,
+        "changes": Items({"path": None}),
     },
 }
 
-_EXEC_TOOL_ITEMS = frozenset({"command_execution", "mcp_tool_call"})
+_EXEC_TOOL_ITEMS = frozenset({"command_execution", "mcp_tool_call", "file_change"})
+# ``codex exec --json`` item types (its ``ThreadItem``), used or not.
+_EXEC_ITEMS = _EXEC_TOOL_ITEMS | {
+    "agent_message",
+    "reasoning",
+    "web_search",
+    "todo_list",
+    "collab_tool_call",
+    "error",
+}
 _EXEC_KINDS = frozenset(
     {
         "thread.started",
@@ -206,6 +422,20 @@ _EXEC_HEAD = re.compile(
 )
 
 
+def _field_drift(holder: JsonObject, field: str, name: str, lineno: int) -> Drift:
+    """A field the adapter relies on, gone (``missing_field``) or of a type the format never
+    uses (``field_type``); ``name`` is its dotted path."""
+    kind = DriftKind.MISSING_FIELD if field not in holder else DriftKind.FIELD_TYPE
+    return Drift(line=lineno, kind=kind, name=name)
+
+
+def _unknown(name: str, lineno: int) -> Drift:
+    return Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=name)
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+
+
 def _succeeded(item: JsonObject) -> bool:
     """Explicit success only: status completed and exit code 0 (DESIGN §6 rule 2)."""
     return get_str(item, "status") == "completed" and get_int(item, "exit_code") == 0
@@ -215,13 +445,27 @@ def _odd_outcome(item: JsonObject) -> str | None:
     """Why a record's outcome cannot be read, or ``None``. Codex writes a string ``status`` and,
     for a completed command, an integer ``exit_code``: anything else is damage, which is neither a
     success nor a proven failure."""
+    return _odd_outcome_field(item)[0]
+
+
+def _odd_outcome_field(item: JsonObject) -> tuple[str | None, str]:
+    """``_odd_outcome`` and the field at fault (``status`` or ``exit_code``). An ``exit_code``
+    is Codex's 32-bit integer: a larger one (``10**30``) is of a type the format never uses."""
     status = item.get("status")
     if not isinstance(status, str):
-        return "field 'status' is not a string"
+        return "field 'status' is not a string", "status"
     code = item.get("exit_code")
-    if status == "completed" and (not isinstance(code, int) or isinstance(code, bool)):
-        return "a completed command without an integer 'exit_code'"
-    return None
+    if code is None and status != "completed":
+        return None, ""
+    if code is OUT_OF_RANGE or (
+        isinstance(code, int) and not isinstance(code, bool) and not _INT32[0] <= code <= _INT32[1]
+    ):
+        return "field 'exit_code' is out of the range of an exit code", "exit_code"
+    if not isinstance(code, int) or isinstance(code, bool):
+        if status == "completed":
+            return "a completed command without an integer 'exit_code'", "exit_code"
+        return "field 'exit_code' is not an integer", "exit_code"
+    return None, ""
 
 
 def _cwd_path(value: str | None) -> str | None:
@@ -355,6 +599,87 @@ def shown_by_command(command: str | None, path: str) -> Shown:
     return UNKNOWN_SHOWN
 
 
+def _parsed_damage(item: JsonObject) -> tuple[str, str] | None:
+    """Why a record's ``parsed_cmd`` cannot be read (and the field at fault), or ``None``:
+    Codex writes a list of objects, each with a string ``type``."""
+    parsed = item.get("parsed_cmd")
+    if not isinstance(parsed, list):
+        return "field 'parsed_cmd' is missing or not a list", "parsed_cmd"
+    for entry in parsed:
+        if not isinstance(entry, dict):
+            return "an entry of 'parsed_cmd' is not an object", "parsed_cmd[]"
+        if not isinstance(entry.get("type"), str):
+            return "an entry of 'parsed_cmd' has no string 'type'", "parsed_cmd[].type"
+    return None
+
+
+def _unknown_parsed(parsed: Sequence[object] | None) -> list[str]:
+    """The ``parsed_cmd`` entry types Codex's parser is not known to write, in order, once."""
+    found = (get_str(entry, "type") for entry in objects(parsed or []))
+    return list(dict.fromkeys(kind for kind in found if kind and kind not in _PARSED_TYPES))
+
+
+def _command_write(item: JsonObject) -> ShellWrite | None:
+    """Whether a command record changes files: its ``command`` (Codex's argv, or a string) or
+    one of the commands Codex parsed out of it (``adapters/_mutations.py``)."""
+    command = item.get("command")
+    write = None
+    if isinstance(command, list):
+        write = argv_write(command)
+    elif isinstance(command, str):
+        write = shell_write(command)
+    if write is not None:
+        return write
+    for entry in objects(get_list(item, "parsed_cmd") or []):
+        cmd = get_str(entry, "cmd")
+        write = shell_write(cmd) if cmd is not None else None
+        if write is not None:
+            return write
+    return None
+
+
+def _command_actions(
+    item: JsonObject, tool: str, cwd: str | None, damage: tuple[str, str] | None
+) -> list[Action]:
+    """What a command the harness recorded is: a write (never also a read), an unknown tool's
+    call (judged by what it returned), a read of files that cannot be told (its ``parsed_cmd``
+    damaged: ``damage``), or its parsed reads (none: an ignored command)."""
+    write = _command_write(item)
+    if write is not None:
+        return [WriteAction(path=write.path, cwd=cwd)]
+    if tool not in _COMMAND_TOOLS:
+        return [IgnoredAction(known=False)]
+    if damage is not None:
+        return [UnplacedRead(f"its record could not be read: {damage[0]}")]
+    return _read_actions(get_list(item, "parsed_cmd"), cwd) or [KNOWN_TOOL]
+
+
+def _record_drift(item: JsonObject, lineno: int) -> list[Event]:
+    """What of a ``CommandExecution`` record the adapter does not understand: ``parsed_cmd``
+    entry types Codex is not known to write (drift ``unknown_event``: the harness, not the
+    model, chose them, and a read may hide under one), an outcome or a ``parsed_cmd`` of a type
+    the format never uses (``field_type``), a ``parsed_cmd`` gone (``missing_field``)."""
+    drift: list[Event] = [
+        _unknown(f"parsed_cmd/{kind}", lineno)
+        for kind in _unknown_parsed(get_list(item, "parsed_cmd"))
+    ]
+    odd, odd_field = _odd_outcome_field(item)
+    if odd is not None:
+        drift.append(_field_drift(item, odd_field, f"payload.item.{odd_field}", lineno))
+    damage = _parsed_damage(item)
+    if damage is not None:
+        gone = damage[1] == "parsed_cmd" and "parsed_cmd" not in item
+        kind = DriftKind.MISSING_FIELD if gone else DriftKind.FIELD_TYPE
+        drift.append(Drift(line=lineno, kind=kind, name=f"payload.item.{damage[1]}"))
+    return drift
+
+
+def _patch_write(text: object, cwd: str | None) -> WriteAction:
+    """An ``apply_patch`` call, from its patch text: the file it changes when it names one."""
+    paths = apply_patch_paths(text) if isinstance(text, str) else ()
+    return WriteAction(path=paths[0] if len(paths) == 1 else None, cwd=cwd)
+
+
 def _read_actions(parsed: Sequence[object] | None, cwd: str | None) -> list[Action]:
     """One action per ``read`` entry the harness parsed out of the command."""
     actions: list[Action] = []
@@ -370,10 +695,16 @@ def _read_actions(parsed: Sequence[object] | None, cwd: str | None) -> list[Acti
     return actions
 
 
+KNOWN_TOOL: Final = IgnoredAction()
+
+
 @dataclass(frozen=True, slots=True)
 class _Pending:
     tool: str
     line: int
+    # what the call is when its own end (not a command record) ends it
+    action: Action = KNOWN_TOOL
+    said: str | None = None  # its arguments as the model wrote them
 
 
 @dataclass(slots=True)
@@ -450,28 +781,34 @@ class CodexRolloutDecoder(JsonLinesDecoder):
         kind = get_str(obj, "type")
         if kind is None:
             detail = "field 'type' is missing or not a string"
+            drift = _field_drift(obj, "type", "type", lineno)
             payload = get_obj(obj, "payload")
             if payload is None or not {"call_id", "item"} & payload.keys():
-                return [Malformed(lineno, detail)]  # no call could be named in it
-            return [Unreadable(lineno, detail, None, None)]
+                return [drift, Malformed(lineno, detail)]  # no call could be named in it
+            return [drift, Unreadable(lineno, detail, None, None)]
         handler = self._handlers.get(kind)
         if handler is None:
-            return [] if kind in _ROLLOUT_QUIET else [Unrecognised(lineno)]
+            if kind in _ROLLOUT_QUIET:
+                return []
+            if kind in _ROLLOUT_LINES:
+                return [Unrecognised(lineno)]
+            return [Unrecognised(lineno), _unknown(kind, lineno)]
         payload = get_obj(obj, "payload")
         if payload is None:
             detail = "field 'payload' is missing or not an object"
+            drift = _field_drift(obj, "payload", "payload", lineno)
             if kind == "response_item":
-                return [Unreadable(lineno, detail, None, None)]
+                return [drift, Unreadable(lineno, detail, None, None)]
             if kind == "event_msg":
-                return [Unreadable(lineno, detail, (), None)]
-            return [Malformed(lineno, detail)]
+                return [drift, Unreadable(lineno, detail, (), None)]
+            return [drift, Malformed(lineno, detail)]
         return handler(payload, lineno)
 
     def finish(self) -> Sequence[Event]:
         """Starts that never ended, passed on so the core labels them ``missing_end``; if any,
         the rollout did not record what those commands read, so it is not complete."""
         events: list[Event] = [
-            ToolStart(call_id, pending.tool, IgnoredAction(), pending.line)
+            ToolStart(call_id, pending.tool, pending.action, pending.line, said=pending.said)
             for call_id, pending in self._pending.items()
         ]
         if events or self._overflow:
@@ -482,10 +819,18 @@ class CodexRolloutDecoder(JsonLinesDecoder):
     # --- line kinds ----------------------------------------------------------------------------
 
     def _session(self, payload: JsonObject, lineno: int) -> list[Event]:
-        """The session's own working directory: the repository root when none is given."""
+        """The session's own working directory (the repository root when none is given), the
+        Codex version that wrote it and the commit it started at."""
         cwd = _cwd_path(get_str(payload, "cwd"))
         self._context(payload, lineno)
-        return [WorkingDirectory(cwd, lineno)] if cwd is not None else []
+        events: list[Event] = [WorkingDirectory(cwd, lineno)] if cwd is not None else []
+        version = get_str(payload, "cli_version")
+        if version:
+            events.append(ClientSeen(line=lineno, version=version))
+        commit = get_str(get_obj(payload, "git") or {}, "commit_hash")
+        if commit:
+            events.append(StreamCommit(line=lineno, commit=commit))
+        return events
 
     def _context(self, payload: JsonObject, lineno: int) -> list[Event]:
         cwd = _cwd_path(get_str(payload, "cwd"))
@@ -499,15 +844,25 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             return self._call_start(payload, lineno)
         if kind in _CALL_OUTPUTS:
             return self._call_output(payload, lineno)
+        if kind is None:  # it could start or end any call (or the one it names)
+            call_id = get_str(payload, "call_id")
+            ids = None if call_id is None else (key(call_id),)
+            detail = "field 'payload.type' is missing or not a string"
+            drift = _field_drift(payload, "type", "payload.type", lineno)
+            return [drift, Unreadable(lineno, detail, ids, ids)]
+        if kind not in _RESPONSE_ITEMS:
+            return [Unrecognised(lineno), _unknown(f"response_item/{kind}", lineno)]
         return []
 
     def _call_start(self, payload: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(payload, "call_id")
         if call_id is None:
             detail = "field 'payload.call_id' is missing or not a string"
-            return [Unreadable(lineno, detail, None, ())]
+            drift = _field_drift(payload, "call_id", "payload.call_id", lineno)
+            return [drift, Unreadable(lineno, detail, None, ())]
         call_id = key(call_id)
         tool = key(get_str(payload, "name") or get_str(payload, "type") or "tool")
+        action = self._tool_action(tool, payload)
         said = hash(json.dumps(payload, sort_keys=True, default=str))
         if self._seen.get(call_id) == said:
             return []  # the same start line again, to the letter: one call
@@ -517,19 +872,28 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             again = ToolStart(call_id, tool, UnreadableArguments("call id started again"), lineno)
             if first is None:
                 return [again]
-            return [ToolStart(call_id, first.tool, IgnoredAction(), first.line), again]
+            return [ToolStart(call_id, first.tool, first.action, first.line), again]
         if len(self._seen) >= MAX_CALLS:
             self._overflow = True  # its end will come alone; the rollout counts as incomplete
             return []
         self._seen[call_id] = said
-        self._pending[call_id] = _Pending(tool, lineno)
+        said_text = payload.get("arguments", payload.get("input"))
+        said_text = said_text if isinstance(said_text, str) else None
+        self._pending[call_id] = _Pending(tool, lineno, action, said_text)
         return []
+
+    def _tool_action(self, tool: str, payload: JsonObject) -> Action:
+        """What a call is when its own output ends it: a command's reads come with its record."""
+        if tool in _CODEX_WRITES:
+            return _patch_write(payload.get("input", payload.get("arguments")), self._cwd)
+        return IgnoredAction(known=tool in _COMMAND_TOOLS or tool in _CODEX_NOT_READS)
 
     def _call_output(self, payload: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(payload, "call_id")
         if call_id is None:
             detail = "field 'payload.call_id' is missing or not a string"
-            return [Unreadable(lineno, detail, (), None)]
+            drift = _field_drift(payload, "call_id", "payload.call_id", lineno)
+            return [drift, Unreadable(lineno, detail, (), None)]
         call_id = key(call_id)
         pending = self._pending.get(call_id)
         if pending is None:
@@ -547,7 +911,7 @@ class CodexRolloutDecoder(JsonLinesDecoder):
         output = get_obj(payload, "output")
         succeeded = output is None or output.get("success") is not False
         return [
-            ToolStart(call_id, pending.tool, IgnoredAction(), pending.line),
+            ToolStart(call_id, pending.tool, pending.action, pending.line, said=pending.said),
             ToolEnd(call_id, pending.tool, succeeded, lineno),
         ]
 
@@ -568,43 +932,60 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             item = get_obj(payload, "item")
             if item is None:
                 detail = "field 'payload.item' is missing or not an object"
-                return [Unreadable(lineno, detail, (), None)]
-            if get_str(item, "type") == "CommandExecution":
+                drift = _field_drift(payload, "item", "payload.item", lineno)
+                return [drift, Unreadable(lineno, detail, (), None)]
+            item_type = get_str(item, "type")
+            if item_type == "CommandExecution":
                 return self._command(item, lineno)
-            if get_str(item, "type") == "FileChange":
+            if item_type == "FileChange":
                 return self._file_change(item, lineno)
+            if item_type is None:  # it could end any call
+                detail = "field 'payload.item.type' is missing or not a string"
+                drift = _field_drift(item, "type", "payload.item.type", lineno)
+                return [drift, Unreadable(lineno, detail, (), None)]
+            if item_type not in _THREAD_ITEMS:
+                return [Unrecognised(lineno), _unknown(f"item_completed/{item_type}", lineno)]
             return []
         if kind == "task_complete":
             return self._mark_complete(lineno)
         if kind == "task_started":
             return self._mark_reopened(lineno)
+        if kind is None:  # it could end any call
+            detail = "field 'payload.type' is missing or not a string"
+            drift = _field_drift(payload, "type", "payload.type", lineno)
+            return [drift, Unreadable(lineno, detail, (), None)]
+        if kind not in _EVENT_MSGS:
+            return [Unrecognised(lineno), _unknown(f"event_msg/{kind}", lineno)]
         return []
 
     def _file_change(self, item: JsonObject, lineno: int) -> list[Event]:
         """An ``apply_patch`` the harness ran (its heredoc through ``exec_command`` included):
         its ``FileChange`` record ends the call, and no ``CommandExecution`` follows. A change,
-        not a read: ignored here."""
+        not a read: a write of the one file its ``changes`` name (their keys), if one."""
         call_id = get_str(item, "id")
         if call_id is None:
-            return [
-                Unreadable(lineno, "field 'payload.item.id' is missing or not a string", (), None)
-            ]
+            detail = "field 'payload.item.id' is missing or not a string"
+            drift = _field_drift(item, "id", "payload.item.id", lineno)
+            return [drift, Unreadable(lineno, detail, (), None)]
         pending = self._pending.pop(key(call_id), None)
         if pending is None:
             return []  # an unknown call, or its record again
         succeeded = get_str(item, "status") == "completed"
         error = None if succeeded else COMMAND_FAILED
+        changes = get_obj(item, "changes") or {}
+        paths = [path for path in changes if isinstance(path, str)]
+        write = WriteAction(path=paths[0] if len(paths) == 1 else None, cwd=self._cwd)
         return [
-            ToolStart(key(call_id), pending.tool, IgnoredAction(), pending.line),
+            ToolStart(key(call_id), pending.tool, write, pending.line),
             ToolEnd(key(call_id), pending.tool, succeeded, lineno, error_type=error),
         ]
 
     def _command(self, item: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(item, "id")
         if call_id is None:
-            return [
-                Unreadable(lineno, "field 'payload.item.id' is missing or not a string", (), None)
-            ]
+            detail = "field 'payload.item.id' is missing or not a string"
+            no_id = _field_drift(item, "id", "payload.item.id", lineno)
+            return [no_id, Unreadable(lineno, detail, (), None)]
         succeeded = _succeeded(item)
         error = None if succeeded else COMMAND_FAILED
         call_id = key(call_id)
@@ -613,20 +994,25 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             return []  # the same record again, to the letter: one outcome
         if len(self._completed) < MAX_CALLS:
             self._completed[call_id] = said
+        odd = _odd_outcome(item)
+        damage = _parsed_damage(item)
+        drift = _record_drift(item, lineno)
         pending = self._pending.pop(call_id, None)
         if pending is None:
-            return [ToolEnd(call_id, None, succeeded, lineno, error_type=error)]
+            if odd is not None or damage is not None:
+                detail = odd or (damage[0] if damage else "")
+                return [*drift, Unreadable(lineno, detail, (), (call_id,))]
+            return [*drift, ToolEnd(call_id, None, succeeded, lineno, error_type=error)]
         cwd = _cwd_path(get_str(item, "cwd")) or self._cwd
-        actions = _read_actions(get_list(item, "parsed_cmd"), cwd)
-        if not actions:
-            actions = [IgnoredAction()]
+        actions = _command_actions(item, pending.tool, cwd, damage)
+        if damage is not None and isinstance(actions[0], UnplacedRead):
+            odd = odd or damage[0]
         # a command that printed nothing showed nothing of any file it read
         shown = EMPTY_SHOWN if succeeded and item.get("aggregated_output") == "" else None
-        odd = _odd_outcome(item)
-        events: list[Event] = []
+        events: list[Event] = list(drift)
         for n, action in enumerate(actions, start=1):
             read_id = call_id if len(actions) == 1 else f"{call_id}#{n}"
-            events.append(ToolStart(read_id, pending.tool, action, pending.line))
+            events.append(ToolStart(read_id, pending.tool, action, pending.line, said=pending.said))
             if odd is not None:
                 events.append(Unreadable(lineno, odd, (), (read_id,)))
                 continue
@@ -665,36 +1051,97 @@ class CodexExecDecoder(JsonLinesDecoder):
             return [obj]
         kind = get_str(obj, "type")
         if kind is None:
-            return [Malformed(lineno, "field 'type' is missing or not a string")]
+            drift = _field_drift(obj, "type", "type", lineno)
+            return [drift, Malformed(lineno, "field 'type' is missing or not a string")]
         if kind in ("item.started", "item.completed"):
             return self._item(obj, kind, lineno)
         if kind == "turn.completed":
             return self._mark_complete(lineno)
         if kind == "turn.started":
             return self._mark_reopened(lineno)
-        return [] if kind in _EXEC_KINDS else [Unrecognised(lineno)]
+        if kind in _EXEC_KINDS:
+            return []
+        return [Unrecognised(lineno), _unknown(kind, lineno)]
 
     def _item(self, obj: JsonObject, kind: str, lineno: int) -> list[Event]:
+        starting = kind == "item.started"
         item = get_obj(obj, "item")
-        if item is None:
-            return [Malformed(lineno, "field 'item' is missing or not an object")]
+        if item is None:  # it could start or end any call
+            detail = "field 'item' is missing or not an object"
+            ids = None if starting else ()
+            return [
+                _field_drift(obj, "item", "item", lineno),
+                Unreadable(lineno, detail, ids, () if starting else None),
+            ]
         item_type = get_str(item, "type")
+        if item_type is None:
+            detail = "field 'item.type' is missing or not a string"
+            return [
+                _field_drift(item, "type", "item.type", lineno),
+                Unreadable(lineno, detail, None if starting else (), () if starting else None),
+            ]
         if item_type not in _EXEC_TOOL_ITEMS:
-            return []
+            return [] if item_type in _EXEC_ITEMS else [_unknown(f"item/{item_type}", lineno)]
         call_id = get_str(item, "id")
         if call_id is None:
-            return [Malformed(lineno, "field 'item.id' is missing or not a string")]
-        command = get_str(item, "command")
-        if kind == "item.started":
-            return [ToolStart(call_id, item_type, IgnoredAction(), lineno, said=command)]
+            detail = "field 'item.id' is missing or not a string"
+            return [
+                _field_drift(item, "id", "item.id", lineno),
+                Unreadable(lineno, detail, None if starting else (), () if starting else None),
+            ]
+        tool = _exec_tool(item, item_type)
+        if starting:
+            return [
+                ToolStart(call_id, tool, _exec_action(item, item_type), lineno, said=_said(item))
+            ]
         given = None
         if item_type == "command_execution":
+            # a completed command without an exit code is a failure here, as it always was
+            odd, odd_field = _odd_outcome_field(item)
+            if odd is not None and (odd_field == "status" or item.get("exit_code") is not None):
+                return [
+                    _field_drift(item, odd_field, f"item.{odd_field}", lineno),
+                    Unreadable(lineno, odd, (), (call_id,)),
+                ]
             succeeded = _succeeded(item)
             given = _exec_output(item) if succeeded else None
         else:
             succeeded = get_str(item, "status") == "completed" and item.get("error") is None
         error = None if succeeded else COMMAND_FAILED
-        return [ToolEnd(call_id, item_type, succeeded, lineno, error_type=error, returned=given)]
+        return [ToolEnd(call_id, tool, succeeded, lineno, error_type=error, returned=given)]
+
+
+def _exec_tool(item: JsonObject, item_type: str) -> str:
+    """A call's tool: the item type, or an MCP server's tool by its name (``mcp__S__T``)."""
+    server, tool = get_str(item, "server"), get_str(item, "tool")
+    if item_type == "mcp_tool_call" and server and tool:
+        return key(f"mcp__{server}__{tool}")
+    return item_type
+
+
+def _exec_action(item: JsonObject, item_type: str) -> Action:
+    """What an ``exec --json`` call is: a command (a write when it changes files), a patch (a
+    write of the one file its ``changes`` name, if one) or an MCP tool (unknown: any tool a
+    server offers can be called)."""
+    if item_type == "file_change":
+        paths = [get_str(change, "path") for change in objects(get_list(item, "changes") or [])]
+        named = [path for path in paths if path is not None]
+        return WriteAction(path=named[0] if len(named) == 1 else None)
+    if item_type == "command_execution":
+        command = get_str(item, "command")
+        write = shell_write(command) if command is not None else None
+        return IgnoredAction() if write is None else WriteAction(path=write.path)
+    return IgnoredAction(known=False)
+
+
+def _said(item: JsonObject) -> str | None:
+    command = get_str(item, "command")
+    if command is not None:
+        return command
+    arguments = item.get("arguments")
+    if arguments is None:
+        return None
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
 
 
 def _exec_output(item: JsonObject) -> Returned | None:
@@ -739,6 +1186,69 @@ def _looks_like_exec(obj: JsonObject) -> bool:
     return get_str(obj, "type") in _EXEC_KINDS - {"error"}
 
 
+ROLLOUT_KNOWS: Final = FormatKnowledge(
+    client="codex",
+    events=frozenset(
+        {
+            *_ROLLOUT_LINES,
+            *(f"response_item/{kind}" for kind in _RESPONSE_ITEMS),
+            *(f"event_msg/{kind}" for kind in _EVENT_MSGS),
+            *(f"item_completed/{kind}" for kind in _THREAD_ITEMS),
+            *(f"parsed_cmd/{kind}" for kind in _PARSED_TYPES),
+        }
+    ),
+    reads=_COMMAND_TOOLS,
+    not_reads=_CODEX_NOT_READS,
+    writes=_CODEX_WRITES,
+    fields=(
+        "payload.type",
+        "payload.call_id",
+        "payload.name",
+        "payload.output",
+        "payload.item.type",
+        "payload.item.id",
+        "payload.item.status",
+        "payload.item.exit_code",
+        "payload.item.command",
+        "payload.item.parsed_cmd",
+        "payload.item.parsed_cmd[].type",
+        "payload.item.parsed_cmd[].path",
+        "payload.item.parsed_cmd[].cmd",
+        "payload.item.aggregated_output",
+        "payload.item.changes",
+    ),
+    versions=CHECKED[ROLLOUT],
+    notes=(
+        "reads are Codex's own parse of a shell command (parsed_cmd entries of type read)",
+        "a command whose argv or parsed commands redirect to a file, or run sed -i, tee, "
+        "git stash/checkout/switch/restore/worktree/..., is a write, never a read",
+    ),
+)
+
+EXEC_KNOWS: Final = FormatKnowledge(
+    client="codex",
+    events=frozenset({*_EXEC_KINDS, *(f"item/{kind}" for kind in _EXEC_ITEMS)}),
+    reads=frozenset(),
+    not_reads={
+        "command_execution": "a shell command: no parsed reads; what it printed is evidence "
+        "by content",
+    },
+    writes=frozenset({"file_change"}),
+    fields=(
+        "type",
+        "item.type",
+        "item.id",
+        "item.status",
+        "item.exit_code",
+        "item.command",
+        "item.aggregated_output",
+        "item.changes[].path",
+    ),
+    versions=CHECKED[EXEC],
+    notes=("the stream names no client version; MCP tools are unknown tools (mcp__server__tool)",),
+)
+
+
 ROLLOUT_ADAPTER: Final = JsonLinesAdapter(
     name=ROLLOUT,
     capability=Capability.PER_FILE,
@@ -749,6 +1259,7 @@ ROLLOUT_ADAPTER: Final = JsonLinesAdapter(
     decoder=CodexRolloutDecoder,
     sniff_head=_ROLLOUT_HEAD,
     looks_like=_looks_like_rollout,
+    knows=ROLLOUT_KNOWS,
 )
 
 
@@ -762,5 +1273,6 @@ EXEC_ADAPTER: Final = JsonLinesAdapter(
     decoder=CodexExecDecoder,
     sniff_head=_EXEC_HEAD,
     looks_like=_looks_like_exec,
+    knows=EXEC_KNOWS,
     by_content=True,
 )

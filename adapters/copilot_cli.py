@@ -13,8 +13,18 @@ What counts (DESIGN §6):
   repeated to the letter is one call.
 - ``view {path, view_range?}`` is a read of ``path``. Every other tool (``bash``, ``grep``,
   ``glob``, ``task``, MCP tools, a tool the model made up, ...) is ignored: shell commands are
-  never parsed, so a ``cat`` in ``bash`` is no read, and a shell call's
-  ``shellToolInfo.possiblePaths`` is Copilot's guess for its permission prompt, not a read.
+  never parsed for reads, so a ``cat`` in ``bash`` is no read, and a shell call's
+  ``shellToolInfo.possiblePaths`` is Copilot's guess for its permission prompt, not a read. A
+  tool that is not one of Copilot's own (an MCP server's ``server/tool``, a renamed one) is
+  unknown: drift when it names a file in scope. A built-in tool a ``subagent.selected`` line
+  lists that this adapter does not know is drift (``unlisted_tool``).
+- ``edit``/``create``/``str_replace``/``insert``/``write {path}`` and ``apply_patch`` change
+  files, and so does a ``bash`` command that redirects into a file or runs ``git stash``/
+  ``checkout``/... (``adapters/_mutations.py``): recorded as mutations, never as reads.
+- An event type Copilot does not write is drift (``unknown_event``); so is a tool line without
+  its ``toolCallId``/``toolName`` (``missing_field``), or with a ``success`` or exit code of a
+  type Copilot never writes (``field_type``; the line is unreadable). Copilot names no version
+  in this output.
 - Success needs ``success: true`` and, for a shell command, ``shellExecution.exitCode`` 0:
   Copilot reports a command that exited non-zero as ``success: true`` with its exit code there,
   and that is a failed call. A ``success`` that is not a boolean, or an exit code that is not an
@@ -56,18 +66,22 @@ used here.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
 import msgspec
 
-from coverage_gate.enums import Capability
+from coverage_gate.client_versions import CHECKED
+from coverage_gate.enums import Capability, DriftKind
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     Action,
+    Drift,
     Event,
+    FormatKnowledge,
     IgnoredAction,
     Malformed,
     ReadAction,
@@ -79,11 +93,13 @@ from coverage_gate.events import (
     Unreadable,
     UnreadableArguments,
     Unrecognised,
+    WriteAction,
 )
 from coverage_gate.evidence import MAX_CALLS
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
+    OUT_OF_RANGE,
     JsonObject,
     as_int64,
     get_int,
@@ -91,6 +107,7 @@ from ._json import (
     get_str,
     opens_object,
 )
+from ._mutations import apply_patch_paths, shell_write
 from ._returned import returned
 from ._stream import Items, Spec
 
@@ -115,6 +132,103 @@ _SNIFF_HEAD = re.compile(
 _CALL_ID = re.compile(rb'"toolCallId"\s*:\s*"([^"\\]{1,256})"')
 _TOO_LARGE = re.compile(r"File too large to read at once \([0-9.,]+ ?[KMGT]?i?B\)\.")
 _EVENT_PREFIXES = ("session.", "assistant.", "tool.", "user.", "model.", "subagent.")
+SUBAGENT_SELECTED: Final = "subagent.selected"  # lists the tools the sub-agent has
+RESULT: Final = "result"
+TURN_START: Final = "assistant.turn_start"
+# The event types Copilot CLI writes (those in the real captures, and its other session events)
+EVENTS: Final = frozenset(
+    {
+        START,
+        COMPLETE,
+        RESULT,
+        TURN_START,
+        SUBAGENT_SELECTED,
+        "abort",
+        "assistant.idle",
+        "assistant.intent",
+        "assistant.message",
+        "assistant.message_delta",
+        "assistant.message_start",
+        "assistant.reasoning",
+        "assistant.reasoning_delta",
+        "assistant.streaming_delta",
+        "assistant.tool_call_delta",
+        "assistant.turn_end",
+        "assistant.usage",
+        "hook.end",
+        "hook.start",
+        "model.call_final_result",
+        "model.call_finished",
+        "model.call_start",
+        # 1.0.82 also logs its model calls and turns as session events
+        "model.log",
+        "model.message",
+        "model.messages_snapshot",
+        "model.model_call_started",
+        "model.model_call_success",
+        "model.response",
+        "model.tool_execution",
+        "model.turn_ended",
+        "model.turn_started",
+        "pending_messages.modified",
+        "session.background_tasks_changed",
+        "session.compaction_complete",
+        "session.compaction_start",
+        "session.error",
+        "session.handoff",
+        "session.idle",
+        "session.info",
+        "session.mcp_servers_loaded",
+        "session.model_change",
+        "session.resume",
+        "session.skills_loaded",
+        "session.snapshot_rewind",
+        "session.start",
+        "session.tools_updated",
+        "session.truncation",
+        "session.usage_info",
+        "session.warning",
+        "subagent.completed",
+        "subagent.configured",
+        "subagent.failed",
+        "subagent.started",
+        "system.message",
+        "tool.execution_partial_result",
+        "tool.execution_progress",
+        "tool.shell_output",
+        "tool.user_requested",
+        "user.message",
+    }
+)
+SHELL_TOOL: Final = "bash"
+WRITE_TOOLS: Final = frozenset({"edit", "create", "str_replace", "insert", "write", "apply_patch"})
+# Copilot CLI's built-in tools that are not reads, and why
+NOT_READ_TOOLS: Final[dict[str, str]] = {
+    SHELL_TOOL: "shell: commands are not parsed (a write when it redirects into a file)",
+    "read_bash": "reads a running shell's output",
+    "write_bash": "sends input to a running shell",
+    "stop_bash": "stops a running shell",
+    "list_bash": "lists running shells",
+    "powershell": "shell: commands are not parsed",
+    "read_powershell": "reads a running shell's output",
+    "write_powershell": "sends input to a running shell",
+    "stop_powershell": "stops a running shell",
+    "list_powershell": "lists running shells",
+    "grep": "search: matching lines, not a file's text as a read",
+    "glob": "file search: names, not contents",
+    "lsp": "language server queries: symbols, not a file's text",
+    "task": "sub-agent: its own calls are in this stream and count there",
+    "read_agent": "reads a sub-agent's answer (model text)",
+    "list_agents": "lists sub-agents",
+    "web_fetch": "web: not the repository",
+    "web_search": "web: not the repository",
+    "report_intent": "the agent's note of what it is doing",
+    "think": "the agent's own reasoning",
+    "update_todo": "the agent's todo list",
+    "skill": "loads a skill's instructions",
+    "store_memory": "the agent's memory",
+    "fetch_copilot_cli_documentation": "Copilot's own documentation",
+}
 # What decoding needs of a line; a line read as it flows keeps only this.
 SPEC: Final[Spec] = {
     "type": None,
@@ -122,9 +236,12 @@ SPEC: Final[Spec] = {
     "data": {
         "toolCallId": None,
         "toolName": None,
+        "tools": Items(None),
         "arguments": {
             "path": None,
             "command": None,
+            "patch": None,
+            "input": None,
             "view_range": Items(None, first=3),
             "view_range[0]": None,
             "view_range[1]": None,
@@ -161,7 +278,7 @@ def _asked(arguments: JsonObject) -> Shown:
 def _action(tool: str, data: JsonObject) -> Action:
     """What a call is: a read for ``view``, nothing for any other tool."""
     if tool != READ_TOOL:
-        return IgnoredAction()
+        return _other_action(tool, data)
     arguments = get_obj(data, "arguments")
     if arguments is None:
         return UnreadableArguments("view arguments are missing or not an object")
@@ -177,6 +294,22 @@ def _action(tool: str, data: JsonObject) -> Action:
         limit=None if shown.end is None else shown.end - shown.start + 1,
         shown=shown,
     )
+
+
+def _other_action(tool: str, data: JsonObject) -> Action:
+    """A tool that is no read: a write (an edit, a patch, a shell command that changes files), a
+    known tool, or one that is not Copilot's own."""
+    given = get_obj(data, "arguments") or {}
+    if tool == "apply_patch":
+        patch = get_str(given, "patch") or get_str(given, "input") or ""
+        paths = apply_patch_paths(patch)
+        return WriteAction(path=paths[0] if len(paths) == 1 else None)
+    if tool in WRITE_TOOLS:
+        return WriteAction(path=get_str(given, "path"))
+    if tool == SHELL_TOOL:
+        write = shell_write(get_str(given, "command") or "")
+        return IgnoredAction() if write is None else WriteAction(path=write.path)
+    return IgnoredAction(known=tool in NOT_READ_TOOLS)
 
 
 def _shown(data: JsonObject) -> Shown | None:
@@ -210,9 +343,15 @@ NOT_READ_TEXT_TOOLS: Final = frozenset({"edit", "create", "str_replace", "write"
 _SHELL_TRAILER = re.compile(r"\n?<shellId: [^>\n]*>\s*\Z")
 
 
-def _said(data: JsonObject) -> str | None:
+def _said(tool: str, data: JsonObject) -> str | None:
+    """The call's arguments as the model wrote them: a shell's command; for a tool this adapter
+    does not know, all of them (a path it names is drift when it is in scope)."""
     arguments = get_obj(data, "arguments")
-    return get_str(arguments, "command") if arguments is not None else None
+    if arguments is None:
+        return None
+    if tool == READ_TOOL or tool in WRITE_TOOLS or tool in NOT_READ_TOOLS:
+        return get_str(arguments, "command")
+    return json.dumps(arguments, ensure_ascii=False, default=str)
 
 
 def _given(data: JsonObject, shown: Shown | None) -> Returned | None:
@@ -231,21 +370,25 @@ def _given(data: JsonObject, shown: Shown | None) -> Returned | None:
     return given
 
 
-def _outcome(data: JsonObject) -> tuple[bool, str | None] | str:
-    """(succeeded, error type), or why the outcome cannot be read."""
+def _outcome(data: JsonObject) -> tuple[bool, str | None] | tuple[str, str]:
+    """(succeeded, error type), or why the outcome cannot be read and the field that says it."""
     success = data.get("success")
     if not isinstance(success, bool):
-        return "field 'data.success' is not a boolean"
+        return "field 'data.success' is not a boolean", "data.success"
     if not success:
         return False, TOOL_ERROR
     shell = data.get("shellExecution")
     if shell is None:
         return True, None
     if not isinstance(shell, dict):
-        return "field 'data.shellExecution' is not an object"
+        return "field 'data.shellExecution' is not an object", "data.shellExecution"
     code = shell.get("exitCode")
+    if as_int64(code) is OUT_OF_RANGE:
+        detail = "field 'data.shellExecution.exitCode' is out of the 64-bit range"
+        return detail, "data.shellExecution.exitCode"
     if not isinstance(code, int) or isinstance(code, bool):
-        return "field 'data.shellExecution.exitCode' is not an integer"
+        detail = "field 'data.shellExecution.exitCode' is not an integer"
+        return detail, "data.shellExecution.exitCode"
     return (True, None) if code == 0 else (False, COMMAND_FAILED)
 
 
@@ -281,35 +424,67 @@ class CopilotDecoder(JsonLinesDecoder):
                 detail = "field 'data' is missing or not an object"
                 return [_unreadable_kind(kind, lineno, detail, None)]
             return handler(data, lineno)
-        if kind == "result":
+        if kind == RESULT:
             return self._mark_complete(lineno)
-        if kind == "assistant.turn_start":
+        if kind == TURN_START:
             return self._mark_reopened(lineno)
-        return [] if kind.startswith(_EVENT_PREFIXES) else [Unrecognised(lineno)]
+        if kind == SUBAGENT_SELECTED:
+            return _unlisted(obj, lineno)
+        if kind in EVENTS:
+            return []
+        # a type Copilot does not write: drift (a renamed tool event hides calls); counted as
+        # unrecognised when it is not even of Copilot's kinds
+        drift = Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind)
+        return [drift] if kind.startswith(_EVENT_PREFIXES) else [Unrecognised(lineno), drift]
 
     def _start(self, data: JsonObject, lineno: int) -> list[Event]:
         call_id, tool = get_str(data, "toolCallId"), get_str(data, "toolName")
         if call_id is None or tool is None:
             detail = "tool.execution_start without string 'toolCallId' and 'toolName'"
-            return [Unreadable(lineno, detail, None if call_id is None else (call_id,), ())]
+            field = "toolCallId" if call_id is None else "toolName"
+            drift = _field_drift(data, field, lineno)
+            return [Unreadable(lineno, detail, None if call_id is None else (call_id,), ()), drift]
         if tool in NOT_READ_TEXT_TOOLS and len(self._no_text) < MAX_CALLS:
             self._no_text.add(call_id)
-        return [ToolStart(call_id, tool, _action(tool, data), lineno, said=_said(data))]
+        return [ToolStart(call_id, tool, _action(tool, data), lineno, said=_said(tool, data))]
 
     def _end(self, data: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(data, "toolCallId")
         if call_id is None:
             detail = "tool.execution_complete without a string 'toolCallId'"
-            return [Unreadable(lineno, detail, (), None)]
+            return [Unreadable(lineno, detail, (), None), _field_drift(data, "toolCallId", lineno)]
         outcome = _outcome(data)
-        if isinstance(outcome, str):
-            return [Unreadable(lineno, outcome, (), (call_id,))]
+        if isinstance(outcome[0], str):
+            detail, field = outcome
+            drift = _field_drift(data, field, lineno)
+            return [Unreadable(lineno, detail, (), (call_id,)), drift]
         succeeded, error = outcome
         if not succeeded:
             return [ToolEnd(call_id, None, False, lineno, error_type=error)]
         shown = _shown(data)
         given = None if call_id in self._no_text else _given(data, shown)
         return [ToolEnd(call_id, None, True, lineno, shown=shown, returned=given)]
+
+
+def _field_drift(data: JsonObject, field: str, lineno: int) -> Drift:
+    """A field Copilot always writes gone (``missing_field``), or of another type."""
+    name = field.removeprefix("data.").split(".", 1)[0]
+    kind = DriftKind.MISSING_FIELD if name not in data else DriftKind.FIELD_TYPE
+    return Drift(line=lineno, kind=kind, name=field)
+
+
+def _unlisted(obj: JsonObject, lineno: int) -> list[Event]:
+    """The built-in tools a sub-agent is given that this adapter does not know (an MCP server's
+    tools are named ``server/tool``: any tool of theirs is judged as an unknown one)."""
+    data = get_obj(obj, "data")
+    tools = data.get("tools") if data is not None else None
+    if not isinstance(tools, list):
+        return []
+    return [
+        Drift(line=lineno, kind=DriftKind.UNLISTED_TOOL, name=tool)
+        for tool in dict.fromkeys(tools)
+        if isinstance(tool, str) and "/" not in tool and not KNOWS.knows_tool(tool)
+    ]
 
 
 def _unreadable_kind(kind: str, lineno: int, detail: str, call_id: str | None) -> Event:
@@ -345,6 +520,26 @@ def _looks_like(obj: JsonObject) -> bool:
     )
 
 
+KNOWS: Final = FormatKnowledge(
+    client="GitHub Copilot CLI",
+    events=EVENTS,
+    reads=frozenset({READ_TOOL}),
+    not_reads=NOT_READ_TOOLS,
+    writes=WRITE_TOOLS,
+    fields=(
+        "data.toolCallId",
+        "data.toolName",
+        "data.success",
+        "data.shellExecution.exitCode",
+        "data.result.content",
+        "data.toolTelemetry.properties.largeOutputAvoided",
+        "data.toolTelemetry.properties.viewType",
+        "data.toolTelemetry.metrics.resultLength",
+        "data.toolTelemetry.metrics.resultForLlmLength",
+    ),
+    versions=CHECKED.get(NAME),
+)
+
 ADAPTER: Final = JsonLinesAdapter(
     name=NAME,
     capability=Capability.PER_FILE,
@@ -355,4 +550,5 @@ ADAPTER: Final = JsonLinesAdapter(
     decoder=CopilotDecoder,
     sniff_head=_SNIFF_HEAD,
     looks_like=_looks_like,
+    knows=KNOWS,
 )

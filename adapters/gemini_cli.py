@@ -25,6 +25,15 @@ What counts (DESIGN §6):
   it). Gemini CLI 0.61 writes no ``output`` for this tool (its display is not text) and does not
   even register it (the call fails ``tool_not_registered``): with it, ``read_many_files`` is never
   evidence.
+- ``write_file`` and ``replace`` (``file_path``) change files, and so does a
+  ``run_shell_command`` command that redirects into a file or runs ``git stash``/``checkout``/...
+  (``adapters/_mutations.py``): mutations, never reads.
+- What the adapter knows (``KNOWS``) is watched (DESIGN §6 rule 19): a line type Gemini CLI does
+  not write is drift (``unknown_event``); a call of a tool it does not know is an unknown tool,
+  judged by what came back (its parameters are kept to tell whether they name a file in scope).
+  A tool line whose ``type``, ``tool_id``, ``tool_name``, ``status`` or ``output`` is missing or
+  of a type Gemini CLI never writes is unreadable for its call, and drift (``missing_field``,
+  ``field_type``). The stream names no client version and lists no tools.
 - Success is ``status`` ``"success"``; ``"error"`` is a failed call (its ``error.type`` kept);
   any other value, or none, is an outcome that cannot be read (the call's file is ``unknown``).
 - ``message`` lines are model text (passed over from their first bytes); ``init`` and ``error``
@@ -69,13 +78,16 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from coverage_gate.enums import Capability
+from coverage_gate.client_versions import CHECKED
+from coverage_gate.enums import Capability, DriftKind
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     Action,
     ByteSpan,
+    Drift,
     Event,
+    FormatKnowledge,
     IgnoredAction,
     Malformed,
     ReadAction,
@@ -85,6 +97,7 @@ from coverage_gate.events import (
     Unreadable,
     UnreadableArguments,
     Unrecognised,
+    WriteAction,
 )
 from coverage_gate.evidence import MAX_CALLS
 
@@ -99,11 +112,73 @@ from ._json import (
     key,
     opens_object,
 )
+from ._mutations import shell_write
 from ._stream import Spec
 
 NAME: Final = "gemini-cli"
 READ_TOOL: Final = "read_file"
 READ_MANY_TOOL: Final = "read_many_files"
+SHELL_TOOL: Final = "run_shell_command"
+# The tools that change files; each names the file in ``file_path``.
+WRITE_TOOLS: Final = frozenset({"write_file", "replace"})
+_SUB_AGENT = "sub-agent: its answer is model text"
+_TRACKER = "the model's task tracker"
+# Gemini CLI's built-in tools that are not reads, and why.
+NOT_READ_TOOLS: Final = {
+    SHELL_TOOL: "shell: commands are not parsed (a write when it changes files)",
+    "glob": "file search: names, not contents",
+    "grep_search": "search: matching lines, not a file's text as a read",
+    "search_file_content": "search (grep_search's earlier name): matching lines",
+    "list_directory": "directory listing: names, not contents",
+    "google_web_search": "web: not the repository",
+    "web_fetch": "web: not the repository",
+    "write_todos": "the model's todo list",
+    "save_memory": "the model's memory file, outside the repository",
+    "activate_skill": "a skill's instructions, not a file of the revision",
+    "ask_user": "a question to the user",
+    "complete_task": "the model's answer: model text",
+    "enter_plan_mode": "plan mode",
+    "exit_plan_mode": "plan mode",
+    "get_internal_docs": "Gemini CLI's own documentation",
+    "invoke_agent": _SUB_AGENT,
+    "codebase_investigator": _SUB_AGENT,
+    "cli_help": _SUB_AGENT,
+    "generalist": _SUB_AGENT,
+    "list_mcp_resources": "MCP resources, not files of the revision",
+    "read_mcp_resource": "MCP resources, not files of the revision",
+    "take_snapshot": "a browser snapshot",
+    "tracker_add_dependency": _TRACKER,
+    "tracker_create_task": _TRACKER,
+    "tracker_get_task": _TRACKER,
+    "tracker_list_tasks": _TRACKER,
+    "tracker_update_task": _TRACKER,
+    "tracker_visualize": _TRACKER,
+    "update_topic": "the session's topic",
+}
+# Every line type Gemini CLI's stream-json writes, used here or not.
+EVENTS: Final = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
+KNOWS: Final = FormatKnowledge(
+    client="Gemini CLI",
+    events=EVENTS,
+    reads=frozenset({READ_TOOL, READ_MANY_TOOL}),
+    not_reads=NOT_READ_TOOLS,
+    writes=WRITE_TOOLS,
+    fields=(
+        "type",
+        "tool_use.tool_id",
+        "tool_use.tool_name",
+        "tool_result.tool_id",
+        "tool_result.status",
+        "tool_result.output",
+        "tool_result.error.type",
+    ),
+    versions=CHECKED.get(NAME),
+    notes=(
+        "the stream names no client version",
+        "a run_shell_command command that redirects into a file or runs git stash/checkout/... "
+        "is a write",
+    ),
+)
 DEFAULT_READ_LINES: Final = 2000  # what read_file returns from start_line when no end_line
 TOOL_ERROR: Final = "tool_error"
 
@@ -111,7 +186,7 @@ SPEC: Final[Spec] = {
     "type": None,
     "tool_name": None,
     "tool_id": None,
-    "parameters": {"file_path": None, "start_line": None, "end_line": None},
+    "parameters": {"file_path": None, "start_line": None, "end_line": None, "command": None},
     "status": None,
     "output": None,
     "error": {"type": None},
@@ -148,9 +223,35 @@ def _asked(start: int | None, end: int | None) -> Shown:
     return Shown.lines(first, end if end is not None else first + DEFAULT_READ_LINES - 1)
 
 
+def _other_action(tool: str, parameters: JsonObject | None) -> Action:
+    """A tool that is no read: a write (a writing tool, or a shell command that changes files,
+    ``adapters/_mutations.py``), a tool this adapter knows, or one it does not."""
+    given = parameters or {}
+    if tool in WRITE_TOOLS:
+        return WriteAction(path=get_str(given, "file_path"))
+    if tool == SHELL_TOOL:
+        command = get_str(given, "command")
+        write = shell_write(command) if command is not None else None
+        return IgnoredAction() if write is None else WriteAction(path=write.path)
+    # read_many_files too: what it read is only known from its result
+    return IgnoredAction(known=KNOWS.knows_tool(tool))
+
+
+def _said(tool: str, parameters: object) -> str | None:
+    """The text the model wrote into a call other than a read: its parameters' string values;
+    for a tool this adapter does not know, all of them (a path it names is drift when it is in
+    scope)."""
+    if tool == READ_TOOL or not isinstance(parameters, dict) or not parameters:
+        return None
+    if not KNOWS.knows_tool(tool):
+        return json.dumps(parameters, ensure_ascii=False, default=str)
+    said = "\n".join(value for value in parameters.values() if isinstance(value, str))
+    return said or None
+
+
 def _read_action(tool: str, parameters: JsonObject | None) -> Action:
     if tool != READ_TOOL:
-        return IgnoredAction()  # read_many_files too: what it read is only known from its result
+        return _other_action(tool, parameters)
     if parameters is None:
         return UnreadableArguments("read_file parameters are missing or not an object")
     path = get_str(parameters, "file_path")
@@ -227,11 +328,16 @@ class GeminiCliDecoder(JsonLinesDecoder):
                 return [Malformed(lineno, detail)]
             call_id = get_str(obj, "tool_id")
             ids = None if call_id is None else (call_id,)
-            return [Unreadable(lineno, detail, ids, ids)]
+            return [Unreadable(lineno, detail, ids, ids), _odd(obj, "type", lineno)]
         handler = self._handlers.get(kind)
         if handler is not None:
             return handler(obj, lineno)
-        return [] if kind in _QUIET_KINDS else [Unrecognised(lineno)]
+        if kind in _QUIET_KINDS:
+            return []
+        if kind in EVENTS:
+            return [Unrecognised(lineno)]
+        # a type Gemini CLI does not write: a renamed tool line hides its calls
+        return [Unrecognised(lineno), Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind)]
 
     # --- line kinds ----------------------------------------------------------------------------
 
@@ -239,19 +345,26 @@ class GeminiCliDecoder(JsonLinesDecoder):
         call_id, tool = get_str(line, "tool_id"), get_str(line, "tool_name")
         if call_id is None or tool is None:
             ids = None if call_id is None else (call_id,)
-            return [Unreadable(lineno, "tool_use without string 'tool_id' and 'tool_name'", ids)]
+            field = "tool_id" if call_id is None else "tool_name"
+            return [
+                Unreadable(lineno, "tool_use without string 'tool_id' and 'tool_name'", ids),
+                _odd(line, field, lineno, f"tool_use.{field}"),
+            ]
         if tool == READ_MANY_TOOL and len(self._many) < MAX_CALLS:
             self._many.add(key(call_id))
         events = self._mark_reopened(lineno)
-        events.append(
-            ToolStart(call_id, tool, _read_action(tool, get_obj(line, "parameters")), lineno)
-        )
+        parameters = get_obj(line, "parameters")
+        action = _read_action(tool, parameters)
+        events.append(ToolStart(call_id, tool, action, lineno, said=_said(tool, parameters)))
         return events
 
     def _result(self, line: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(line, "tool_id")
         if call_id is None:
-            return [Unreadable(lineno, "tool_result without a string 'tool_id'", (), None)]
+            return [
+                Unreadable(lineno, "tool_result without a string 'tool_id'", (), None),
+                _odd(line, "tool_id", lineno, "tool_result.tool_id"),
+            ]
         status = line.get("status")
         if status == "error":
             error = get_obj(line, "error")
@@ -259,10 +372,16 @@ class GeminiCliDecoder(JsonLinesDecoder):
             return [ToolEnd(call_id, None, False, lineno, error_type=kind)]
         if status != "success":
             detail = "field 'status' is neither 'success' nor 'error'"
-            return [Unreadable(lineno, detail, (), (call_id,))]
+            return [
+                Unreadable(lineno, detail, (), (call_id,)),
+                _odd(line, "status", lineno, "tool_result.status"),
+            ]
         output = line.get("output")
         if output is not None and not isinstance(output, str):
-            return [Unreadable(lineno, "field 'output' is not a string", (), (call_id,))]
+            return [
+                Unreadable(lineno, "field 'output' is not a string", (), (call_id,)),
+                _odd(line, "output", lineno, "tool_result.output"),
+            ]
         if key(call_id) in self._many:
             return self._many_end(call_id, output or "", lineno)
         told = _returned(output) if output is not None else None
@@ -282,6 +401,12 @@ class GeminiCliDecoder(JsonLinesDecoder):
 
     def _done(self, line: JsonObject, lineno: int) -> list[Event]:
         return self._mark_complete(lineno)
+
+
+def _odd(line: JsonObject, field: str, lineno: int, name: str | None = None) -> Drift:
+    """Drift for a line's ``field`` (named ``name``): missing, or of a type never written."""
+    kind = DriftKind.MISSING_FIELD if field not in line else DriftKind.FIELD_TYPE
+    return Drift(line=lineno, kind=kind, name=name or field)
 
 
 def _unreadable(seen: bytes, lineno: int, detail: str, *, whole: bool) -> Event:
@@ -326,4 +451,5 @@ ADAPTER: Final = JsonLinesAdapter(
     decoder=GeminiCliDecoder,
     sniff_head=_SNIFF_HEAD,
     looks_like=_looks_like,
+    knows=KNOWS,
 )

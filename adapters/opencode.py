@@ -19,12 +19,17 @@ makes such a line an execution (DESIGN §6 rules 1-3):
   report of it with the same input is its end.
 
 Which tools count (DESIGN §6 rule 5): ``read {filePath, offset?, limit?}`` is a read of
-``filePath``. ``bash``, ``grep``, ``glob``, ``list`` and every other tool (``invalid``, which is how
-OpenCode answers a tool it does not have, included) are ignored: shell commands are never
-parsed, so a ``cat`` in ``bash`` is no read. ``task`` runs a sub-agent in a session of its own,
-whose calls OpenCode does not write to this stream: a successful ``task`` read files that cannot
-be told, so it counts as a read whose arguments are unavailable (``unattributed_calls``: every
-claim lacking evidence is unknown, never unsupported; DESIGN §6 rule 14).
+``filePath``. ``bash``, ``grep``, ``glob``, ``list`` and OpenCode's other built-in tools
+(``invalid``, which is how OpenCode answers a tool it does not have, included) are ignored:
+shell commands are never parsed for reads, so a ``cat`` in ``bash`` is no read. A tool OpenCode
+does not have (an MCP server's, a renamed one) is unknown: drift when it names a file in scope.
+``edit``/``write``/``multiedit {filePath}`` and ``patch``/``apply_patch {patchText}`` change files,
+and so does a ``bash`` command that redirects into a file or runs ``git stash``/``checkout``/...
+(``adapters/_mutations.py``): recorded as mutations, never as reads. ``task`` runs a sub-agent
+in a session of its own, whose calls OpenCode does not write to this stream: a successful
+``task`` read files that cannot be told, so it counts as a read whose arguments are unavailable
+(``unattributed_calls``: every claim lacking evidence is unknown, never unsupported; DESIGN §6
+rule 14).
 
 Success is ``status`` ``completed``; ``error`` is a failed call (a missing file, an offset past
 the end). A ``status`` that is not a string is an unreadable outcome.
@@ -42,6 +47,11 @@ file at the revision (``adapters/_line_reads.py``).
 Paths: ``filePath`` as the model wrote it; OpenCode resolves a relative one against the
 directory it runs in, which the stream does not record, so a relative path is relative to the
 repository root. ``@`` and backslashes are part of a name.
+
+A line type OpenCode does not write is drift (``unknown_event``): a renamed ``tool_use`` hides
+every call. A ``tool_use`` line without its ``part.callID``, ``part.tool`` or ``part.state``, or
+with one of another type, is unreadable and drift (``missing_field``, ``field_type``). OpenCode
+names no version in this output.
 
 Completion: a ``step_finish`` whose ``part.reason`` is not ``tool-calls`` (``stop``, ``length``,
 ...): OpenCode's loop only continues after tool calls, so the run ended there. A ``step_start``
@@ -62,13 +72,16 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from coverage_gate.enums import Capability
+from coverage_gate.client_versions import CHECKED
+from coverage_gate.enums import Capability, DriftKind
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     Action,
     ByteSpan,
+    Drift,
     Event,
+    FormatKnowledge,
     IgnoredAction,
     Malformed,
     ReadAction,
@@ -79,6 +92,7 @@ from coverage_gate.events import (
     Unreadable,
     UnreadableArguments,
     Unrecognised,
+    WriteAction,
 )
 from coverage_gate.evidence import MAX_CALLS
 
@@ -95,6 +109,7 @@ from ._json import (
     opens_object,
 )
 from ._line_reads import line_read
+from ._mutations import apply_patch_paths, shell_write
 from ._returned import returned
 from ._stream import Spec
 
@@ -108,6 +123,31 @@ ERROR: Final = "error"
 MORE_STEPS: Final = "tool-calls"  # the only step_finish reason after which OpenCode goes on
 
 _KINDS = frozenset({"step_start", "step_finish", "tool_use", "text", "reasoning", "error"})
+# the types of the parts the lines carry
+_PART_KINDS = frozenset({"step-start", "step-finish", "tool", "text", "reasoning"})
+SHELL_TOOL: Final = "bash"
+WRITE_TOOLS: Final = frozenset({"edit", "write", "multiedit", "patch", "apply_patch"})
+PATCH_TOOLS: Final = frozenset({"patch", "apply_patch"})
+# OpenCode's built-in tools that are not reads, and why
+NOT_READ_TOOLS: Final[dict[str, str]] = {
+    SHELL_TOOL: "shell: commands are not parsed (a write when it redirects into a file)",
+    "grep": "search: matching lines, not a file's text as a read",
+    "glob": "file search: names, not contents",
+    "list": "directory listing: names, not contents",
+    "invalid": "OpenCode's answer to a call of a tool it does not have",
+    TASK_TOOL: "sub-agent: its own calls are not in this stream (counted as unattributed)",
+    "todowrite": "the agent's todo list",
+    "todoread": "the agent's todo list",
+    "webfetch": "web: not the repository",
+    "websearch": "web: not the repository",
+    "codesearch": "web code search: not the repository",
+    "lsp": "language server queries: symbols, not a file's text",
+    "skill": "loads a skill's instructions",
+    "question": "asks the user",
+    "batch": "runs other tools, which report their own calls",
+    "plan_enter": "switches the agent's mode",
+    "plan_exit": "switches the agent's mode",
+}
 _HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"([a-z_]+)"')
 _SKIP_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"(?:text|reasoning)"')
 _SNIFF_HEAD = re.compile(
@@ -116,7 +156,7 @@ _SNIFF_HEAD = re.compile(
 )
 _CALL_ID = re.compile(rb'"callID"\s*:\s*"([^"\\]{1,256})"')
 _DISPLAY_KEYS: Final = ("type", "lineStart", "lineEnd", "totalLines")
-_INPUT_KEYS: Final = ("filePath", "offset", "limit", "command")
+_INPUT_KEYS: Final = ("filePath", "offset", "limit", "command", "patchText")
 _TIME_KEYS: Final = ("start", "end")
 # What decoding needs of a line; a line read as it flows keeps only this.
 SPEC: Final[Spec] = {
@@ -146,8 +186,23 @@ def _action(tool: str, state: JsonObject) -> Action:
             "task: the sub-agent's own calls are not in this stream; what it read cannot be told"
         )
     if tool != READ_TOOL:
-        return IgnoredAction()
+        return _other_action(tool, state)
     return line_read(state, READ_TOOL, "filePath", cwd=None, default_lines=DEFAULT_READ_LINES)
+
+
+def _other_action(tool: str, state: JsonObject) -> Action:
+    """A tool that is no read: a write (an edit, a patch, a shell command that changes files), a
+    known tool, or one OpenCode does not have."""
+    given = get_obj(state, "input") or {}
+    if tool in PATCH_TOOLS:
+        paths = apply_patch_paths(get_str(given, "patchText") or "")
+        return WriteAction(path=paths[0] if len(paths) == 1 else None)
+    if tool in WRITE_TOOLS:
+        return WriteAction(path=get_str(given, "filePath"))
+    if tool == SHELL_TOOL:
+        write = shell_write(get_str(given, "command") or "")
+        return IgnoredAction() if write is None else WriteAction(path=write.path)
+    return IgnoredAction(known=tool in NOT_READ_TOOLS)
 
 
 def _returned(state: JsonObject) -> ByteSpan | Shown | OutOfRange | None:
@@ -191,9 +246,15 @@ _READ_WRAPPER: Final = re.compile(
 )
 
 
-def _said(state: JsonObject) -> str | None:
+def _said(tool: str, state: JsonObject) -> str | None:
+    """The call's arguments as the model wrote them: a shell's command; for a tool this adapter
+    does not know, all of them (a path it names is drift when it is in scope)."""
     found = get_obj(state, "input")
-    return get_str(found, "command") if found is not None else None
+    if found is None:
+        return None
+    if tool == READ_TOOL or tool in WRITE_TOOLS or tool in NOT_READ_TOOLS:
+        return get_str(found, "command")
+    return json.dumps(found, ensure_ascii=False, default=str)
 
 
 def _given(tool: str, state: JsonObject) -> Returned | None:
@@ -258,7 +319,10 @@ class OpenCodeDecoder(JsonLinesDecoder):
             return self._step_finish(obj, lineno)
         if kind == "step_start":
             return self._mark_reopened(lineno)
-        return [] if kind in _KINDS else [Unrecognised(lineno)]
+        if kind in _KINDS:
+            return []
+        # a type OpenCode does not write: counted, and drift (a renamed tool_use hides calls)
+        return [Unrecognised(lineno), Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind)]
 
     def _step_finish(self, obj: JsonObject, lineno: int) -> list[Event]:
         part = get_obj(obj, "part")
@@ -270,24 +334,32 @@ class OpenCodeDecoder(JsonLinesDecoder):
     def _tool_use(self, obj: JsonObject, seen: bytes, lineno: int) -> list[Event]:
         part = get_obj(obj, "part")
         if part is None:
-            return [_unnamed(seen, lineno, "field 'part' is missing or not an object")]
+            detail = "field 'part' is missing or not an object"
+            return [_unnamed(seen, lineno, detail), _field_drift(obj, "part", lineno)]
         call_id = get_str(part, "callID")
         if call_id is None:
-            return [_unnamed(seen, lineno, "field 'part.callID' is missing or not a string")]
+            detail = "field 'part.callID' is missing or not a string"
+            return [_unnamed(seen, lineno, detail), _field_drift(part, "part.callID", lineno)]
         ids = (call_id,)
         tool = get_str(part, "tool")
         state = get_obj(part, "state")
         if tool is None or state is None:
             what = "part.tool" if tool is None else "part.state"
-            return [Unreadable(lineno, f"field '{what}' is missing or of the wrong type", ids, ids)]
+            unreadable = Unreadable(
+                lineno, f"field '{what}' is missing or of the wrong type", ids, ids
+            )
+            return [unreadable, _field_drift(part, what, lineno)]
         action = _action(tool, state)
         status = state.get("status")
         if not isinstance(status, str):
             detail = "field 'part.state.status' is not a string"
+            drift = _field_drift(state, "part.state.status", lineno)
             if isinstance(action, UnreadableArguments):
-                return [Unreadable(lineno, detail, ids, ids)]  # neither its file nor its outcome
-            return [ToolStart(call_id, tool, action, lineno), Unreadable(lineno, detail, (), ids)]
-        start = ToolStart(call_id, tool, action, lineno, said=_said(state))
+                # neither its file nor its outcome
+                return [Unreadable(lineno, detail, ids, ids), drift]
+            start = ToolStart(call_id, tool, action, lineno)
+            return [start, Unreadable(lineno, detail, (), ids), drift]
+        start = ToolStart(call_id, tool, action, lineno, said=_said(tool, state))
         if status not in (COMPLETED, ERROR):
             return [start]  # not finished: a start without its end
         said = _identity(tool, state)
@@ -332,6 +404,12 @@ class OpenCodeDecoder(JsonLinesDecoder):
         return [ToolEnd(call_id, tool, True, lineno, shown=returned, returned=given)]
 
 
+def _field_drift(obj: JsonObject, field: str, lineno: int) -> Drift:
+    """A field OpenCode always writes gone (``missing_field``), or of another type."""
+    kind = DriftKind.MISSING_FIELD if field.rsplit(".", 1)[-1] not in obj else DriftKind.FIELD_TYPE
+    return Drift(line=lineno, kind=kind, name=field)
+
+
 def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:
     """A line that could not be read, with the call it could hold as far as its bytes tell."""
     head = _HEAD.match(seen)
@@ -370,4 +448,20 @@ ADAPTER: Final = JsonLinesAdapter(
     decoder=OpenCodeDecoder,
     sniff_head=_SNIFF_HEAD,
     looks_like=_looks_like,
+    knows=FormatKnowledge(
+        client="OpenCode",
+        events=_KINDS | _PART_KINDS,
+        reads=frozenset({READ_TOOL}),
+        not_reads=NOT_READ_TOOLS,
+        writes=WRITE_TOOLS,
+        fields=(
+            "part.callID",
+            "part.tool",
+            "part.state.status",
+            "part.state.output",
+            "part.state.metadata.display",
+            "part.reason",
+        ),
+        versions=CHECKED.get(NAME),
+    ),
 )

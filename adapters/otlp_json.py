@@ -46,6 +46,16 @@ bound (``coverage_gate.stream.dropped_calls``), it does not complete this
 stream, and it keeps any other ``invoke_agent`` span in the file from completing it: evidence that
 was unavailable when recorded does not become evidence of absence by being read back.
 
+What this adapter does not know is drift (DESIGN §6 rule 19): a span or log event named for
+Claude Code (``claude_code.*``) or Codex (``codex.*``) that it does not know (``unknown_event``:
+a renamed tool record hides calls); a tool that is none of the known ones (an MCP tool, a renamed
+one: judged by what came back, drift when it names a file in scope). The client's version is the
+resource's ``service.name`` and ``service.version`` (``claude-code 2.1.328``), checked against
+the versions of that client CI ran; one outside them is drift (``client_version``). Writing tools
+(Claude Code's ``Edit``/``Write``/``MultiEdit``/``NotebookEdit``, Codex's ``apply_patch``, a
+shell command that changes files, coverage-gate's own recorded writes) are recorded as
+mutations, never as reads.
+
 Spans from several traces in one file are all read; a call id used in two of them is ambiguous and
 gives no evidence. Keep one review per file.
 """
@@ -59,13 +69,17 @@ from typing import Final
 
 import msgspec.structs
 
-from coverage_gate.enums import CallKind, Capability, IssueKind
+from coverage_gate.client_versions import CHECKED
+from coverage_gate.enums import CallKind, Capability, DriftKind, IssueKind
 from coverage_gate.events import (
     UNKNOWN_SHOWN,
     Action,
+    ClientSeen,
     DiffPageAction,
+    Drift,
     Event,
     FilesNotShown,
+    FormatKnowledge,
     IgnoredAction,
     Malformed,
     ReadAction,
@@ -77,10 +91,16 @@ from coverage_gate.events import (
     Unreadable,
     UnreadableArguments,
     Unrecognised,
+    WriteAction,
 )
 from coverage_gate.evidence import CallRecord, Outcome
 from coverage_gate.telemetry import (
     CAPABILITY,
+    CLIENT_VERSION,
+    DRIFT_COUNTS,
+    DRIFT_KINDS,
+    DRIFT_LINES,
+    DRIFT_NAMES,
     ERROR_TYPE,
     EXECUTE_TOOL,
     INVOKE_AGENT,
@@ -98,6 +118,7 @@ from coverage_gate.telemetry import (
     issue_from_event,
     record_from_attributes,
 )
+from coverage_gate.versions import outside
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder
 from ._json import (
@@ -112,9 +133,13 @@ from ._json import (
     loads_object,
     opens_object,
 )
+from ._mutations import apply_patch_paths, argv_write, shell_write
 from ._otel_native import TOOL_ERROR, Calls, Part, path_only
 from ._stream import Items, Spec
+from .claude_code import NOT_READ_TOOLS as CLAUDE_NOT_READS
 from .claude_code import READ_TOOL as CLAUDE_READ
+from .claude_code import SHELL_TOOL as CLAUDE_SHELL
+from .claude_code import WRITE_TOOLS as CLAUDE_WRITES
 from .claude_code import _read_action as claude_read_action
 
 NAME: Final = "otlp-json"
@@ -146,21 +171,89 @@ CODEX_NO_FILES: Final = (
     "parsed)"
 )
 _STATUS_ERROR: Final = frozenset({2, "2", "STATUS_CODE_ERROR"})
+# The spans and log events of Claude Code's and Codex's own telemetry (2.1.328, 0.169.0), used or
+# not: another of their names is drift
+CLAUDE_PREFIX: Final = "claude_code."
+CODEX_PREFIX: Final = "codex."
+CLAUDE_SPANS: Final = frozenset(
+    {
+        CLAUDE_TOOL_SPAN,
+        CLAUDE_EXECUTION_SPAN,
+        CLAUDE_INTERACTION_SPAN,
+        "claude_code.tool.blocked_on_user",
+        "claude_code.llm_request",
+        "claude_code.hook",
+    }
+)
+CLAUDE_LOGS: Final = frozenset(
+    {
+        CLAUDE_RESULT_LOG,
+        "claude_code.tool_decision",
+        "claude_code.user_prompt",
+        "claude_code.api_request",
+        "claude_code.api_error",
+        "claude_code.assistant_response",
+        "claude_code.managed_settings_resolved",
+        "claude_code.plugin_loaded",
+    }
+)
+CODEX_LOGS: Final = frozenset(
+    {
+        CODEX_RESULT_LOG,
+        "codex.conversation_starts",
+        "codex.startup_phase",
+        "codex.user_prompt",
+        "codex.api_request",
+        "codex.sse_event",
+        "codex.turn_ttft",
+        "codex.tool_decision",
+        "codex.websocket_request",
+        "codex.websocket_event",
+    }
+)
+# Codex's tools, as its ``codex.tool_result`` logs name them
+CODEX_WRITES: Final = frozenset({"apply_patch"})
+CODEX_SHELLS: Final = frozenset({"exec_command", "shell", "shell_command", "local_shell"})
+CODEX_NOT_READS: Final[dict[str, str]] = {
+    **dict.fromkeys(CODEX_SHELLS, "shell: commands are not parsed (a write when it changes files)"),
+    "write_stdin": "sends input to a running command",
+    "update_plan": "the agent's plan",
+    "view_image": "an image, not a file's text",
+    "web_search": "web: not the repository",
+}
+# The reads and diff pages of GenAI-instrumented agents and coverage-gate's own spans
+GENAI_NOT_READS: Final[dict[str, str]] = {
+    "bash": "shell: commands are not parsed",
+    "grep": "search: matching lines, not a file's text as a read",
+}
+# ``service.name`` of a resource → the client whose checked versions apply
+SERVICES: Final[dict[str, str]] = {
+    "claude-code": "claude-code",
+    "codex_exec": "codex-rollout",
+    "codex_cli_rs": "codex-rollout",
+    "codex-tui": "codex-rollout",
+}
+SERVICE_NAME: Final = "service.name"
+SERVICE_VERSION: Final = "service.version"
 
 AttributeValue = str | int | float | bool | OutOfRange
 Attributes = dict[str, AttributeValue]
 # Attributes whose value must be a usable number for the call to say what it showed.
 _RANGE_KEYS: Final = (REQ_OFFSET, REQ_LIMIT, RANGE_OFFSET, RANGE_END, RANGE_TOTAL)
+_SCALAR: Final[dict[str, Spec]] = {
+    "stringValue": None,
+    "boolValue": None,
+    "doubleValue": None,
+    "intValue": None,
+}
 _ATTRIBUTE: Final[Spec] = Items(
-    {
-        "key": None,
-        "value": {"stringValue": None, "boolValue": None, "doubleValue": None, "intValue": None},
-    }
+    {"key": None, "value": {**_SCALAR, "arrayValue": {"values": Items(_SCALAR)}}}
 )
 # What decoding a line needs; a line read as it flows keeps only this.
 SPEC: Final[Spec] = {
     "resourceSpans": Items(
         {
+            "resource": {"attributes": _ATTRIBUTE},
             "scopeSpans": Items(
                 {
                     "spans": Items(
@@ -173,15 +266,16 @@ SPEC: Final[Spec] = {
                         }
                     )
                 }
-            )
+            ),
         }
     ),
     "resourceMetrics": None,
     "resourceLogs": Items(
         {
+            "resource": {"attributes": _ATTRIBUTE},
             "scopeLogs": Items(
                 {"logRecords": Items({"body": {"stringValue": None}, "attributes": _ATTRIBUTE})}
-            )
+            ),
         }
     ),
 }
@@ -279,6 +373,8 @@ def _own_action(record: CallRecord) -> Action:
         return DiffPageAction(offset=record.offset, limit=record.limit)
     if record.kind is CallKind.IGNORED:
         return IgnoredAction()
+    if record.kind is CallKind.WRITE:
+        return WriteAction(path=record.path)
     if record.path is not None:
         return ReadAction(path=record.path, offset=record.offset, limit=record.limit)
     if record.issue is IssueKind.PATH_WITHOUT_ROOT:
@@ -324,7 +420,10 @@ def _own_events(record: CallRecord, lineno: int) -> list[Event]:
 
 def _foreign_action(tool: str, arguments: AttributeValue | None, attrs: Attributes) -> Action:
     if tool not in READ_TOOLS and tool not in DIFF_TOOLS:
-        return IgnoredAction()
+        if tool in CLAUDE_WRITES or tool in CLAUDE_NOT_READS:
+            parsed = loads_object(arguments) if isinstance(arguments, str) else None
+            return _claude_other(tool, parsed, attrs)
+        return IgnoredAction(known=tool in GENAI_NOT_READS or tool in CODEX_NOT_READS)
     parsed = loads_object(arguments) if isinstance(arguments, str) else None
     if parsed is None:
         known = attrs.get(FILE_PATH)
@@ -363,9 +462,39 @@ def _foreign_part(span: JsonObject, attrs: Attributes, lineno: int) -> Part | Ev
         isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
     )
     error = str(attrs.get(ERROR_TYPE, SPAN_ERROR)) if failed else None
-    action = _foreign_action(tool, attrs.get(TOOL_ARGUMENTS), attrs)
+    arguments = attrs.get(TOOL_ARGUMENTS)
+    action = _foreign_action(tool, arguments, attrs)
     exact = not (isinstance(action, ReadAction) and action.shown is UNKNOWN_SHOWN)
-    return Part(call_id, lineno, tool, action, exact, not failed, error)
+    said = _said(tool, arguments)
+    return Part(call_id, lineno, tool, action, exact, not failed, error, said=said)
+
+
+def _said(tool: str, arguments: AttributeValue | None) -> str | None:
+    """A call's arguments as the model wrote them, for a tool this adapter does not know (a path
+    it names is drift when it is in scope)."""
+    if not isinstance(arguments, str) or _known_tool(tool):
+        return None
+    return arguments
+
+
+def _known_tool(tool: str) -> bool:
+    return KNOWS.knows_tool(tool)
+
+
+def _claude_other(tool: str, given: JsonObject | None, attrs: Attributes) -> Action:
+    """A Claude Code tool that is no read: a write (an edit, or a shell command that changes
+    files), or a known tool. ``given``: its input, when the record carries it."""
+    if tool in CLAUDE_WRITES:
+        field = CLAUDE_WRITES[tool]
+        path = get_str(given, field) if given is not None and field is not None else None
+        known = attrs.get(FILE_PATH)
+        if path is None and isinstance(known, str) and known and field is not None:
+            path = known
+        return WriteAction(path=path)
+    if tool == CLAUDE_SHELL and given is not None:
+        write = shell_write(get_str(given, "command") or "")
+        return IgnoredAction() if write is None else WriteAction(path=write.path)
+    return IgnoredAction(known=tool in CLAUDE_NOT_READS)
 
 
 # --- Claude Code's and Codex's own records -----------------------------------------------------
@@ -385,7 +514,8 @@ def _claude_action(tool: str, attrs: Attributes) -> tuple[Action, bool]:
     call's own request (its ``tool_input``)."""
     raw = attrs.get(CLAUDE_INPUT)
     if tool != CLAUDE_READ:
-        return IgnoredAction(), True
+        given = loads_object(raw) if isinstance(raw, str) else None
+        return _claude_other(tool, given, attrs), given is not None or raw is None
     if raw is None:
         return UnreadableArguments(CLAUDE_NO_DETAILS), False
     parsed = loads_object(raw) if isinstance(raw, str) else None
@@ -412,8 +542,9 @@ def _claude_result(attrs: Attributes, lineno: int) -> list[Part | Event]:
         out.append(FilesNotShown(lineno, CLAUDE_NO_DETAILS))
     action, exact = _claude_action(tool, attrs)
     succeeded = _flag(attrs.get("success"))
-    error = attrs.get("error_type")
-    out.append(Part(call_id, lineno, tool, action, exact, succeeded, str(error or TOOL_ERROR)))
+    error = str(attrs.get("error_type") or TOOL_ERROR)
+    said = _said(tool, attrs.get(CLAUDE_INPUT))
+    out.append(Part(call_id, lineno, tool, action, exact, succeeded, error, said=said))
     if succeeded is None:
         detail = f"tool_result 'success' is {attrs.get('success')!r}, not true or false"
         out.append(Unreadable(lineno, detail, (), (call_id,)))
@@ -428,8 +559,8 @@ def _claude_tool_span(span: JsonObject, attrs: Attributes, lineno: int) -> list[
     if not isinstance(tool, str) or not tool or call_id is None:
         return [_unreadable(lineno, f"{CLAUDE_TOOL_SPAN} span without a tool name or call id")]
     out: list[Part | Event] = []
-    action: Action = IgnoredAction()
-    exact = True
+    action: Action = _claude_other(tool, None, attrs)
+    exact = not isinstance(action, WriteAction)
     if tool == CLAUDE_READ:
         path = attrs.get(FILE_PATH)
         if isinstance(path, str) and path:
@@ -461,8 +592,27 @@ def _codex_result(attrs: Attributes, lineno: int) -> list[Part | Event]:
         out.append(Malformed(lineno, f"codex.tool_result without string {CODEX_CALL_ID}"))
         return out
     succeeded = _flag(attrs.get("success"))
-    out.append(Part(call_id, lineno, tool, IgnoredAction(), True, succeeded, TOOL_ERROR))
+    arguments = attrs.get("arguments")
+    action = _codex_action(tool, loads_object(arguments) if isinstance(arguments, str) else None)
+    said = _said(tool, arguments)
+    out.append(Part(call_id, lineno, tool, action, True, succeeded, TOOL_ERROR, said=said))
     return out
+
+
+def _codex_action(tool: str, given: JsonObject | None) -> Action:
+    """A Codex tool: a write (a patch, a command that changes files), a known tool, or one this
+    adapter does not know."""
+    if tool in CODEX_WRITES:
+        text = (get_str(given, "input") or get_str(given, "patch")) if given is not None else None
+        paths = apply_patch_paths(text or "")
+        return WriteAction(path=paths[0] if len(paths) == 1 else None)
+    if tool in CODEX_SHELLS and given is not None:
+        command = given.get("cmd", given.get("command"))
+        write = shell_write(command) if isinstance(command, str) else None
+        if isinstance(command, list) and all(isinstance(word, str) for word in command):
+            write = argv_write(command)
+        return IgnoredAction() if write is None else WriteAction(path=write.path)
+    return IgnoredAction(known=tool in CODEX_NOT_READS)
 
 
 def _log_parts(record: JsonObject, lineno: int) -> list[Part | Event] | str | None:
@@ -476,7 +626,18 @@ def _log_parts(record: JsonObject, lineno: int) -> list[Part | Event] | str | No
         return _claude_result(attrs, lineno)
     if event == CODEX_RESULT_LOG or attrs.get(EVENT_NAME) == CODEX_RESULT_LOG:
         return _codex_result(attrs, lineno)
+    if isinstance(event, str) and _unknown_name(event, CLAUDE_LOGS | CODEX_LOGS):
+        return [Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=event)]
     return None
+
+
+def _unknown_name(name: object, known: frozenset[str]) -> bool:
+    """A span or log event named for Claude Code or Codex that this adapter does not know."""
+    return (
+        isinstance(name, str)
+        and name.startswith((CLAUDE_PREFIX, CODEX_PREFIX))
+        and name not in known
+    )
 
 
 def _without_usable_ends(events: list[Event], keys: list[str]) -> list[Event]:
@@ -498,6 +659,7 @@ class OtlpJsonDecoder(JsonLinesDecoder):
         super().__init__()
         self._held_open = False  # an invoke_agent span said its evidence was incomplete
         self._calls = Calls()  # the agents' own records, merged per call id
+        self._client: str | None = None  # the first client (and version) a resource names
 
     def _decoded(
         self, request: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
@@ -509,7 +671,7 @@ class OtlpJsonDecoder(JsonLinesDecoder):
         has_spans, has_logs = "resourceSpans" in request, "resourceLogs" in request
         if not has_spans and not has_logs and "resourceMetrics" in request:
             return [Unrecognised(lineno)]
-        events: list[Event] = []
+        events: list[Event] = [] if self._client is not None else self._client_seen(request, lineno)
         problem: str | None = None
         used = False
         walks: list[tuple[Iterator[JsonObject | str], bool]] = []
@@ -533,6 +695,28 @@ class OtlpJsonDecoder(JsonLinesDecoder):
         elif not used:
             events.append(Unrecognised(lineno))
         return events
+
+    def _client_seen(self, request: JsonObject, lineno: int) -> list[Event]:
+        """The client a resource of the request names by ``service.name`` and
+        ``service.version``, once per stream; drift when its version is outside those checked."""
+        for top in ("resourceSpans", "resourceLogs"):
+            for resource in get_list(request, top) or []:
+                about = get_obj(resource, "resource") if isinstance(resource, dict) else None
+                attrs = attributes(about.get("attributes")) if about is not None else None
+                version = attrs.get(SERVICE_VERSION) if attrs else None
+                if attrs is None or not isinstance(version, str) or not version:
+                    continue
+                service = attrs.get(SERVICE_NAME)
+                client = f"{service} {version}" if isinstance(service, str) else version
+                self._client = client
+                events: list[Event] = [ClientSeen(line=lineno, version=client)]
+                checked = CHECKED.get(SERVICES.get(str(service), ""))
+                why = outside(version, checked) if checked is not None else None
+                if why is not None:
+                    name = f"{client} ({why})"
+                    events.append(Drift(line=lineno, kind=DriftKind.CLIENT_VERSION, name=name))
+                return events
+        return []
 
     def _held(self, found: Sequence[Part | Event]) -> list[Event]:
         """Events pass on; parts of a call wait for the rest of it."""
@@ -571,11 +755,13 @@ class OtlpJsonDecoder(JsonLinesDecoder):
             return _without_usable_ends(events, unusable) if unusable else events
         if name == CLAUDE_INTERACTION_SPAN or _is_operation(name, attrs, INVOKE_AGENT):
             return self._agent(span, attrs, lineno)
+        if _unknown_name(name, CLAUDE_SPANS):
+            return [Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=name)]
         return None
 
     def _agent(self, span: JsonObject, attrs: Attributes, lineno: int) -> list[Event]:
         dropped = attrs.get(STREAM_DROPPED_CALLS)
-        events: list[Event] = []
+        events: list[Event] = _recorded_watch(span, attrs)
         for raw in get_list(span, "events") or []:
             if not isinstance(raw, dict) or get_str(raw, "name") != LINE_ISSUE_EVENT:
                 continue
@@ -599,9 +785,76 @@ class OtlpJsonDecoder(JsonLinesDecoder):
         return self._calls.finish()
 
 
+# drift the core finds again in the calls replayed: not replayed itself
+_FOUND_AGAIN: Final = frozenset({DriftKind.UNPAIRED})
+MAX_REPLAYED_DRIFT: Final = 4096  # events replayed per recorded entry (its count, bounded)
+
+
+def _arrays(span: JsonObject, keys: tuple[str, ...]) -> list[list[object]] | None:
+    """The ``arrayValue`` attributes ``keys`` of a span, as plain lists (``None`` if any is
+    missing or not an array)."""
+    found: dict[str, list[object]] = {}
+    for item in get_list(span, "attributes") or []:
+        if not isinstance(item, dict) or item.get("key") not in keys:
+            continue
+        value = get_obj(item, "value")
+        array = get_obj(value, "arrayValue") if value is not None else None
+        values = get_list(array, "values") if array is not None else []
+        found[str(item["key"])] = [_value(entry) for entry in values or []]
+    return [found[key] for key in keys] if all(key in found for key in keys) else None
+
+
+def _recorded_watch(span: JsonObject, attrs: Attributes) -> list[Event]:
+    """What coverage-gate's own ``invoke_agent`` span recorded of the stream's client and drift,
+    replayed so that reading it back gives the same evidence."""
+    line = 0
+    events: list[Event] = []
+    version = attrs.get(CLIENT_VERSION)
+    if isinstance(version, str) and version:
+        events.append(ClientSeen(line=line, version=version))
+    columns = _arrays(span, (DRIFT_KINDS, DRIFT_NAMES, DRIFT_COUNTS, DRIFT_LINES))
+    for kind, name, count, first in zip(*(columns or ()), strict=False):
+        try:
+            known = DriftKind(kind)
+        except ValueError:
+            continue
+        if known in _FOUND_AGAIN or not isinstance(name, str):
+            continue
+        at = first if isinstance(first, int) and not isinstance(first, bool) else 0
+        times = count if isinstance(count, int) and 0 < count <= MAX_REPLAYED_DRIFT else 1
+        events.extend(Drift(line=at, kind=known, name=name) for _ in range(times))
+    return events
+
+
 def _looks_like(obj: JsonObject) -> bool:
     return isinstance(obj.get("resourceSpans"), list) or isinstance(obj.get("resourceLogs"), list)
 
+
+KNOWS: Final = FormatKnowledge(
+    client="OpenTelemetry (Claude Code, Codex, GenAI agents, coverage-gate)",
+    events=CLAUDE_SPANS | CLAUDE_LOGS | CODEX_LOGS | {EXECUTE_TOOL, INVOKE_AGENT},
+    reads=READ_TOOLS | DIFF_TOOLS,
+    not_reads={**CLAUDE_NOT_READS, **CODEX_NOT_READS, **GENAI_NOT_READS},
+    writes=frozenset(CLAUDE_WRITES) | CODEX_WRITES,
+    fields=(
+        TOOL_NAME,
+        TOOL_CALL_ID,
+        TOOL_ARGUMENTS,
+        ERROR_TYPE,
+        "status.code",
+        CLAUDE_CALL_ID,
+        CLAUDE_TOOL,
+        CLAUDE_INPUT,
+        FILE_PATH,
+        "success",
+        CODEX_CALL_ID,
+        "resource.service.name",
+        "resource.service.version",
+    ),
+    # each client's own range applies (``SERVICES``): the adapter compares them itself
+    versions=None,
+    notes=("client versions: those of claude-code and codex-rollout, by service.name",),
+)
 
 ADAPTER: Final = JsonLinesAdapter(
     name=NAME,
@@ -613,4 +866,5 @@ ADAPTER: Final = JsonLinesAdapter(
     decoder=OtlpJsonDecoder,
     sniff_head=_SNIFF_HEAD,
     looks_like=_looks_like,
+    knows=KNOWS,
 )

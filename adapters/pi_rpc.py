@@ -3,8 +3,13 @@
 Which tools count: ``cr_read {path, offset, limit}`` and the built-in ``read {path, offset,
 limit}`` are reads (ranged when offset or limit is given; ``cr_read`` offsets are bytes, ``read``
 offsets are lines); ``cr_diff {offset, limit}`` is a page of the pinned diff. Every other tool is
-ignored and counted. Both read tools drop one leading ``@`` from a path (a file mention), so for
-this format, and only here, ``@x`` is read as ``x`` (``@@x`` as the file ``@x``).
+ignored and counted: ``bash``, ``grep``, ``find`` and ``ls`` are known not to be reads, a tool
+pi does not have (an extension's, or a renamed one) is unknown (drift when it names a file in
+scope). ``edit {path}`` and ``write {path}`` change files, and so does a ``bash`` command that
+redirects into a file or runs ``git stash``/``checkout``/... (``adapters/_mutations.py``): these
+are recorded as mutations, never as reads. Both read tools drop one leading ``@`` from a path (a
+file mention), so for this format, and only here, ``@x`` is read as ``x`` (``@@x`` as the file
+``@x``).
 
 What a successful read showed (DESIGN §6 rules 11-12): ``cr_read`` reports its bytes in a
 ``[cr-range offset= end= total=]`` header (whenever a range was asked for or the file was cut);
@@ -24,6 +29,11 @@ Numbers: ``offset``/``limit`` and the ``[cr-range ...]`` values must fit a 64-bi
 argument outside that range is unusable (``arguments_unavailable``), a header value outside it
 makes the call's outcome unreadable.
 
+An event type pi does not write (one this adapter does not know) is drift (``unknown_event``):
+a renamed tool event means calls are no longer seen. A tool line whose success flags or result
+are of a type pi never writes, or that lacks its call id or tool, is unreadable and drift
+(``field_type``, ``missing_field``). pi names no version in its stream.
+
 Completion: ``agent_end`` or ``agent_settled``. pi emits ``agent_end`` before an auto-retry, so an
 ``agent_start`` after it reopens the stream; completion is judged at the end of the stream.
 
@@ -41,12 +51,14 @@ end; any other unreadable line is plain malformed.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
 import msgspec
 
-from coverage_gate.enums import Capability
+from coverage_gate.client_versions import CHECKED
+from coverage_gate.enums import Capability, DriftKind
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
@@ -54,7 +66,9 @@ from coverage_gate.events import (
     Action,
     ByteSpan,
     DiffPageAction,
+    Drift,
     Event,
+    FormatKnowledge,
     IgnoredAction,
     LineClass,
     Malformed,
@@ -68,9 +82,11 @@ from coverage_gate.events import (
     Unreadable,
     UnreadableArguments,
     Unrecognised,
+    WriteAction,
 )
 
 from ._json import INT64_MAX, OUT_OF_RANGE, JsonObject, OutOfRange, as_int64, opens_object
+from ._mutations import shell_write
 from ._returned import returned
 from ._stream import Items, ObjectLineReader, Spec, load_line
 
@@ -93,6 +109,15 @@ _NOTICE = re.compile(r"\n*\[(?:Showing lines|Showing last|Output truncated)[^\]]
 NOT_READ_TEXT_TOOLS = frozenset({"edit", "write"})
 _SHOWING = re.compile(r"\[Showing lines (\d+)-(\d+) of (\d+)[^\]]*\]\s*$")
 COUNTED_TOOLS = READ_TOOLS | DIFF_TOOLS
+SHELL_TOOL = "bash"
+WRITE_TOOLS = frozenset({"edit", "write"})
+# pi's built-in tools that are not reads, and why
+NOT_READ_TOOLS: dict[str, str] = {
+    SHELL_TOOL: "shell: commands are not parsed (a write when it redirects into a file)",
+    "grep": "search: matching lines, not a file's text as a read",
+    "find": "file search: names, not contents",
+    "ls": "directory listing: names, not contents",
+}
 # What a tool line's decoding needs; a line read as it flows keeps only this.
 SPEC: Spec = {
     "type": None,
@@ -109,8 +134,13 @@ SPEC: Spec = {
 
 _TOOL_EVENTS = frozenset({"tool_execution_start", "tool_execution_end"})
 _DONE = frozenset({"agent_end", "agent_settled"})
+_REOPEN = "agent_start"
 _KNOWN_SKIPPED = frozenset(
     {
+        "compaction_start",
+        "compaction_end",
+        "session_info_changed",
+        "thinking_level_changed",
         "message_start",
         "message_update",
         "message_end",
@@ -153,7 +183,7 @@ def _short(value: object) -> str:
 
 def action_for(tool: str, args: object) -> Action:
     if tool not in COUNTED_TOOLS:
-        return IgnoredAction()
+        return _other_action(tool, args)
     # A JSON object is read as a dict (by msgspec, json.loads and the bounded reader alike).
     if not isinstance(args, dict):
         return UnreadableArguments(f"{tool} arguments are not an object")
@@ -174,6 +204,20 @@ def action_for(tool: str, args: object) -> Action:
         return UnreadableArguments(f"{tool} has no string 'path' argument")
     # Both pi's own read and the cr_read review tool drop one leading "@" (a file mention).
     return ReadAction(path, offset, limit, None, True, _asked(tool, offset, limit))
+
+
+def _other_action(tool: str, args: object) -> Action:
+    """A tool that is no read: a write (an edit, or a shell command that changes files), a known
+    tool, or one pi does not have."""
+    given = args if isinstance(args, dict) else {}
+    if tool in WRITE_TOOLS:
+        path = given.get("path")
+        return WriteAction(path=path if isinstance(path, str) else None)
+    if tool == SHELL_TOOL:
+        command = given.get("command")
+        write = shell_write(command) if isinstance(command, str) else None
+        return IgnoredAction() if write is None else WriteAction(path=write.path)
+    return IgnoredAction(known=tool in NOT_READ_TOOLS)
 
 
 def _asked(tool: str, offset: int | None, limit: int | None) -> Shown:
@@ -327,14 +371,15 @@ class PiRpcDecoder:
                 return [Malformed(lineno, f"{kind} line is cut off")]
             self._done = True
             return [StreamComplete(lineno)]
-        if kind == "agent_start":
+        if kind == _REOPEN:
             if self._done:
                 self._done = False
                 return [StreamReopened(lineno)]
             return []
         if kind in _KNOWN_SKIPPED:
             return []
-        return [Unrecognised(lineno)]
+        # a type pi does not write: counted, and drift (a renamed tool event hides calls)
+        return [Unrecognised(lineno), Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind)]
 
     def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
         return self._decoded(load_line(line, lineno, SPEC), line, lineno)
@@ -354,28 +399,31 @@ class PiRpcDecoder:
             return self._end(obj, lineno)
         return self._by_type(kind, lineno, intact=True)
 
-    def _ids(self, obj: JsonObject, lineno: int) -> tuple[str, str] | Event:
+    def _ids(self, obj: JsonObject, lineno: int) -> tuple[str, str] | list[Event]:
         call_id, tool = obj.get("toolCallId"), obj.get("toolName")
         if isinstance(call_id, str) and call_id and isinstance(tool, str) and tool:
             return call_id, tool  # what pi writes
         kind = obj.get("type")
         if isinstance(tool, str) and tool and tool not in COUNTED_TOOLS:
             if not isinstance(call_id, str) or not call_id:
-                return Malformed(lineno, f"{kind} of tool {tool!r} without a string 'toolCallId'")
+                detail = f"{kind} of tool {tool!r} without a string 'toolCallId'"
+                return [Malformed(lineno, detail), _field_drift(obj, "toolCallId", lineno)]
             return call_id, tool
         if not isinstance(call_id, str) or not call_id:
-            return _side(kind, lineno, f"{kind} without a string 'toolCallId'", None)
+            unreadable = _side(kind, lineno, f"{kind} without a string 'toolCallId'", None)
+            return [unreadable, _field_drift(obj, "toolCallId", lineno)]
         if not isinstance(tool, str) or not tool:
-            return _side(kind, lineno, f"{kind} without a string 'toolName'", (call_id,))
+            unreadable = _side(kind, lineno, f"{kind} without a string 'toolName'", (call_id,))
+            return [unreadable, _field_drift(obj, "toolName", lineno)]
         return call_id, tool
 
     def _start(self, obj: JsonObject, lineno: int) -> Sequence[Event]:
         ids = self._ids(obj, lineno)
         if not isinstance(ids, tuple):
-            return [ids]
+            return ids
         call_id, tool = ids
         args = obj.get("args")
-        said = args.get("command") if isinstance(args, dict) else None
+        said = _said(tool, args)
         return [
             ToolStart(
                 call_id,
@@ -389,15 +437,24 @@ class PiRpcDecoder:
     def _end(self, obj: JsonObject, lineno: int) -> Sequence[Event]:
         ids = self._ids(obj, lineno)
         if not isinstance(ids, tuple):
-            return [ids]
+            return ids
         call_id, tool = ids
         flags = _end_flags(obj)
         if isinstance(flags, str):
-            return [Unreadable(lineno, flags, (), (call_id,))]
+            field = "result.isError" if "result.isError" in flags else "isError"
+            drift = Drift(line=lineno, kind=DriftKind.FIELD_TYPE, name=field)
+            return [Unreadable(lineno, flags, (), (call_id,)), drift]
         succeeded, error_type = _end_outcome(*flags)
         if not succeeded:
             return [ToolEnd(call_id, tool, succeeded, lineno, error_type)]
         result = obj.get("result")
+        odd = _odd_result(obj) if tool in COUNTED_TOOLS else None
+        if odd is not None:
+            kind, field = odd
+            gone = kind is DriftKind.MISSING_FIELD
+            detail = f"field {field!r} is {'missing' if gone else 'of a type pi never writes'}"
+            drift = Drift(line=lineno, kind=kind, name=field)
+            return [Unreadable(lineno, detail, (), (call_id,)), drift]
         text = _result_text(result)
         if tool not in COUNTED_TOOLS:
             given = None if tool in NOT_READ_TEXT_TOOLS or not text else _returned_text(text, None)
@@ -412,6 +469,45 @@ class PiRpcDecoder:
 
     def finish(self) -> Sequence[Event]:
         return []
+
+
+def _said(tool: str, args: object) -> str | None:
+    """The call's arguments as the model wrote them: a shell's command; for a tool this adapter
+    does not know, all of them (a path it names is drift when it is in scope)."""
+    if not isinstance(args, dict):
+        return None
+    if tool in COUNTED_TOOLS or tool in WRITE_TOOLS or tool in NOT_READ_TOOLS:
+        command = args.get("command")
+        return command if isinstance(command, str) else None
+    return json.dumps(args, ensure_ascii=False, default=str)
+
+
+def _odd_result(obj: JsonObject) -> tuple[DriftKind, str] | None:
+    """A successful counted call's result as pi never writes it: gone, or a field of another
+    type (``result`` not an object, ``result.content`` not a list, its first block not an
+    object, that block's ``text`` not a string)."""
+    if "result" not in obj:
+        return DriftKind.MISSING_FIELD, "result"
+    result = obj["result"]
+    if not isinstance(result, dict):
+        return DriftKind.FIELD_TYPE, "result"
+    content = result.get("content", [])
+    if not isinstance(content, list):
+        return DriftKind.FIELD_TYPE, "result.content"
+    if not content:
+        return None
+    first = content[0]
+    if not isinstance(first, dict):
+        return DriftKind.FIELD_TYPE, "result.content[0]"
+    if "text" in first and not isinstance(first["text"], str):
+        return DriftKind.FIELD_TYPE, "result.content[0].text"
+    return None
+
+
+def _field_drift(obj: JsonObject, field: str, lineno: int) -> Drift:
+    """A field pi always writes gone, or of another type."""
+    kind = DriftKind.MISSING_FIELD if field not in obj else DriftKind.FIELD_TYPE
+    return Drift(line=lineno, kind=kind, name=field)
 
 
 def _side(kind: object, lineno: int, detail: str, ids: tuple[str, ...] | None) -> Unreadable:
@@ -461,10 +557,30 @@ def _text(raw: bytes | None) -> str | None:
         return None
 
 
+KNOWS = FormatKnowledge(
+    client="pi",
+    events=_TOOL_EVENTS | _DONE | _KNOWN_SKIPPED | {_REOPEN},
+    reads=COUNTED_TOOLS,
+    not_reads=NOT_READ_TOOLS,
+    writes=WRITE_TOOLS,
+    fields=(
+        "toolCallId",
+        "toolName",
+        "isError",
+        "result.isError",
+        "result.content[0].text",
+        "result.details.truncation.truncated",
+        "result.details.truncation.firstLineExceedsLimit",
+    ),
+    versions=CHECKED.get(NAME),
+)
+
+
 class PiRpcAdapter:
     name = NAME
     capability = Capability.PER_FILE
     description = "pi --mode rpc event stream (cr_read, cr_diff, read)"
+    knows = KNOWS
 
     def decoder(self) -> PiRpcDecoder:
         return PiRpcDecoder()

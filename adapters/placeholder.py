@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from coverage_gate.enums import Capability
-from coverage_gate.events import Event, LineClass, StreamComplete
+from coverage_gate.events import Event, FormatKnowledge, LineClass, StreamComplete
 
 NAME = "subprocess"
 
@@ -41,6 +41,10 @@ class SubprocessAdapter:
     name = NAME
     capability = Capability.NONE
     description = "any command's output; evidence unavailable (capability none)"
+    # nothing of the output is read: no event, tool or version to know, so nothing can drift
+    knows = FormatKnowledge(
+        client="any command", events=frozenset(), reads=frozenset(), not_reads={}
+    )
 
     def decoder(self) -> SubprocessDecoder:
         return SubprocessDecoder()

@@ -9,8 +9,14 @@ under ``parent_tool_use_id``, unreadable lines, completion at the ``result`` lin
 against the init ``cwd``) except what follows.
 
 - ``read_file {file_path, offset?, limit?}`` is a read of ``file_path``; every other tool is
-  ignored (``run_shell_command`` is never parsed; Qwen Code 0.24 registers no
+  ignored (``run_shell_command`` is never parsed as a read; Qwen Code 0.24 registers no
   ``read_many_files``). Qwen Code refuses a relative ``file_path`` (a failed call).
+- ``edit``/``write_file``/``replace`` (``file_path``), ``notebook_edit`` (``notebook_path``) and
+  ``enter_worktree`` change files, and so does a ``run_shell_command`` command that redirects
+  into a file or runs ``git stash``/``checkout``/... (``adapters/_mutations.py``): mutations,
+  never reads.
+- Drift is watched as for Claude Code, against Qwen Code's own line, block and tool names
+  (``KNOWS``); the client version is the init line's ``qwen_code_version``.
 - ``offset`` is a **0-based** line number (Claude Code's is 1-based) and ``limit`` a line count:
   ``offset=2, limit=5`` asks for lines 3-7, recorded as the zero-based range 2..7.
 - Success is ``is_error`` false (or absent) and the call not listed in the ``result`` line's
@@ -31,13 +37,14 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from coverage_gate.client_versions import CHECKED
 from coverage_gate.enums import Capability
 from coverage_gate.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     Action,
     ByteSpan,
-    IgnoredAction,
+    FormatKnowledge,
     ReadAction,
     Returned,
     Shown,
@@ -54,10 +61,114 @@ from .claude_code import (
     PERMISSION_DENIED,
     TOOL_ERROR,
     ClaudeCodeDecoder,
+    other_action,
 )
 
 NAME: Final = "qwen-code"
 READ_TOOL: Final = "read_file"
+SHELL_TOOL: Final = "run_shell_command"
+# The tools that change files, and the input field naming the file each changes.
+WRITE_TOOLS: Final = {
+    "edit": "file_path",
+    "write_file": "file_path",
+    "replace": "file_path",  # the edit tool's earlier name
+    "notebook_edit": "notebook_path",
+    "enter_worktree": None,  # a git worktree made for the session
+}
+_TASKS = "the model's task list"
+_SCHEDULING = "scheduling"
+_TEAM = "agent teams: messages and plans, not files"
+_MEDIA = "media processing, not a file of the revision as text"
+_OMNI_TOOLS = (
+    "downsample_image", "downscale_video", "downsample_audio", "extract_keyframes",
+    "extract_audio", "clip_video", "convert_image", "transcribe_audio", "clip_image",
+    "clip_audio", "caption_image",
+)  # fmt: skip
+# Qwen Code's built-in tools that are not reads, and why (its ``system/init`` lists them).
+NOT_READ_TOOLS: Final = {
+    SHELL_TOOL: "shell: commands are not parsed (a write when it changes files)",
+    "exec": "runs code: not parsed",
+    "glob": "file search: names, not contents",
+    "grep_search": "search: matching lines, not a file's text as a read",
+    "list_directory": "directory listing: names, not contents",
+    "lsp": "language server queries: symbols, not a file's text as a read",
+    "read_many_files": "not registered by Qwen Code 0.24: the call fails",
+    "zoom_image": "an image, not a file's text",
+    "agent": "sub-agent: its answer is model text (its own calls are in the stream)",
+    "task": "sub-agent (the agent tool's earlier name): its answer is model text",
+    "create_sub_session": "a sub-session: its answer is model text",
+    "list_agents": "lists sub-agents",
+    "send_message": "a message to another agent",
+    "workflow": "runs a workflow of sub-agents",
+    "todo_write": _TASKS,
+    "task_create": _TASKS,
+    "task_update": _TASKS,
+    "task_list": _TASKS,
+    "task_stop": "ends a background task",
+    "monitor": "watches a background process's output",
+    "save_memory": "the model's memory file, outside the repository",
+    "skill": "a skill's instructions, not a file of the revision",
+    "tool_search": "tool discovery",
+    "tool_call": "calls another tool by name: not parsed",
+    "web_fetch": "web: not the repository",
+    "web_search": "web: not the repository",
+    "image_gen": "makes an image",
+    "ask_user_question": "a question to the user",
+    "enter_plan_mode": "plan mode",
+    "exit_plan_mode": "plan mode",
+    "exit_worktree": "leaves the session's worktree",
+    "cron_create": _SCHEDULING,
+    "cron_list": _SCHEDULING,
+    "cron_delete": _SCHEDULING,
+    "loop_wakeup": _SCHEDULING,
+    "team_create": _TEAM,
+    "team_delete": _TEAM,
+    "team_plan_approval": _TEAM,
+    "request_shutdown": _TEAM,
+    "structured_output": "the model's answer: model text",
+    "report_findings": "the reviewer's findings: model text",
+    "artifact": "the model's artifact: model text",
+    "record_artifact": "the model's artifact: model text",
+    "record_source": "records a source the model cites",
+    "get_goal": "the session's goal",
+    "update_goal": "the session's goal",
+    "read_mcp_resource": "MCP resources, not files of the revision",
+    **{f"omni_{name}": _MEDIA for name in _OMNI_TOOLS},
+}
+# Every line type and content-block type Qwen Code's stream-json writes, used here or not.
+EVENTS: Final = frozenset(
+    {
+        "system", "assistant", "user", "result", "stream_event",
+        "control_request", "control_response", "control_cancel_request",
+        "text", "thinking", "tool_use", "tool_result", "image",
+    }
+)  # fmt: skip
+KNOWS: Final = FormatKnowledge(
+    client="Qwen Code",
+    events=EVENTS,
+    reads=frozenset({READ_TOOL}),
+    not_reads=NOT_READ_TOOLS,
+    writes=frozenset(WRITE_TOOLS),
+    fields=(
+        "type",
+        "message",
+        "message.content",
+        "message.content[].type",
+        "tool_use.id",
+        "tool_use.name",
+        "tool_result.tool_use_id",
+        "tool_result.is_error",
+        "tool_result.content",
+        "system.tools",
+        "qwen_code_version",
+    ),
+    versions=CHECKED.get(NAME),
+    notes=(
+        "MCP tools (mcp__*) are unknown tools: the model can call them with any path",
+        "a run_shell_command command that redirects into a file or runs git stash/checkout/... "
+        "is a write",
+    ),
+)
 
 _LINES_READ = re.compile(
     r"Read lines (\d{1,18})-(\d{1,18}) of (at least )?(\d{1,18}) from .+?(?: \(truncated\))?"
@@ -77,8 +188,9 @@ def _asked(offset: int | None, limit: int | None) -> Shown:
 
 
 def _read_action(block: JsonObject, cwd: str | None) -> Action:
-    if get_str(block, "name") != READ_TOOL:
-        return IgnoredAction()
+    tool = get_str(block, "name")
+    if tool != READ_TOOL:
+        return other_action(block, cwd, tool, KNOWS, shell=SHELL_TOOL, writes=WRITE_TOOLS)
     found = read_input(block, READ_TOOL, "file_path")
     if isinstance(found, UnreadableArguments):
         return found
@@ -122,7 +234,9 @@ def _returned(text: str | None) -> tuple[Shown | None, ByteSpan | None]:
 
 # Qwen Code's tools whose result is not what they read of the revision: its writing tools (the
 # reviewer's own change) and a sub-agent's answer (model text).
-NOT_READ_TEXT_TOOLS: Final = frozenset({"edit", "write_file", "replace", "task", "todo_write"})
+NOT_READ_TEXT_TOOLS: Final = frozenset(
+    {"edit", "write_file", "replace", "notebook_edit", "task", "agent", "todo_write"}
+)
 
 
 def _given(text: str | None) -> Returned | None:
@@ -140,6 +254,8 @@ class QwenCodeDecoder(ClaudeCodeDecoder):
     """Claude Code's decoder with Qwen Code's read tool and results."""
 
     no_text_tools = NOT_READ_TEXT_TOOLS
+    knows = KNOWS
+    version_field = "qwen_code_version"
 
     def _action(self, block: JsonObject, cwd: str | None) -> Action:
         return _read_action(block, cwd)
@@ -183,4 +299,5 @@ ADAPTER: Final = JsonLinesAdapter(
     decoder=QwenCodeDecoder,
     sniff_head=OTHER_CLIENT_INIT_HEAD,
     looks_like=_looks_like,
+    knows=KNOWS,
 )

@@ -195,17 +195,38 @@ def test_parsed_read_without_a_path_is_arguments_unavailable() -> None:
 
 
 def test_other_tools_end_with_their_output_and_are_ignored() -> None:
+    plan = envelope(
+        "response_item",
+        {"type": "function_call", "name": "update_plan", "call_id": "p1", "arguments": "{}"},
+    )
+    planned = envelope(
+        "response_item", {"type": "function_call_output", "call_id": "p1", "output": "Done"}
+    )
+    doc = record(rollout(plan, planned))
+    assert doc.counters.calls == 1
+    assert doc.counters.ignored == 1
+    assert doc.issues == []
+    assert doc.mutations == []
+
+
+def test_an_apply_patch_tool_ends_with_its_output_and_is_a_mutation_of_its_file() -> None:
     patch = envelope(
         "response_item",
-        {"type": "custom_tool_call", "name": "apply_patch", "call_id": "p1", "input": "..."},
+        {
+            "type": "custom_tool_call",
+            "name": "apply_patch",
+            "call_id": "p1",
+            "input": "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** End Patch\n",
+        },
     )
     patched = envelope(
         "response_item", {"type": "custom_tool_call_output", "call_id": "p1", "output": "Done"}
     )
     doc = record(rollout(patch, patched))
     assert doc.counters.calls == 1
-    assert doc.counters.ignored == 1
-    assert doc.issues == []
+    assert doc.counters.ignored == 0
+    assert doc.files == []
+    assert [(m.tool, m.path) for m in doc.mutations] == [("apply_patch", "src/a.py")]
 
 
 # --- codex-rollout: which lines a read showed ------------------------------------------------

@@ -32,6 +32,8 @@ TWINS = [
     (plain.DiffSummary, model.DiffSummary),
     (plain.CallIssue, model.CallIssue),
     (plain.Bounds, model.Bounds),
+    (plain.DriftEntry, model.DriftEntry),
+    (plain.Mutation, model.Mutation),
     (plain.EvidenceDocument, model.EvidenceDocument),
 ]
 

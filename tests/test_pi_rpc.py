@@ -442,9 +442,8 @@ def test_deeply_nested_json_is_malformed_not_a_crash() -> None:
 
 def test_tool_line_longer_than_the_limit_is_read_as_it_flows_not_held() -> None:
     big = (
-        '{"type":"tool_execution_end","toolCallId":"a","toolName":"cr_read","result":"'
-        + "x" * 300_000
-        + '","isError":false}'
+        '{"type":"tool_execution_end","toolCallId":"a","toolName":"cr_read",'
+        '"result":{"content":[{"type":"text","text":"' + "x" * 300_000 + '"}]},"isError":false}'
     )
     doc = record_bytes(stream(start("a", path="a.py"), big), max_line_bytes=100_000)
     assert issue_kinds(doc) == []
