@@ -246,6 +246,9 @@ def _reviewer(event: _Event) -> r.ReviewerRecord:
         shallow_files=_strings(a, m.A_SHALLOW_PATHS),
         failed_citations=_strings(a, m.A_FAILED_CITATIONS),
         content=_content_outcomes(a),
+        client_version=_str(a, m.A_CLIENT_VERSION, m.VERSION_NONE),
+        drift=_str(a, m.A_DRIFT),
+        drift_kinds=_strings(a, m.A_DRIFT_KINDS),
     )
 
 

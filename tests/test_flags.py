@@ -558,6 +558,8 @@ def test_cli_prints_mode_variant_and_source_as_json(tmp_path: Path) -> None:
         "unknown_policy_source": "default",
         "citation_policy": "downgrade",
         "citation_policy_source": "default",
+        "mutation_policy": "accept",
+        "mutation_policy_source": "default",
     }
 
 

@@ -153,6 +153,8 @@ def test_every_instrument_is_created_with_its_listed_kind_and_unit() -> None:
         inst.depth_policy_approvals,
         inst.citations,
         inst.content_files,
+        inst.streams,
+        inst.drift,
     ):
         counter.add(1, {})
     inst.reconcile_duration.record(0.1, {})

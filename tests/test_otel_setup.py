@@ -169,7 +169,11 @@ def test_files_sink_writes_one_otlp_json_request_per_line(tmp_path: Path) -> Non
 
     scope = json.loads(metric_line)["resourceMetrics"][0]["scopeMetrics"][0]
     by_name = {metric["name"]: metric for metric in scope["metrics"]}
-    assert set(by_name) == {s.name for s in INSTRUMENTS} - {"coverage_gate.mode.fallbacks"}
+    # no fallback answered and no stream drifted: those two counters record nothing
+    assert set(by_name) == {s.name for s in INSTRUMENTS} - {
+        "coverage_gate.mode.fallbacks",
+        "coverage_gate.drift",
+    }
     assert by_name["coverage_gate.reviews"]["sum"]["aggregationTemporality"] == 1
     assert by_name["coverage_gate.reviews"]["sum"]["isMonotonic"] is True
     assert by_name["coverage_gate.reconcile.duration"]["histogram"]["aggregationTemporality"] == 1
@@ -315,7 +319,11 @@ def test_otlp_http_export_decodes_to_the_expected_spans_and_metrics(
     (metric_body,) = received.bodies("/v1/metrics")
     request = ExportMetricsServiceRequest.FromString(metric_body)
     by_name = {x.name: x for x in request.resource_metrics[0].scope_metrics[0].metrics}
-    assert set(by_name) == {s.name for s in INSTRUMENTS} - {"coverage_gate.mode.fallbacks"}
+    # no fallback answered and no stream drifted: those two counters record nothing
+    assert set(by_name) == {s.name for s in INSTRUMENTS} - {
+        "coverage_gate.mode.fallbacks",
+        "coverage_gate.drift",
+    }
     delta = AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA
     reviews = by_name["coverage_gate.reviews"]
     assert reviews.unit == "{review}"

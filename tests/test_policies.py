@@ -291,11 +291,13 @@ def test_flags_shows_the_effective_policies_and_their_sources(tmp_path: Path) ->
         "unknown_policy_source": "env",
         "citation_policy": "downgrade",
         "citation_policy_source": "default",
+        "mutation_policy": "accept",
+        "mutation_policy_source": "default",
     }
     text = runner.invoke(flags_app, ["--repo", "acme/tax", "--flags", str(path)], env=env)
     assert text.stdout.splitlines()[2] == (
         "  depth policy any-hunk (payload), unknown policy downgrade (env), "
-        "citation policy downgrade (default)"
+        "citation policy downgrade (default), mutation policy accept (default)"
     )
 
 

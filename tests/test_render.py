@@ -44,7 +44,7 @@ def test_text_shows_policies_with_sources_and_each_files_depth() -> None:
     lines = render.text(decision).splitlines()
     assert lines[1] == (
         "  depth policy all-hunks (payload), unknown policy accept (default), "
-        "citation policy downgrade (default)"
+        "citation policy downgrade (default), mutation policy accept (default)"
     )
     assert lines[3] == (
         "    SHALLOW     src/tax.py  [1 successful read(s)]  "

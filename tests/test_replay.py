@@ -29,7 +29,7 @@ from tests.simulate_rollout import write_receipts
 
 runner = CliRunner()
 SNAPSHOT = Path(__file__).parents[1] / "coverage_gate/examples/flags.snapshot.json"
-REPOS = ("acme/docs", "acme/frontend", "acme/infra", "acme/ml", "acme/payments")
+REPOS = ("acme/docs", "acme/frontend", "acme/infra", "acme/ml", "acme/payments", "acme/search")
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +65,8 @@ def only(**changed: int) -> dict[str, int]:
 # * payments skims a file every 4th review (i % 4 == 1, 18 of 70; partial depth, no file left
 #   unread): 15 of them approvals (13, 33, 53 request changes), none is review 35;
 # * ml's second reviewer has no per-file evidence: each of its 59 approvals is unverifiable.
+# * search's style reviewer's client is upgraded from review 42 on: its claims are unknown
+#   (format drift), never unsupported.
 
 
 def test_enforce_changes_the_verdicts_the_shadow_rollout_flagged(rollout: Path) -> None:
@@ -76,7 +78,7 @@ def test_enforce_changes_the_verdicts_the_shadow_rollout_flagged(rollout: Path) 
     assert counts(document, "verdict_changed") == only(frontend=20, payments=1)
     assert counts(document, "would_downgrade_changed") == only()
     assert counts(document, "receipts") == dict.fromkeys(REPOS, 70)
-    assert sum(counts(document, "unchanged").values()) == 350 - 21
+    assert sum(counts(document, "unchanged").values()) == 420 - 21
     assert len(document["changes"]) == 21
     entry = document["changes"][0]
     assert set(entry) >= {"receipt", "repo", "revision", "agents", "verdict_before", "why"}
@@ -117,9 +119,11 @@ def test_accepting_failed_citations_lifts_payments_citation_downgrade(rollout: P
 
 
 def test_downgrading_unknown_claims_flags_the_blind_repository(rollout: Path) -> None:
-    """ml's 59 approvals carry claims its blind reviewer's evidence cannot check."""
+    """ml's 59 approvals carry claims its blind reviewer's evidence cannot check; so do search's
+    23 approvals from the day its style reviewer's client was upgraded (reviews 42 to 69, five of
+    them not approvals: 43, 53, 63 request changes, 47, 67 comments), whose streams drifted."""
     document = replay_json(rollout, "--unknown-policy", "downgrade")
-    assert counts(document, "would_downgrade_changed") == only(ml=59)
+    assert counts(document, "would_downgrade_changed") == only(ml=59, search=23)
     assert counts(document, "verdict_changed") == only()
     assert {e["why"] for e in document["changes"]} == {
         "unknown policy accept → downgrade; evidence check: claims_unverifiable"
@@ -138,7 +142,7 @@ def test_text_and_markdown_show_the_same_counts(rollout: Path) -> None:
     text = runner.invoke(app, ["replay", str(rollout), "--mode", "enforce"])
     assert text.exit_code == 0, text.output
     lines = text.stdout.splitlines()
-    assert lines[0] == f"Replay of 350 receipt(s) in {rollout} under mode enforce"
+    assert lines[0] == f"Replay of 420 receipt(s) in {rollout} under mode enforce"
     row = next(line for line in lines if line.startswith("acme/frontend"))
     assert row.split()[1:] == ["70", "20", "20", "0", "0", "50"]
     assert "changes (21):" in lines

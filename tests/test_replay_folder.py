@@ -33,7 +33,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def rollout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("rollout") / "receipts"
-    assert write_receipts(folder, reviews=70) == 350
+    assert write_receipts(folder, reviews=70) == 420
     return folder
 
 
@@ -84,7 +84,7 @@ def test_each_receipt_has_one_result_in_name_order(rollout: Path) -> None:
     serial = list(replay_folder.replay_folder(rollout, found, _make_enforce(), decide, 1))
     pooled = list(replay_folder.replay_folder(rollout, found, _make_enforce(), decide, 2))
     assert pooled == serial
-    assert len(serial) == len(found) == 350
+    assert len(serial) == len(found) == 420
     assert all(isinstance(result, Replayed) for result in serial)
     changed = [r for r in serial if isinstance(r, Replayed) and r.entry is not None]
     receipts_named = [json.loads(r.entry)["receipt"] for r in changed if r.entry]
@@ -132,8 +132,8 @@ def _damage(folder: Path) -> dict[str, str]:
 def test_unreplayable_receipts_are_named_and_the_rest_replayed(
     rollout: Path, tmp_path: Path, jobs: str
 ) -> None:
-    """Three bad receipts among 350: each is named on stderr with what is wrong with it (the
-    field, when a field is), the 347 others are replayed as they would be without them, and the
+    """Three bad receipts among 420: each is named on stderr with what is wrong with it (the
+    field, when a field is), the 417 others are replayed as they would be without them, and the
     exit code is 3."""
     folder = tmp_path / "receipts"
     shutil.copytree(rollout, folder)
@@ -146,7 +146,7 @@ def test_unreplayable_receipts_are_named_and_the_rest_replayed(
         (line,) = [c for c in complaints if f"receipt {path}: " in c]
         assert line.startswith("coverage-gate: error: ") and why in line, line
     document = json.loads(result.stdout)
-    assert document["receipts"] == 347
+    assert document["receipts"] == 417
     assert document["unreadable_receipts"] == 3
     clean = tmp_path / "clean"
     shutil.copytree(folder, clean)

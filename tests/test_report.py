@@ -661,7 +661,7 @@ def test_report_shows_mismatch_and_content_credit_rates_per_repository_and_clien
     assert clients["claude-code"].content_credit_rate.interval == pytest.approx(
         (0.0900, 0.4521), abs=5e-4
     )
-    # Readiness does not judge them.
+    # Readiness does not judge them (``streams``: whether the adapters understood the streams).
     assert {c.name for c in repo.checks} == {
         "approvals",
         "days",
@@ -669,6 +669,7 @@ def test_report_shows_mismatch_and_content_credit_rates_per_repository_and_clien
         "errors",
         "fallbacks",
         "would_downgrade_rate",
+        "streams",
     }
 
 

@@ -548,4 +548,4 @@ def test_the_text_report_names_its_source_and_window(fake: Fake) -> None:
     fake.answer = _healthy
     text = runner.invoke(report_app, ["--prometheus", fake.url], env={}).stdout
     assert text.startswith(f"Prometheus {fake.url}: ")
-    assert "(--since 14d; 14 queries; reviews placed in steps of 1h)" in text.splitlines()[0]
+    assert "(--since 14d; 16 queries; reviews placed in steps of 1h)" in text.splitlines()[0]

@@ -9,7 +9,9 @@ import json
 import random
 from collections import Counter
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +38,7 @@ CRITERIA = Criteria()
 
 @pytest.fixture(scope="module")
 def rollout(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The simulated rollout's telemetry: 350 decisions of five repositories, many files."""
+    """The simulated rollout's telemetry: 420 decisions of six repositories, many files."""
     folder = tmp_path_factory.mktemp("rollout")
     simulate(folder, reviews=70)
     return folder
@@ -121,7 +123,7 @@ def mutated(lines: Sequence[bytes], metrics: Sequence[bytes]) -> list[bytes]:
 
 def test_the_streamed_report_is_the_loaded_one_on_the_simulated_rollout(rollout: Path) -> None:
     scanned = assert_same_report(rollout)
-    assert scanned.reviews_read == 350
+    assert scanned.reviews_read == 420
     assert (scanned.files, scanned.malformed_lines) == (len(list(rollout.iterdir())), 1)
 
 
@@ -231,11 +233,11 @@ def test_the_tally_keeps_no_review_records(rollout: Path) -> None:
     scanned = scan_folder(rollout, workers=1)
     gc.collect()
     alive = sum(isinstance(o, ReviewRecord) for o in gc.get_objects())
-    assert scanned.reviews_read == 350
+    assert scanned.reviews_read == 420
     assert alive == 0
     assert not hasattr(scanned, "reviews")
-    assert sum(len(t.durations) for t in scanned.tallies.values()) == 350
-    assert len(scanned.seen_spans) == 350
+    assert sum(len(t.durations) for t in scanned.tallies.values()) == 420
+    assert len(scanned.seen_spans) == 420
 
 
 def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: int) -> r.RepoCounts:
@@ -312,7 +314,49 @@ def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: i
             would_downgrade_interval=r.wilson(flagged, len(approvals)),
         ),
         content=content or None,
+        daily=tuple(_days(reviews)),
+        **_drift_counts(reviews),
     )
+
+
+def _days(reviews: Sequence[ReviewRecord]) -> list[r.Day]:
+    """Per UTC day of the reviews' end times, in order: what ``ReviewTally.daily`` counts."""
+    by_day: dict[str, list[ReviewRecord]] = {}
+    for review in reviews:
+        day = datetime.fromtimestamp(review.end_ns / 1e9, tz=UTC).date().isoformat()
+        by_day.setdefault(day, []).append(review)
+    return [
+        r.Day(
+            day,
+            len(mine),
+            sum(1 for x in mine if x.verdict_in == "approve"),
+            sum(1 for x in mine if x.outcome in (Outcome.WOULD_DOWNGRADE, Outcome.DOWNGRADED)),
+            sum(x.claimed for x in mine),
+            sum(x.unsupported for x in mine),
+            sum(x.unknown for x in mine),
+        )
+        for day, mine in sorted(by_day.items())
+    ]
+
+
+def _drift_counts(reviews: Sequence[ReviewRecord]) -> dict[str, Any]:
+    """The reviewers' streams by client version and drift, and when blocking drift began."""
+    streams: Counter[tuple[str, str, str]] = Counter()
+    kinds: Counter[tuple[str, str, str]] = Counter()
+    first: int | None = None
+    for review in reviews:
+        for w in review.reviewers:
+            if w.failed or not w.drift:
+                continue
+            streams[w.format, w.client_version, w.drift] += 1
+            kinds.update((w.format, w.client_version, kind) for kind in w.drift_kinds)
+            if r.blocks_readiness(w.drift, w.drift_kinds):
+                first = review.end_ns if first is None else min(first, review.end_ns)
+    return {
+        "streams": dict(sorted(streams.items())) if streams else None,
+        "drift_kinds": dict(sorted(kinds.items())) if streams else None,
+        "drift_first_s": None if first is None else first / 1e9,
+    }
 
 
 def test_count_reviews_over_the_tally_is_what_it_was_over_the_records(rollout: Path) -> None:
@@ -387,4 +431,4 @@ def test_the_report_command_streams_and_reads_a_big_folder_in_parallel(
     assert parallel.exit_code == 0, parallel.output
     assert pools == [2]
     assert parallel.output == alone.output
-    assert "350 reviews" in alone.output
+    assert "420 reviews" in alone.output
