@@ -12,6 +12,13 @@ drained and recorded), and the evidence is marked incomplete: a stream that was 
 nothing by what it lacks (DESIGN §6 rule 9). Should we be killed ourselves (SIGKILL), a watchdog
 process (``coverage_gate.watchdog``) ends the group the same way: no reviewer outlives us.
 
+Descendants that left the group (``setsid``, a double fork) are contained too (DESIGN §6 rule 21,
+``coverage_gate.reaper``): while the reviewer runs we are a child subreaper, and however its run
+ends (it exited, it timed out, we were interrupted) every descendant still there is ended the same
+way (SIGTERM, SIGKILL after the grace period) and reaped before the evidence is written; the
+evidence counts them (``descendants_ended``). Where that is not available (not Linux), the
+process group alone is ended, as above.
+
 This module is an edge: it touches processes, file descriptors and signals, and nothing of the
 pure core beyond handing bytes to a recorder.
 """
@@ -32,7 +39,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Protocol
 
-from coverage_gate import defaults, watchdog
+from coverage_gate import defaults, reaper, watchdog
 from coverage_gate.watchdog import group_alive
 
 if TYPE_CHECKING:
@@ -74,6 +81,7 @@ class RunOutcome:
     bytes_out: int = 0
     group_ended: bool = False
     stdout_error: str | None = None  # why our stdout stopped taking the reviewer's output
+    descendants_ended: int = 0  # descendants (not the reviewer) signalled when it ended
 
     @property
     def cut_off(self) -> bool:
@@ -204,6 +212,22 @@ class _StdinPump:
                 self._target.close()
 
 
+# The reviewers and watchdogs this process started and that still run: never taken for a
+# reviewer's adopted descendants (``reaper.Tree``), whichever run in this process looks.
+_started_lock = threading.Lock()
+_started: set[int] = set()
+
+
+def _own() -> frozenset[int]:
+    with _started_lock:
+        return frozenset(_started)
+
+
+def _forget(pid: int) -> None:
+    with _started_lock:
+        _started.discard(pid)
+
+
 class _Watchdog:
     """The reviewer's watchdog process (see ``coverage_gate.watchdog``): started once the reviewer
     runs, stood down once its group has ended. One that cannot be started leaves the run as it
@@ -211,13 +235,15 @@ class _Watchdog:
 
     def __init__(self, pgid: int, grace: float) -> None:
         try:
-            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                watchdog.command(pgid, grace),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
+            with _started_lock:
+                self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+                    watchdog.command(pgid, grace),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+                _started.add(self._proc.pid)
         except OSError:
             self._proc = None
 
@@ -233,6 +259,7 @@ class _Watchdog:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        _forget(proc.pid)
 
 
 def _exit_code_of(returncode: int) -> int:
@@ -253,6 +280,35 @@ def end_process_group(proc: subprocess.Popen[bytes], grace: float) -> None:
             os.killpg(pgid, signal.SIGKILL)
         _wait_group(proc, pgid, _KILL_WAIT_SECONDS)
     proc.wait()
+
+
+class _Ender:
+    """Ends one reviewer's run, once: its process group, and with a ``reaper.Tree`` every
+    descendant left (which alone also covers a reviewer that exited by itself)."""
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes], tree: reaper.Tree | None, grace: float
+    ) -> None:
+        self._proc = proc
+        self._tree = tree
+        self.grace = grace
+        self.done = False
+        self.group_ended = False
+        self.descendants = 0
+
+    def __call__(self, *, cut: bool = True) -> None:
+        """``cut``: the run is cut short (timeout, interrupt, a held stdout, an error of ours),
+        the reviewer perhaps still running. Otherwise it has exited, and what it left is ended."""
+        self.done = True
+        if cut:
+            self.group_ended = True
+        if self._tree is None:
+            if cut:
+                end_process_group(self._proc, self.grace)
+            return
+        proc = self._proc
+        self.descendants += self._tree.end(self.grace, lambda: proc.poll() is not None)
+        proc.wait()
 
 
 def _wait_group(proc: subprocess.Popen[bytes], pgid: int, seconds: float) -> bool:
@@ -311,34 +367,45 @@ def run_and_tee(
     """
     if not command:
         raise LiveError("no command to run: give it after '--'")
-    try:
-        proc = subprocess.Popen(
-            list(command),
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            process_group=0,
-        )
-    except OSError as exc:  # not found, not executable, argument list too long, ...
-        raise LiveError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
-    guard = _Watchdog(proc.pid, grace)
-    try:
-        return _capture(proc, stdin, stdout, sink, timeout, grace, interrupter)
-    finally:
-        guard.stand_down()
+    with reaper.adopting() as adopts:
+        before = reaper.children() if adopts else frozenset()
+        try:
+            with _started_lock:
+                proc = subprocess.Popen(
+                    list(command),
+                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    cwd=cwd,
+                    env=env,
+                    process_group=0,
+                )
+                _started.add(proc.pid)
+        except OSError as exc:  # not found, not executable, argument list too long, ...
+            raise LiveError(f"cannot start {command[0]!r}: {exc.strerror or exc}") from exc
+        try:
+            tree = reaper.Tree(proc.pid, _own, before) if adopts else None
+            guard = _Watchdog(proc.pid, grace)
+            try:
+                return _capture(
+                    proc, _Ender(proc, tree, grace), stdin, stdout, sink, timeout, interrupter
+                )
+            finally:
+                guard.stand_down()
+        finally:
+            _forget(proc.pid)
 
 
 def _capture(
     proc: subprocess.Popen[bytes],
+    end: _Ender,
     stdin: IO[bytes] | None,
     stdout: IO[bytes],
     sink: Callable[[bytes], None],
     timeout: float | None,
-    grace: float,
     interrupter: Interrupter | None,
 ) -> RunOutcome:
-    """Copy the running reviewer's streams until it has ended; end its group when it must."""
+    """Copy the running reviewer's streams until it has ended; end its group when it must, and
+    whatever it left when it has ended."""
     assert proc.stdout is not None  # noqa: S101 - requested with stdout=PIPE
     pump = _StdinPump(stdin, proc.stdin) if proc.stdin is not None else None
     tee = _Tee(stdout, sink)
@@ -346,24 +413,21 @@ def _capture(
     wake = Interrupter() if interrupter is None else interrupter
     deadline = None if timeout is None else time.monotonic() + timeout
     ending = Ending.EXITED
-    group_ended = False
     try:
         if pump is not None:
             pump.start()
-        ending, group_ended = _copy_out(proc, tee, wake, deadline, grace)
+        ending = _copy_out(proc, tee, wake, deadline, end)
+        if ending is Ending.EXITED and proc.poll() is None:
+            # stdout closed but the reviewer lingers: wait for it, within the deadline
+            ending = _wait_leader(proc, wake, deadline)
         if ending is not Ending.EXITED:
-            end_process_group(proc, grace)
-            group_ended = True
+            end()
             _drain(proc.stdout, tee)
-        elif proc.poll() is None and _wait_leader(proc, wake, deadline) is not Ending.EXITED:
-            # stdout closed but the reviewer lingers past the deadline or an interrupt
-            ending = Ending.TIMED_OUT if wake.signum is None else Ending.INTERRUPTED
-            end_process_group(proc, grace)
-            group_ended = True
     finally:
         if proc.poll() is None:  # an error on our side: never leave the reviewer running
-            end_process_group(proc, grace)
-            group_ended = True
+            end()
+        elif not end.done:  # it exited by itself: end what it left (DESIGN §6 rule 21)
+            end(cut=False)
         if pump is not None:
             pump.stop()
         proc.stdout.close()
@@ -383,8 +447,9 @@ def _capture(
         returncode=returncode,
         signal=sig,
         bytes_out=tee.bytes,
-        group_ended=group_ended,
+        group_ended=end.group_ended,
         stdout_error=tee.error,
+        descendants_ended=end.descendants,
     )
 
 
@@ -397,13 +462,13 @@ def _copy_out(
     tee: _Tee,
     wake: Interrupter,
     deadline: float | None,
-    grace: float,
-) -> tuple[Ending, bool]:
+    end: _Ender,
+) -> Ending:
     """Copy stdout until end of file, a timeout or an interrupt.
 
     When the reviewer itself has exited but something it started still holds stdout open, we
-    wait ``grace`` seconds for end of file and then end the group (there is nobody left to
-    finish the stream). The flag says whether the group was ended here.
+    wait the grace period for end of file and then end the group (there is nobody left to
+    finish the stream).
     """
     assert proc.stdout is not None  # noqa: S101 - requested with stdout=PIPE
     fd = proc.stdout.fileno()
@@ -413,24 +478,24 @@ def _copy_out(
         sel.register(wake.fileno, selectors.EVENT_READ)
         while True:
             if wake.signum is not None:
-                return Ending.INTERRUPTED, False
+                return Ending.INTERRUPTED
             left = _remaining(deadline)
             if left == 0.0:
-                return Ending.TIMED_OUT, False
+                return Ending.TIMED_OUT
             wait = 0.2 if left is None else min(left, 0.2)
             ready = {key.fd for key, _ in sel.select(wait)}
             if fd in ready:
                 chunk = os.read(fd, CHUNK)
                 if not chunk:
-                    return Ending.EXITED, False
+                    return Ending.EXITED
                 tee(chunk)
             if proc.poll() is not None:
                 now = time.monotonic()
                 leader_gone_at = leader_gone_at or now
-                if now - leader_gone_at > grace:
-                    end_process_group(proc, grace)
+                if now - leader_gone_at > end.grace:
+                    end()
                     _drain(proc.stdout, tee)
-                    return Ending.EXITED, True
+                    return Ending.EXITED
 
 
 def _wait_leader(
@@ -467,6 +532,13 @@ class LiveResult:
     evidence: EvidenceDocument
 
 
+def with_descendants_ended(evidence: EvidenceDocument, outcome: RunOutcome) -> EvidenceDocument:
+    """``evidence`` saying how many of the reviewer's descendants the run ended."""
+    if not outcome.descendants_ended:
+        return evidence
+    return evidence.model_copy(update={"descendants_ended": outcome.descendants_ended})
+
+
 def run_recorded(
     command: Sequence[str],
     *,
@@ -483,7 +555,8 @@ def run_recorded(
     """Run the reviewer, record its stdout, and write the evidence document when it has ended.
 
     A run we cut short (timeout, interrupt) yields evidence marked incomplete that still holds
-    every call already seen. The document is written atomically even then.
+    every call already seen. The document is written atomically even then, and only once
+    nothing the reviewer started is left running (DESIGN §6 rule 21).
     """
     outcome = run_and_tee(
         command,
@@ -496,7 +569,7 @@ def run_recorded(
         cwd=cwd,
         env=env,
     )
-    evidence = recorder.finish(interrupted=outcome.cut_off)
+    evidence = with_descendants_ended(recorder.finish(interrupted=outcome.cut_off), outcome)
     if output is not None:
         from coverage_gate.files import dump_model, write_atomic  # noqa: PLC0415 - start-up
 

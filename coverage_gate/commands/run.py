@@ -138,7 +138,6 @@ def run_command(
     from coverage_gate import render  # noqa: PLC0415
     from coverage_gate.adapters import placeholder  # noqa: PLC0415
     from coverage_gate.live import Ending, LiveError  # noqa: PLC0415
-    from coverage_gate.sniff import head_lines, wrong_format_hint  # noqa: PLC0415
 
     try:
         adapter, settings, evidence_path = _prepare(
@@ -169,6 +168,11 @@ def run_command(
         _say(f"coverage-gate: reviewer timed out after {timeout:g}s; its process group was ended")
     elif outcome.ending is Ending.INTERRUPTED:
         _say(f"coverage-gate: interrupted (signal {outcome.signal}); the reviewer was ended")
+    if outcome.descendants_ended:
+        _say(
+            f"coverage-gate: ended {outcome.descendants_ended} process(es) the reviewer had "
+            "started and left running"
+        )
     _say(root_note(root))
     dirty = dirty_note(root.path, settings.revision)
     if dirty is not None:
@@ -178,9 +182,8 @@ def run_command(
     if telemetry is not None and received is not None:
         _telemetry_notes(telemetry, received, result, ran.stream_records)
     if adapter.name != placeholder.NAME:  # the placeholder recognises no calls by design
-        hint = wrong_format_hint(adapter.name, result.evidence.counters, head_lines(head))
-        if hint is not None:
-            _say(f"coverage-gate: warning: {hint}")
+        for warning in _stream_warnings(adapter, result.evidence, head):
+            _say(warning)
     if outcome.stdout_error is not None:
         _say(
             f"coverage-gate: warning: stdout: cannot write the reviewer's output "
@@ -189,6 +192,21 @@ def run_command(
     if telemetry is None or not telemetry.alone:
         _say(f"coverage-gate: evidence written to {evidence_path}")
     raise typer.Exit(outcome.exit_code)
+
+
+def _stream_warnings(adapter: Adapter, evidence: EvidenceDocument, head: bytes) -> list[str]:
+    """What the recorded stream suggests is wrong: a wrong format, or drift."""
+    from coverage_gate.drift import drift_warning  # noqa: PLC0415
+    from coverage_gate.sniff import head_lines, wrong_format_hint  # noqa: PLC0415
+
+    found: list[str] = []
+    hint = wrong_format_hint(adapter.name, evidence.counters, head_lines(head))
+    if hint is not None:
+        found.append(f"coverage-gate: warning: {hint}")
+    drifted = drift_warning(evidence, getattr(adapter, "knows", None))
+    if drifted is not None:
+        found.append(drifted)
+    return found
 
 
 @dataclass(frozen=True)
@@ -302,7 +320,7 @@ def _run(
     SIGTERM and SIGHUP routed to ending the reviewer; with a telemetry plan, the reviewer's own
     telemetry received and recorded beside its stdout."""
     # start-up: see commands._common
-    from coverage_gate import otel_setup  # noqa: PLC0415
+    from coverage_gate import otel_setup, reaper  # noqa: PLC0415
     from coverage_gate.files import dump_model, write_atomic  # noqa: PLC0415
     from coverage_gate.gittree import GitTrees  # noqa: PLC0415
     from coverage_gate.live import (  # noqa: PLC0415
@@ -310,6 +328,7 @@ def _run(
         LiveError,
         forwarding_signals,
         run_recorded,
+        with_descendants_ended,
     )
     from coverage_gate.recording import Recorder  # noqa: PLC0415
     from coverage_gate.sniff import PEEK_BYTES  # noqa: PLC0415
@@ -341,6 +360,11 @@ def _run(
             ).start()
             env = capture.environment(os.environ)
             command = capture.command(command) or command
+        if not reaper.available():
+            _say(
+                "coverage-gate: warning: descendants that leave the reviewer's process group "
+                "cannot be contained here (no Linux child subreaper): only its group is ended"
+            )
         with forwarding_signals(interrupter):
             result = run_recorded(
                 command,
@@ -356,6 +380,9 @@ def _run(
         received = None
         if capture is not None and plan is not None:
             received = capture.finish(result.outcome, DRAIN_SECONDS)
+            received = replace(
+                received, evidence=with_descendants_ended(received.evidence, result.outcome)
+            )
             capture = None
             try:
                 write_atomic(plan.output, dump_model(received.evidence))
