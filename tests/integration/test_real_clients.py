@@ -24,9 +24,12 @@ review sees every hunk (depth full); the ``*_depth`` scenarios show a
 diff page that ends in a file's header (no evidence for it), a read past the end of a file (no
 evidence), ranged reads away from the change (depth none) and Codex ``sed -n``/``tail`` ranges.
 
-The clients come from ``bash .ci/setup-clients.sh`` (into ``${CG_TOOLS:-.tools}/clients``).
-Without them these tests skip, unless ``CG_REQUIRE_INTEGRATION=1``, when they fail. Every
-process they start runs in a process group of its own that is killed on the way out.
+The clients come from ``bash .ci/setup-clients.sh``, at two releases each: the newest pinned
+one (in ``${CG_TOOLS:-.tools}/clients``) and an older one (in ``${CG_TOOLS:-.tools}/clients-older``),
+the pair ``coverage_gate.client_versions.CHECKED`` names per format. Every test of a client runs
+once with each, its id naming the release (``[pi-0.73.1]``, ``[pi-0.67.4]``). Without them these
+tests skip, unless ``CG_REQUIRE_INTEGRATION=1``, when they fail. Every process they start runs in
+a process group of its own that is killed on the way out.
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ from typing import IO, Any
 
 import pytest
 
+from coverage_gate.client_versions import CHECKED, PACKAGE
 from coverage_gate.content import snapshot_tree
+from coverage_gate.versions import version_key
 from tests.conftest import CHANGED_FILES
 
 pytestmark = pytest.mark.slow
@@ -57,7 +62,7 @@ pytestmark = pytest.mark.slow
 PY = sys.executable
 PROJECT = Path(__file__).resolve().parents[2]
 KIT = Path(__file__).resolve().parent / "realclients"
-TOOLS = Path(os.environ.get("CG_TOOLS") or PROJECT / ".tools") / "clients"
+TOOLS = Path(os.environ.get("CG_TOOLS") or PROJECT / ".tools")
 CLIENT_TIMEOUT = 180.0  # seconds one client run may take before the test fails
 
 CHANGED = CHANGED_FILES  # make_repo.sh's working tree changes these six
@@ -83,44 +88,128 @@ Json = dict[str, Any]
 # --- the installed clients ---------------------------------------------------------------------
 
 
+# .ci/setup-clients.sh installs each client twice, under TOOLS: the newest pinned release and an
+# older one (CHECKED's pair per format)
+PREFIX = {"newest": "clients", "oldest": "clients-older"}
+# a test of a client is named for it: test_pi_..., test_claude_code_..., ...
+CLIENT_OF_TEST = {
+    "test_pi_": "pi-rpc",
+    "test_claude_code_": "claude-code",
+    "test_codex_": "codex-rollout",
+    "test_opencode_": "opencode",
+    "test_copilot_": "copilot-cli",
+    "test_gemini_cli_": "gemini-cli",
+    "test_qwen_code_": "qwen-code",
+}
+SHORT_NAME = {"pi-rpc": "pi", "codex-rollout": "codex", "copilot-cli": "copilot"}
+CLIENT_FIXTURES = frozenset({"clients", "opencode", "copilot", "gemini_qwen"})
+
+
+@dataclass(frozen=True)
+class Release:
+    """One of the two releases of the client a test runs: ``which`` is "newest" or "oldest"."""
+
+    fmt: str
+    which: str
+
+    @property
+    def version(self) -> str:
+        oldest, newest = CHECKED[self.fmt]
+        return newest if self.which == "newest" else oldest
+
+    @property
+    def prefix(self) -> Path:
+        return TOOLS / PREFIX[self.which]
+
+    @property
+    def bin(self) -> Path:
+        return self.prefix / "node_modules" / ".bin"
+
+    @property
+    def id(self) -> str:
+        return f"{SHORT_NAME.get(self.fmt, self.fmt)}-{self.version}"
+
+    def at_least(self, version: str) -> bool:
+        return version_key(self.version) >= version_key(version)  # type: ignore[operator]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each test of a client runs once per release (``release``), newest first."""
+    if not CLIENT_FIXTURES & set(metafunc.fixturenames):
+        return
+    name = metafunc.function.__name__
+    fmt = next((f for start, f in CLIENT_OF_TEST.items() if name.startswith(start)), None)
+    assert fmt is not None, f"{name} runs a client but its name says none of {CLIENT_OF_TEST}"
+    releases = [Release(fmt, "newest"), Release(fmt, "oldest")]
+    metafunc.parametrize("release", releases, ids=[r.id for r in releases], indirect=True)
+
+
+@pytest.fixture
+def release(request: pytest.FixtureRequest) -> Release:
+    found: Release = request.param
+    return found
+
+
 @dataclass(frozen=True)
 class Clients:
     pi: Path
     claude: Path
     codex: Path
+    release: Release
 
 
-def _claude_binary() -> Path:
+def _claude_binary(prefix: Path) -> Path:
     machine = os.uname().machine
     platform = {"x86_64": "linux-x64", "aarch64": "linux-arm64", "arm64": "linux-arm64"}.get(
         machine, machine
     )
-    return TOOLS / "node_modules" / "@anthropic-ai" / f"claude-code-{platform}" / "claude"
+    return prefix / "node_modules" / "@anthropic-ai" / f"claude-code-{platform}" / "claude"
 
 
-def require_installed(*paths: Path) -> None:
-    """Each client executable (and node and git) is there, or a skip (a failure under
-    ``CG_REQUIRE_INTEGRATION=1``)."""
+def _installed_version(prefix: Path, package: str) -> str | None:
+    try:
+        manifest = json.loads((prefix / "node_modules" / package / "package.json").read_text())
+    except (OSError, ValueError):
+        return None
+    version = manifest.get("version") if isinstance(manifest, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def require_installed(*paths: Path, release: Release | None = None) -> None:
+    """Each client executable (and node and git) is there, and ``release``'s package at its
+    version, or a skip (a failure under ``CG_REQUIRE_INTEGRATION=1``)."""
     missing = [str(path) for path in paths if not os.access(path, os.X_OK)]
     missing += [tool for tool in ("node", "git") if shutil.which(tool) is None]
+    reason = ""
     if missing:
         reason = (
             f"real review client{'s' if len(paths) > 1 else ''} not installed "
             f"(missing: {', '.join(missing)}); run `bash .ci/setup-clients.sh` first"
         )
+    elif release is not None:
+        package = PACKAGE[release.fmt]
+        found = _installed_version(release.prefix, package)
+        if found != release.version:
+            reason = (
+                f"{release.prefix} holds {package} {found or 'at no version'}, not "
+                f"{release.version}; run `bash .ci/setup-clients.sh` first"
+            )
+    if reason:
         if os.environ.get("CG_REQUIRE_INTEGRATION") == "1":
             pytest.fail(f"CG_REQUIRE_INTEGRATION=1 but {reason}")
         pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
-def clients() -> Clients:
+@pytest.fixture
+def clients(release: Release) -> Clients:
+    """pi, Claude Code and Codex at ``release`` (the test runs one of them)."""
     found = Clients(
-        pi=TOOLS / "node_modules" / ".bin" / "pi",
-        claude=_claude_binary(),
-        codex=TOOLS / "node_modules" / ".bin" / "codex",
+        pi=release.bin / "pi",
+        claude=_claude_binary(release.prefix),
+        codex=release.bin / "codex",
+        release=release,
     )
-    require_installed(found.pi, found.claude, found.codex)
+    require_installed(found.pi, found.claude, found.codex, release=release)
     return found
 
 
@@ -510,6 +599,19 @@ def pi_final_answer(events: list[Json]) -> str:
     return "".join(block["text"] for block in last["content"] if block.get("type") == "text")
 
 
+# pi 0.73.1 has --no-builtin-tools, and its --tools lists extension tools too; pi 0.67.4 has
+# neither: its --tools names built-in tools only (it warns of cr_read as unknown) and its
+# --no-tools turns off the built-in ones, leaving an extension's tools on
+PI_NO_BUILTIN_TOOLS = "0.73.1"
+
+
+def pi_extension_tools_only(release: Release) -> list[str]:
+    """pi's options that leave it the cr_tools extension's tools and none of its own."""
+    if release.at_least(PI_NO_BUILTIN_TOOLS):
+        return ["--no-builtin-tools", "--tools", "cr_read,cr_diff"]
+    return ["--no-tools"]
+
+
 def run_pi(procs: Processes, clients: Clients, ws: Workspace, scenario: str) -> tuple[Json, Json]:
     """pi under `coverage-gate run`; returns (evidence of run, claims)."""
     port = start_mock(procs, ws, scenario)
@@ -524,7 +626,7 @@ def run_pi(procs: Processes, clients: Clients, ws: Workspace, scenario: str) -> 
     evidence_path = ws.root / "pi.run.evidence.json"
     pi = [
         str(clients.pi), "--mode", "rpc", "--provider", "mock", "--model", "mock-model",
-        "--no-session", "--no-builtin-tools", "--tools", "cr_read,cr_diff",
+        "--no-session", *pi_extension_tools_only(clients.release),
         "-e", str(ws.root / "cr_tools.mjs"), "--no-extensions", "--no-skills",
         "--no-prompt-templates", "--no-themes", "--no-context-files",
         "--system-prompt", PI_SYSTEM,
@@ -928,13 +1030,11 @@ class GeminiQwen:
     qwen: Path
 
 
-@pytest.fixture(scope="session")
-def gemini_qwen() -> GeminiQwen:
-    found = GeminiQwen(
-        gemini=TOOLS / "node_modules" / ".bin" / "gemini",
-        qwen=TOOLS / "node_modules" / ".bin" / "qwen",
-    )
-    require_installed(found.gemini, found.qwen)
+@pytest.fixture
+def gemini_qwen(release: Release) -> GeminiQwen:
+    """Gemini CLI and Qwen Code at ``release`` (the test runs one of them)."""
+    found = GeminiQwen(gemini=release.bin / "gemini", qwen=release.bin / "qwen")
+    require_installed(found.gemini, found.qwen, release=release)
     return found
 
 
@@ -1089,12 +1189,18 @@ def test_gemini_cli_overclaiming_reviewer_through_run_is_downgraded(
 
 
 def test_qwen_code_honest_reviewer_through_run_keeps_its_approve(
-    gemini_qwen: GeminiQwen, procs: Processes, workspace: Workspace
+    gemini_qwen: GeminiQwen, procs: Processes, workspace: Workspace, release: Release
 ) -> None:
     """Qwen Code reads all six files (absolute paths, two in one turn, one by a 0-based offset
-    and a limit): `run` records every read as `record` does, and the Approve stands."""
+    and a limit): `run` records every read as `record` does, and the Approve stands.
+
+    Qwen Code 0.24.4 gives the model its `git diff` output whole (4,569 characters), and the
+    stream's ``tool_result`` carries it: its hunk of strings.py shows line 9. Qwen Code 0.23.0
+    cuts a shell command's output to its first 3,072 characters, with no notice, in what the
+    model gets and in the stream alike: strings.py's hunk is past the cut, and its lines seen
+    are the ranged read's 1-8."""
     evidence, claims = run_qwen(procs, gemini_qwen, workspace, "qwen_honest")
-    assert_honest_reads(evidence, strings_end=9)
+    assert_honest_reads(evidence, strings_end=9 if release.at_least("0.24.4") else 8)
     path = workspace.root / "qwen.run.evidence.json"
     assert_honest(reconcile(procs, workspace, claims, path, "enforce"))
 
@@ -1213,20 +1319,20 @@ def test_codex_depth_command_ranges(
 # and 4 s per Copilot run, which unpacks itself (235 MB) into the fresh HOME's cache first.
 
 
-def native_client(path: Path) -> Path:
+def native_client(path: Path, release: Release) -> Path:
     """An installed client, or a skip (a failure under ``CG_REQUIRE_INTEGRATION=1``)."""
-    require_installed(path)
+    require_installed(path, release=release)
     return path
 
 
-@pytest.fixture(scope="session")
-def opencode() -> Path:
-    return native_client(TOOLS / "node_modules" / ".bin" / "opencode")
+@pytest.fixture
+def opencode(release: Release) -> Path:
+    return native_client(release.bin / "opencode", release)
 
 
-@pytest.fixture(scope="session")
-def copilot() -> Path:
-    return native_client(TOOLS / "node_modules" / ".bin" / "copilot")
+@pytest.fixture
+def copilot(release: Release) -> Path:
+    return native_client(release.bin / "copilot", release)
 
 
 def run_opencode(
@@ -1339,13 +1445,17 @@ def test_copilot_honest_reviewer_through_run_keeps_its_approve(
 
 
 def test_copilot_overclaiming_reviewer_through_run_is_downgraded(
-    copilot: Path, procs: Processes, workspace: Workspace
+    copilot: Path, procs: Processes, workspace: Workspace, release: Release
 ) -> None:
     """Copilot views two files; a view of a missing file fails, a view of a directory lists it,
     a view past the end of the test file fails; `wc -l` in bash names README.md and
     docs/guide.md and shows none of their lines, and a `wc -l` that exits 1 reports
     `success: true` (a failed call). It claims all six: the four never viewed are unsupported,
-    Approve → Comment."""
+    Approve → Comment.
+
+    Copilot CLI 1.0.102 says a shell command's exit code in ``data.shellExecution.exitCode``;
+    1.0.82 writes no ``shellExecution``, only the result text's last line (``<shellId: 2
+    completed with exit code 1>``), so there that `wc -l` is a successful call."""
     evidence, claims = run_copilot(procs, copilot, workspace, "copilot_overclaim")
     assert evidence["stream_complete"]
     files = file_evidence(evidence)
@@ -1355,7 +1465,8 @@ def test_copilot_overclaiming_reviewer_through_run_is_downgraded(
     assert files["tests/test_handlers.py"]["reads_failed"] == 1
     assert files["src/util"]["reads_empty"] == 1
     assert "README.md" not in files
-    assert evidence["counters"]["failed"] == 3  # two views and the `wc -l` that exited 1
+    # two views and, where the stream says its exit code, the `wc -l` that exited 1
+    assert evidence["counters"]["failed"] == (3 if release.at_least("1.0.102") else 2)
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     path = workspace.root / "copilot-cli.run.evidence.json"
     assert_caught(reconcile(procs, workspace, claims, path, "enforce"), unsupported)

@@ -21,8 +21,9 @@ that changes a file changes the working tree only: what it reads back is not the
 * A reviewer that rewrites a file and cites its own new line: the content check and the citation
   replay both fail it.
 
-The clients come from ``bash .ci/setup-clients.sh``; without them these tests skip, unless
-``CG_REQUIRE_INTEGRATION=1``, when they fail.
+The clients come from ``bash .ci/setup-clients.sh``; each test runs once with the newest and
+once with the older release of its client (``test_real_clients.py``'s ``release``). Without them
+these tests skip, unless ``CG_REQUIRE_INTEGRATION=1``, when they fail.
 """
 
 from __future__ import annotations
@@ -65,7 +66,10 @@ from tests.integration.test_real_clients import (
 
 pytestmark = pytest.mark.slow
 
-# test_real_clients.py's fixtures: the installed clients, the process registry, the workspace
+# test_real_clients.py's fixtures: the installed clients at each release, the process registry,
+# the workspace; and its parametrization: each test of a client once per release
+pytest_generate_tests = real_clients.pytest_generate_tests
+release = real_clients.release
 clients = real_clients.clients
 opencode = real_clients.opencode
 procs = real_clients.procs

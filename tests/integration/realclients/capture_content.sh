@@ -6,7 +6,8 @@
 #   bash capture_content.sh CLIENT SCENARIO OUT [ROLLOUT] # one: CLIENT is claude, codex, pi,
 #                                                         # opencode, qwen or copilot
 # SCENARIO names scenarios/<SCENARIO>.json; ROLLOUT (codex only) receives the session rollout
-# file. The clients come from ${CG_TOOLS:-.tools}/clients (bash .ci/setup-clients.sh). Each run
+# file. The clients come from ${CG_TOOLS:-.tools}/clients (bash .ci/setup-clients.sh);
+# CG_CLIENTS=clients-older takes the older releases it installs instead. Each run
 # gets make_repo.sh's repository in a scratch folder with a fresh HOME and TMPDIR; its paths are
 # rewritten as capture_native.sh does: <scratch>/repo -> /home/user/repo, <scratch>/home ->
 # /home/user, <scratch> -> /home/user/scratch. Started as test_real_clients.py starts them, except:
@@ -17,7 +18,7 @@
 set -euo pipefail
 kit="$(cd "$(dirname "$0")" && pwd)"
 project="$(cd "$kit/../../.." && pwd)"
-tools="${CG_TOOLS:-$project/.tools}/clients/node_modules"
+tools="${CG_TOOLS:-$project/.tools}/${CG_CLIENTS:-clients}/node_modules"
 bin="$tools/.bin"
 data="$project/tests/data"
 answer='answer with one JSON object {"schema_version":1,"agent_id":"reviewer","inspected_files":[...],"findings":[...]}.'

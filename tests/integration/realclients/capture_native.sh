@@ -2,13 +2,13 @@
 # Captures one OpenCode or Copilot CLI stream against the mock model, for tests/data:
 #   bash capture_native.sh opencode|copilot SCENARIO OUT.jsonl
 # SCENARIO names scenarios/<SCENARIO>.json. The client comes from ${CG_TOOLS:-.tools}/clients
-# (bash .ci/setup-clients.sh). The repository is make_repo.sh's, in a scratch folder with a fresh
+# (bash .ci/setup-clients.sh; CG_CLIENTS=clients-older: the older release). The repository is make_repo.sh's, in a scratch folder with a fresh
 # HOME; its paths are rewritten in the capture: <scratch>/repo -> /home/user/repo,
 # <scratch>/home -> /home/user, <scratch> -> /home/user/scratch.
 set -euo pipefail
 client="$1"; scenario="$2"; out="$(realpath -m "$3")"
 kit="$(cd "$(dirname "$0")" && pwd)"
-bin="${CG_TOOLS:-$PWD/.tools}/clients/node_modules/.bin"
+bin="${CG_TOOLS:-$PWD/.tools}/${CG_CLIENTS:-clients}/node_modules/.bin"
 scratch="$(realpath "$(mktemp -d)")"
 mock=""
 cleanup() { [[ -n "$mock" ]] && kill "$mock" 2>/dev/null; rm -rf "$scratch"; }
