@@ -379,7 +379,10 @@ def _outcome(data: JsonObject) -> tuple[bool, str | None] | tuple[str, str]:
         return False, TOOL_ERROR
     shell = data.get("shellExecution")
     if shell is None:
-        return True, None
+        # Releases before 1.0.102 write no shellExecution: a shell command's exit code is only in
+        # the trailer of its output, ``<shellId: 2 completed with exit code 1>``
+        code = _trailer_exit_code(data)
+        return (True, None) if code in (None, 0) else (False, COMMAND_FAILED)
     if not isinstance(shell, dict):
         return "field 'data.shellExecution' is not an object", "data.shellExecution"
     code = shell.get("exitCode")
@@ -390,6 +393,17 @@ def _outcome(data: JsonObject) -> tuple[bool, str | None] | tuple[str, str]:
         detail = "field 'data.shellExecution.exitCode' is not an integer"
         return detail, "data.shellExecution.exitCode"
     return (True, None) if code == 0 else (False, COMMAND_FAILED)
+
+
+_TRAILER_EXIT = re.compile(r"<shellId: [^>\n]* exit code (-?\d{1,9})>\s*\Z")
+
+
+def _trailer_exit_code(data: JsonObject) -> int | None:
+    """The exit code a shell command's output trailer names, when it names one."""
+    result = get_obj(data, "result")
+    content = get_str(result, "content") if result is not None else None
+    found = _TRAILER_EXIT.search(content[-200:]) if content else None
+    return int(found.group(1)) if found else None
 
 
 class CopilotDecoder(JsonLinesDecoder):

@@ -452,3 +452,12 @@ def test_golden_evidence_of_the_capture_with_its_pinned_diff() -> None:
 
 def test_registered_under_its_name() -> None:
     assert ADAPTERS[FORMAT] is ADAPTER
+
+
+def test_without_shell_execution_the_output_trailer_gives_the_exit_code() -> None:
+    """Copilot CLI 1.0.82 writes no ``shellExecution``: a shell command that exited 1 says so
+    only in its output's last line, and is a failed call, as 1.0.102's exit code makes it."""
+    capture = DATA / "copilot-cli" / "older_1.0.82_copilot_overclaim.jsonl"
+    assert b'"shellExecution"' not in capture.read_bytes()
+    document = record_bytes(capture.read_bytes(), "copilot-cli")
+    assert (document.counters.succeeded, document.counters.failed) == (5, 3)

@@ -1455,7 +1455,7 @@ def test_copilot_overclaiming_reviewer_through_run_is_downgraded(
 
     Copilot CLI 1.0.102 says a shell command's exit code in ``data.shellExecution.exitCode``;
     1.0.82 writes no ``shellExecution``, only the result text's last line (``<shellId: 2
-    completed with exit code 1>``), so there that `wc -l` is a successful call."""
+    completed with exit code 1>``), which the adapter reads there: the same failed call."""
     evidence, claims = run_copilot(procs, copilot, workspace, "copilot_overclaim")
     assert evidence["stream_complete"]
     files = file_evidence(evidence)
@@ -1465,8 +1465,8 @@ def test_copilot_overclaiming_reviewer_through_run_is_downgraded(
     assert files["tests/test_handlers.py"]["reads_failed"] == 1
     assert files["src/util"]["reads_empty"] == 1
     assert "README.md" not in files
-    # two views and, where the stream says its exit code, the `wc -l` that exited 1
-    assert evidence["counters"]["failed"] == (3 if release.at_least("1.0.102") else 2)
+    # two views and the `wc -l` that exited 1, at both releases
+    assert evidence["counters"]["failed"] == 3
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     path = workspace.root / "copilot-cli.run.evidence.json"
     assert_caught(reconcile(procs, workspace, claims, path, "enforce"), unsupported)
