@@ -23,6 +23,11 @@ machine others share, wall time measures their work too; it is printed beside it
 average before and after, and asserted as well when the load average was under 1 before the run.
 CG_BENCH_DECISIONS changes the size (the targets are asserted at 1,000,000 or more).
 
+The HTML page (``report --format html -o FILE``, the html extra) is made of the whole folder
+right after the JSON report of it, in the same run: its wall time over the JSON's is printed as
+a ratio, with the page's size. Targets: at most 1.20 (the page adds at most 20 %) and under
+2 MB.
+
     .venv/bin/python -m pytest -m bench -s tests/bench_report.py
 """
 
@@ -52,6 +57,8 @@ METRICS_EVERY = 10  # trace lines per metrics line
 SHARES = (0.01, 0.10, 1.00)
 MAX_SECONDS = 30.0
 MAX_RSS_MB = 200.0
+MAX_HTML_RATIO = 1.20
+MAX_HTML_BYTES = 2_000_000
 _IDS = re.compile(rb'"traceId":"[0-9a-f]{32}","spanId":"[0-9a-f]{16}"')
 
 
@@ -221,6 +228,18 @@ def test_report_of_1000000_decisions_streams(scratch: Path) -> None:
         assert document["input"]["malformed_lines"] == 0
         assert sum(r["reviews"] for r in document["repositories"]) == reviews
         rows.append((reviews, took, cpu, tree_rss))
+        if folder == whole:
+            page = scratch / "report.html"
+            html_took, html_cpu, *_ = run(
+                [*report[:-1], "html", "--telemetry-dir", str(folder), "-o", str(page)]
+            )
+            html_ratio, html_bytes = html_took / took, page.stat().st_size
+            print(
+                f"html page of the same {reviews} decisions: wall {html_took:6.1f} s, CPU "
+                f"{html_cpu:6.1f} s: x{html_ratio:.3f} the JSON report's wall time (asserted <= "
+                f"{MAX_HTML_RATIO:.2f}), {html_bytes / 1e6:.2f} MB (asserted < "
+                f"{MAX_HTML_BYTES / 1e6:.0f} MB)"
+            )
         print(
             f"report {reviews:>8} decisions ({mb:7.0f} MB): wall {took:6.1f} s, CPU {cpu:6.1f} s "
             f"({cpu / reviews * 1e6:4.1f} µs/decision, {mb / cpu:5.0f} MB/CPU s); peak RSS "
@@ -250,3 +269,5 @@ def test_report_of_1000000_decisions_streams(scratch: Path) -> None:
         if quiet:
             assert big_s < MAX_SECONDS, f"{big_s:.1f} s"
         assert big_rss < MAX_RSS_MB, f"{big_rss:.1f} MB"
+        assert html_ratio <= MAX_HTML_RATIO, f"html x{html_ratio:.3f}"
+        assert html_bytes < MAX_HTML_BYTES, f"html {html_bytes} bytes"

@@ -4,18 +4,23 @@ from Prometheus over a window.
 Registered by the main CLI as a plain command, ``app.command("report")(report)``, so that its
 usage shows no subcommands; ``report_app`` runs it alone.
 
-    coverage-gate report [--telemetry-dir D] [--format text|json] [--list would_downgrade]
+    coverage-gate report [--telemetry-dir D] [--format text|json|html] [-o FILE]
+                         [--list would_downgrade]
                          [--min-approvals N] [--min-days D] [--min-evidence F]
                          [--max-errors N] [--max-fallbacks N] [--max-would-downgrade-rate F]
                          [--depth-policy accept|any-hunk|all-hunks]
     coverage-gate report --prometheus URL [--since 14d] [--prometheus-header 'Name: value']
                          [--prometheus-timeout S] [the same format and criteria options]
 
+``--format html`` writes one self-contained page with charts (``coverage_gate.report_html``,
+imported on that path alone: it needs the optional extra ``html``).
+
 Exit codes: 0 report printed (whatever the readiness), 2 usage (options that do not go
 together, a bad --since, URL or header), 3 bad input (no such telemetry folder; Prometheus
 down, slow, failing, answering what is not its API, or holding no coverage-gate metrics; a
-closed or unwritable stdout), 4 bad configuration (criteria out of range, Prometheus refusing
-the credentials, a bad header variable).
+closed or unwritable stdout or --output file; --format html without the html extra), 4 bad
+configuration (criteria out of range, Prometheus refusing the credentials, a bad header
+variable).
 """
 
 from __future__ import annotations
@@ -24,10 +29,11 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -53,6 +59,13 @@ DEFAULT_PROMETHEUS_TIMEOUT_S = 10.0
 class ReportFormat(StrEnum):
     TEXT = "text"
     JSON = "json"
+    HTML = "html"
+
+
+#: What --format html needs, and the line that says how to get it.
+HTML_EXTRA_MISSING = (
+    "--format html needs the html extra: pip install 'coverage-gate[html]' (vl-convert-python)"
+)
 
 
 class Listing(StrEnum):
@@ -86,9 +99,22 @@ def report(
     output: Annotated[
         ReportFormat,
         typer.Option(
-            "--format", **choice(ReportFormat), help="text for people, json for machines."
+            "--format",
+            **choice(ReportFormat),
+            help="text for people, json for machines, html for one page with charts (needs "
+            "the html extra).",
         ),
     ] = ReportFormat.TEXT,
+    out_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the report to this file (atomically) instead of stdout.",
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
     listing: Annotated[
         Listing | None,
         typer.Option(
@@ -193,10 +219,13 @@ def report(
     )
     if problem:
         raise _fail(problem, EXIT_USAGE)
-    try:
-        require_stdout("report")
-    except BadInputError as error:
-        raise _fail(str(error), EXIT_BAD_INPUT) from None
+    # Before any reading: without the extra, say what to install and stop.
+    render_html = _html_renderer() if output is ReportFormat.HTML else None
+    if out_file is None:
+        try:
+            require_stdout("report")
+        except BadInputError as error:
+            raise _fail(str(error), EXIT_BAD_INPUT) from None
     if prometheus is not None:
         try:
             result = _from_prometheus(
@@ -210,15 +239,39 @@ def report(
             raise _fail(str(error), int(error.exit_code)) from None
     else:
         result = _from_folder(telemetry_dir, criteria, listing)
-    if output is ReportFormat.JSON:
+    if render_html is not None:
+        text = render_html(to_json(result))
+    elif output is ReportFormat.JSON:
         text = json.dumps(to_json(result), indent=2, sort_keys=True) + "\n"
     else:
         text = render_text(result)
+    if out_file is not None:
+        _write_file(out_file, text)
+        raise typer.Exit(EXIT_OK)
     try:
         write_stdout(text, "report")
     except BadInputError as error:
         raise _fail(str(error), EXIT_BAD_INPUT) from None
     raise typer.Exit(EXIT_OK)
+
+
+def _html_renderer() -> Callable[[dict[str, Any]], str]:
+    """The page renderer, its chart engine starting while the report reads; without the html
+    extra, a one-line error (exit 3)."""
+    try:
+        from coverage_gate import report_html  # noqa: PLC0415 - the html extra
+    except ImportError:
+        raise _fail(HTML_EXTRA_MISSING, EXIT_BAD_INPUT) from None
+    return report_html.start()
+
+
+def _write_file(path: Path, text: str) -> None:
+    from coverage_gate.files import write_atomic  # noqa: PLC0415 - start-up
+
+    try:
+        write_atomic(path, text)
+    except OSError as error:
+        raise _fail(f"cannot write {path}: {error.strerror or error}", EXIT_BAD_INPUT) from None
 
 
 def _source_problem(
