@@ -4,7 +4,9 @@ A client's own fields never change type in a stream it wrote; one that does (a `
 is ``""`` instead of a list, a ``parsed_cmd`` that is a number, an exit code of 10^30) is a line
 the adapter cannot read, or drift: the calls it could affect are unknown, never absent or failed.
 So for every tool line of every honest real capture, each field replaced by a value of another
-JSON type must leave every claim the capture verified verified or unknown, never unsupported.
+JSON type must leave every claim the capture verified verified or unknown, never unsupported:
+recorded plain (no pinned diff, no files: the parsed reads alone decide) and with both (where
+another call's output can credit a file by content).
 
 The cases are drawn with a fixed seed (the same every run); a failure names the capture, the
 line, the field and the value.
@@ -21,6 +23,7 @@ from typing import Any
 import pytest
 
 from coverage_gate.model import FileStatus
+from tests.conftest import record_bytes
 from tests.test_content_captures import CAPTURES
 from tests.test_drift_captures import decide, record, verified_files
 
@@ -108,11 +111,19 @@ def _ids(case: tuple[Path, str]) -> str:
     return case[0].name
 
 
+RECORDERS = {
+    "plain": record_bytes,
+    "checked": record,
+}
+
+
+@pytest.mark.parametrize("how", sorted(RECORDERS))
 @pytest.mark.parametrize("case", CAPTURES, ids=_ids)
 def test_a_field_of_another_type_never_makes_a_verified_claim_unsupported(
-    case: tuple[Path, str],
+    case: tuple[Path, str], how: str
 ) -> None:
     path, fmt = case
+    record = RECORDERS[how]
     honest = record(path.read_bytes(), fmt)
     claimed = verified_files(honest)
     if not claimed:
