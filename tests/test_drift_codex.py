@@ -25,19 +25,17 @@ from tests.conftest import DATA, record_bytes, stream_truths
 
 ROLLOUT = "codex-rollout"
 EXEC = "codex-exec"
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "realclients" / "captures"
 
 
 def _honest(fmt: str) -> list[Path]:
-    """Every real capture of ``fmt``: those with a truth file, the content captures and the
-    shared real-client captures (the hand-made ``crafted_*`` streams are not captures)."""
-    kind = "rollout" if fmt == ROLLOUT else "exec"
+    """Every real capture of ``fmt``: those with a truth file, the content captures and, for
+    ``codex exec``, the native probe in ``tests/data/hostile`` (the hand-made ``crafted_*``
+    streams are not captures)."""
     found = [
         truth.with_name(truth.name.replace(".truth.json", ".jsonl"))
         for truth in stream_truths(DATA / fmt)
     ]
     found += sorted((DATA / fmt).glob("content_*.jsonl"))
-    found += sorted(SHARED.glob(f"codex*.{kind}.jsonl")) if SHARED.is_dir() else []
     if fmt == EXEC:
         found += sorted((DATA / "hostile").glob("codex_*.exec.jsonl"))
     return found

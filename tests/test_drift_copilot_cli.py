@@ -4,64 +4,30 @@ count, first line), never a failed or absent read; the honest captures carry non
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from coverage_gate.adapters import ADAPTERS
-from coverage_gate.diffmap import DiffIndex
 from coverage_gate.enums import DriftKind
-from coverage_gate.evidence_doc import Bounds
-from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import RecordSettings, record_stream
 from tests.conftest import DATA, REPO_ROOT
+from tests.drift_support import Line, drift_raw, mutated_raw, no_failed_reads, record_raw
 
+FORMAT = "copilot-cli"
 FOLDER = DATA / "copilot-cli"
 HONEST = FOLDER / "copilot_capture.jsonl"
 TASK = FOLDER / "copilot_task.jsonl"
 LARGE = FOLDER / "copilot_large.jsonl"
-DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 REAL = [
     *(p for p in sorted(FOLDER.glob("*.jsonl")) if not p.name.startswith("crafted_")),
-    *sorted(Path("/work/shared/realclients/native/captures").glob("copilot_*.jsonl")),
+    *sorted((DATA / "hostile").glob("copilot_*.jsonl")),
 ]
 START, COMPLETE = "tool.execution_start", "tool.execution_complete"
-
-Line = dict[str, Any]
-
-
-def mutated(path: Path, change: Callable[[Line], Line | None]) -> list[bytes]:
-    """The capture's lines, each JSON-loaded, changed (``None``: kept as it was) and dumped."""
-    out = []
-    for raw in path.read_bytes().splitlines():
-        if raw.strip():
-            changed = change(json.loads(raw))
-            out.append(raw if changed is None else json.dumps(changed).encode())
-    return out
-
-
-def record(lines: list[bytes], root: Path) -> EvidenceDocument:
-    data = b"\n".join(lines).replace(REPO_ROOT.encode(), str(root).encode()) + b"\n"
-    settings = RecordSettings(
-        revision="rev1", repo_root=str(root), bounds=Bounds(), diff=DiffIndex.parse(DIFF)
-    )
-    return record_stream(io.BytesIO(data), ADAPTERS["copilot-cli"], settings)
-
-
-def drift(document: EvidenceDocument) -> dict[tuple[DriftKind, str], tuple[int, int]]:
-    return {(d.kind, d.name): (d.count, d.first_line) for d in document.drift}
 
 
 def typed(lines: list[bytes], kind: str) -> list[int]:
     return [n for n, raw in enumerate(lines, 1) if json.loads(raw).get("type") == kind]
-
-
-def no_failed_reads(document: EvidenceDocument) -> None:
-    assert all(f.reads_failed == 0 for f in document.files)
 
 
 def renamed(old: str, new: str) -> Callable[[Line], Line | None]:
@@ -79,7 +45,7 @@ def views(lines: list[bytes]) -> set[str]:
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.stem)
 def test_honest_real_captures_carry_no_drift(path: Path, tmp_path: Path) -> None:
-    assert record(mutated(path, lambda obj: None), tmp_path).drift == []
+    assert record_raw(FORMAT, mutated_raw(path, lambda obj: None), tmp_path).drift == []
 
 
 @pytest.mark.parametrize(
@@ -88,18 +54,18 @@ def test_honest_real_captures_carry_no_drift(path: Path, tmp_path: Path) -> None
 def test_renamed_tool_event_is_unknown_event_drift_and_no_read_fails(
     old: str, new: str, tmp_path: Path
 ) -> None:
-    lines = mutated(HONEST, renamed(old, new))
-    document = record(lines, tmp_path)
+    lines = mutated_raw(HONEST, renamed(old, new))
+    document = record_raw(FORMAT, lines, tmp_path)
     found = typed(lines, new)
-    assert drift(document)[(DriftKind.UNKNOWN_EVENT, new)] == (len(found), found[0])
+    assert drift_raw(document)[(DriftKind.UNKNOWN_EVENT, new)] == (len(found), found[0])
     no_failed_reads(document)
     assert all(f.reads_succeeded == 0 for f in document.files)
 
 
 def test_unknown_event_type_is_drift_named_for_it(tmp_path: Path) -> None:
-    lines = mutated(HONEST, renamed("assistant.turn_end", "assistant.turn_done"))
+    lines = mutated_raw(HONEST, renamed("assistant.turn_end", "assistant.turn_done"))
     found = typed(lines, "assistant.turn_done")
-    assert drift(record(lines, tmp_path)) == {
+    assert drift_raw(record_raw(FORMAT, lines, tmp_path)) == {
         (DriftKind.UNKNOWN_EVENT, "assistant.turn_done"): (len(found), found[0])
     }
 
@@ -110,7 +76,7 @@ def test_renamed_read_tool_is_unknown_and_never_a_failed_read(tmp_path: Path) ->
             return {**obj, "data": {**obj["data"], "toolName": "read_file"}}
         return None
 
-    document = record(mutated(HONEST, rename), tmp_path)
+    document = record_raw(FORMAT, mutated_raw(HONEST, rename), tmp_path)
     no_failed_reads(document)
     assert all(f.reads_succeeded == 0 for f in document.files)
     assert not any(d.hides_reads for d in document.drift)
@@ -125,8 +91,8 @@ def test_a_built_in_tool_the_client_lists_and_the_adapter_lacks_is_unlisted_tool
             return {**obj, "data": {**obj["data"], "tools": tools}}
         return None
 
-    lines = mutated(TASK, add)
-    found = drift(record(lines, tmp_path))
+    lines = mutated_raw(TASK, add)
+    found = drift_raw(record_raw(FORMAT, lines, tmp_path))
     assert found == {
         (DriftKind.UNLISTED_TOOL, "view_file"): (1, typed(lines, "subagent.selected")[0])
     }
@@ -143,7 +109,7 @@ def test_a_built_in_tool_the_client_lists_and_the_adapter_lacks_is_unlisted_tool
 def test_completion_fields_of_another_type_are_drift_and_unreadable(
     field: str, value: object, kind: DriftKind, name: str, tmp_path: Path
 ) -> None:
-    ids = views(mutated(HONEST, lambda obj: None))
+    ids = views(mutated_raw(HONEST, lambda obj: None))
 
     def damage(obj: Line) -> Line | None:
         if obj.get("type") == COMPLETE and obj["data"]["toolCallId"] in ids:
@@ -151,8 +117,8 @@ def test_completion_fields_of_another_type_are_drift_and_unreadable(
             return {**obj, "data": data if value is None else {**data, field: value}}
         return None
 
-    document = record(mutated(HONEST, damage), tmp_path)
-    assert drift(document)[(kind, name)][0] == len(ids)
+    document = record_raw(FORMAT, mutated_raw(HONEST, damage), tmp_path)
+    assert drift_raw(document)[(kind, name)][0] == len(ids)
     no_failed_reads(document)
 
 
@@ -162,16 +128,16 @@ def test_an_exit_code_past_64_bits_is_unreadable_not_a_failure(tmp_path: Path) -
             return {**obj, "data": {**obj["data"], "shellExecution": {"exitCode": 10**30}}}
         return None
 
-    document = record(mutated(HONEST, damage), tmp_path)
-    assert drift(document)[(DriftKind.FIELD_TYPE, "data.shellExecution.exitCode")][0] == 3
-    honest = record(mutated(HONEST, lambda obj: None), tmp_path)
+    document = record_raw(FORMAT, mutated_raw(HONEST, damage), tmp_path)
+    assert drift_raw(document)[(DriftKind.FIELD_TYPE, "data.shellExecution.exitCode")][0] == 3
+    honest = record_raw(FORMAT, mutated_raw(HONEST, lambda obj: None), tmp_path)
     # the command that exited 1 is no longer a failure: its outcome is unknown
     assert document.counters.failed == honest.counters.failed - 1
     assert document.counters.incomplete == honest.counters.incomplete + 3
 
 
 def test_a_shell_command_writing_files_is_a_mutation(tmp_path: Path) -> None:
-    document = record(mutated(LARGE, lambda obj: None), tmp_path)
+    document = record_raw(FORMAT, mutated_raw(LARGE, lambda obj: None), tmp_path)
     assert [(m.tool, m.path) for m in document.mutations] == [("bash", None)]
 
 
@@ -198,6 +164,6 @@ def test_writing_tools_are_mutations_never_reads(
             return {**obj, "data": {**obj["data"], "toolName": tool, "arguments": given}}
         return None
 
-    document = record(mutated(HONEST, change), tmp_path)
+    document = record_raw(FORMAT, mutated_raw(HONEST, change), tmp_path)
     assert [(m.tool, m.path) for m in document.mutations] == [(tool, path)]
     assert document.drift == []

@@ -4,102 +4,31 @@ failed or absent read; the honest capture carries none; a reviewer's writes are 
 
 from __future__ import annotations
 
-import copy
-import io
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters.gemini_cli import KNOWS
 from coverage_gate.client_versions import CHECKED
-from coverage_gate.diffmap import DiffIndex
 from coverage_gate.enums import DriftKind
-from coverage_gate.evidence_doc import Bounds
 from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import RecordSettings, record_stream
-from tests.conftest import DATA, REPO_ROOT, revision_content
+from tests.conftest import DATA, REPO_ROOT
+from tests.drift_support import (
+    Line,
+    assert_no_read_lost,
+    backed,
+    capture,
+    drift_parsed,
+    mutated_parsed,
+    record_parsed,
+)
 
 FORMAT = "gemini-cli"
 HONEST = DATA / FORMAT / "gemini_a_honest.jsonl"
 READ = "read_file"
 SHELL = "run_shell_command"
-DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
-Line = dict[str, Any]
-
-
-def capture(path: Path) -> list[Line]:
-    return [json.loads(text) for text in path.read_text("utf-8").splitlines() if text.strip()]
-
-
-def rooted(value: Any, root: str) -> Any:
-    """``value`` with the capture's repository root replaced by ``root``."""
-    if isinstance(value, str):
-        return value.replace(REPO_ROOT, root)
-    if isinstance(value, list):
-        return [rooted(item, root) for item in value]
-    if isinstance(value, dict):
-        return {key: rooted(item, root) for key, item in value.items()}
-    return value
-
-
-def record(tmp_path: Path, lines: list[Line]) -> EvidenceDocument:
-    """The evidence of ``lines`` recorded in a repository folder of the test's own, against the
-    captured review's revision and pinned diff."""
-    root = tmp_path / "repo"
-    root.mkdir(exist_ok=True)
-    data = "".join(
-        json.dumps(rooted(obj, str(root)), ensure_ascii=False, separators=(",", ":")) + "\n"
-        for obj in lines
-    )
-    settings = RecordSettings(
-        revision="rev1",
-        repo_root=str(root),
-        bounds=Bounds(),
-        diff=DiffIndex.parse(DIFF),
-        content=lambda _root: revision_content(),
-    )
-    return record_stream(io.BytesIO(data.encode("utf-8")), ADAPTERS[FORMAT], settings)
-
-
-def mutated(lines: list[Line], change: Callable[[int, Line], Line | None]) -> list[Line]:
-    """A copy of ``lines`` with ``change`` applied to each (1-based number, line); ``None``
-    keeps the line as it is."""
-    out: list[Line] = []
-    for number, obj in enumerate(lines, start=1):
-        copied = copy.deepcopy(obj)
-        changed = change(number, copied)
-        out.append(copied if changed is None else changed)
-    return out
-
-
-def drift(doc: EvidenceDocument) -> dict[tuple[DriftKind, str], tuple[int, int | None, bool]]:
-    return {(e.kind, e.name): (e.count, e.first_line, e.hides_reads) for e in doc.drift}
-
-
-def backed(doc: EvidenceDocument) -> set[str]:
-    """The files the evidence backs: a successful read, or lines credited by content."""
-    return {
-        f.path
-        for f in doc.files
-        if f.reads_succeeded
-        or (f.content is not None and (f.content.credited or f.content.matched))
-    }
-
-
-def assert_no_read_lost(honest: EvidenceDocument, doc: EvidenceDocument) -> None:
-    """Drift never turns a read into a failed one, and a file the honest stream backed is still
-    backed, or the evidence says it can no longer vouch for an absence (drift that hides reads)
-    or names the unknown tool that read it."""
-    for file in doc.files:
-        before = honest.file(file.path)
-        assert file.reads_failed <= (before.reads_failed if before else 0), file.path
-    lost = backed(honest) - backed(doc)
-    if lost:
-        assert any(e.hides_reads or e.kind is DriftKind.UNKNOWN_TOOL for e in doc.drift), lost
 
 
 def of_type(lines: list[Line], kind: str) -> list[int]:
@@ -117,7 +46,7 @@ def honest_lines() -> list[Line]:
 
 @pytest.fixture
 def honest(tmp_path: Path, honest_lines: list[Line]) -> EvidenceDocument:
-    return record(tmp_path, honest_lines)
+    return record_parsed(FORMAT, tmp_path, honest_lines)
 
 
 def test_honest_capture_has_no_drift(honest: EvidenceDocument) -> None:
@@ -138,7 +67,7 @@ def test_honest_capture_has_no_drift(honest: EvidenceDocument) -> None:
     ids=lambda p: p.name,
 )
 def test_every_real_capture_is_free_of_drift(tmp_path: Path, path: Path) -> None:
-    assert record(tmp_path, capture(path)).drift == []
+    assert record_parsed(FORMAT, tmp_path, capture(path)).drift == []
 
 
 def test_renamed_read_tool_is_an_unknown_tool_said_loudly(
@@ -152,9 +81,9 @@ def test_renamed_read_tool_is_an_unknown_tool_said_loudly(
         if obj.get("tool_name") == READ:
             obj["tool_name"] = "read_file_v2"
 
-    doc = record(tmp_path, mutated(honest_lines, rename))
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, rename))
     reads = sum(obj.get("tool_name") == READ for obj in honest_lines)
-    assert drift(doc) == {
+    assert drift_parsed(doc) == {
         (DriftKind.UNKNOWN_TOOL, "read_file_v2"): (reads, first_read(honest_lines), False)
     }
     assert all(f.reads_succeeded == 0 and f.reads_failed == 0 for f in doc.files)
@@ -180,9 +109,9 @@ def test_renamed_start_or_end_line_is_an_unknown_event(
         if obj.get("type") == kind:
             obj["type"] = new
 
-    doc = record(tmp_path, mutated(honest_lines, rename))
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, rename))
     carrying = of_type(honest_lines, kind)
-    assert drift(doc)[(DriftKind.UNKNOWN_EVENT, new)] == (len(carrying), carrying[0], True)
+    assert drift_parsed(doc)[(DriftKind.UNKNOWN_EVENT, new)] == (len(carrying), carrying[0], True)
     assert any(e.kind is DriftKind.UNPAIRED and side in e.name for e in doc.drift)
     assert doc.counters.unrecognised_events == len(carrying)
     assert all(f.reads_failed == 0 for f in doc.files)
@@ -196,8 +125,8 @@ def test_unknown_line_type_is_drift(
         if number == 1:
             obj["type"] = "session_start"
 
-    doc = record(tmp_path, mutated(honest_lines, rename))
-    assert drift(doc) == {(DriftKind.UNKNOWN_EVENT, "session_start"): (1, 1, True)}
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, rename))
+    assert drift_parsed(doc) == {(DriftKind.UNKNOWN_EVENT, "session_start"): (1, 1, True)}
     assert doc.files == honest.files
 
 
@@ -247,8 +176,8 @@ def test_result_line_of_a_shape_never_written_is_unreadable_and_drift(
         if number == target:
             change(obj)
 
-    doc = record(tmp_path, mutated(honest_lines, apply))
-    assert drift(doc)[(kind, name)] == (1, target, True)
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, apply))
+    assert drift_parsed(doc)[(kind, name)] == (1, target, True)
     assert doc.counters.malformed_lines == 1
     assert all(f.reads_failed == 0 for f in doc.files)
     assert_no_read_lost(honest, doc)
@@ -277,8 +206,8 @@ def test_start_line_of_a_shape_never_written_is_unreadable_and_drift(
         if number == target:
             change(obj)
 
-    doc = record(tmp_path, mutated(honest_lines, apply))
-    assert drift(doc)[(kind, name)] == (1, target, True)
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, apply))
+    assert drift_parsed(doc)[(kind, name)] == (1, target, True)
     assert all(f.reads_failed == 0 for f in doc.files)
     assert_no_read_lost(honest, doc)
 
@@ -295,8 +224,8 @@ def test_mcp_tool_naming_a_file_is_an_unknown_tool_that_hides_nothing(
             obj["tool_name"] = "fs_peek"
             obj["parameters"] = {"target": {"path": obj["parameters"]["file_path"]}}
 
-    doc = record(tmp_path, mutated(honest_lines, rename))
-    assert drift(doc) == {(DriftKind.UNKNOWN_TOOL, "fs_peek"): (1, target, False)}
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, rename))
+    assert drift_parsed(doc) == {(DriftKind.UNKNOWN_TOOL, "fs_peek"): (1, target, False)}
     assert len(backed(doc)) == len(backed(honest)) - 1
 
 
@@ -311,7 +240,7 @@ def test_writing_tools_are_mutations_never_reads(tmp_path: Path, honest_lines: l
         if obj.get("tool_name") == READ and path in targets:
             obj["tool_name"] = targets[path]
 
-    doc = record(tmp_path, mutated(honest_lines, write))
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, write))
     assert {(m.tool, m.path) for m in doc.mutations} == {
         ("write_file", "README.md"),
         ("replace", "docs/guide.md"),
@@ -337,7 +266,7 @@ def test_shell_command_that_changes_files_is_a_mutation(
         if obj.get("tool_name") == SHELL:
             obj["parameters"]["command"] = command
 
-    doc = record(tmp_path, mutated(honest_lines, run))
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, run))
     assert [(m.tool, m.path) for m in doc.mutations] == [(SHELL, path)]
 
 
@@ -349,7 +278,7 @@ def test_shell_command_that_changes_nothing_is_no_mutation(
         if obj.get("tool_name") == SHELL:
             obj["parameters"]["command"] = command
 
-    assert record(tmp_path, mutated(honest_lines, run)).mutations == []
+    assert record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, run)).mutations == []
 
 
 def test_failed_write_is_no_mutation(tmp_path: Path, honest_lines: list[Line]) -> None:
@@ -363,4 +292,4 @@ def test_failed_write_is_no_mutation(tmp_path: Path, honest_lines: list[Line]) -
             obj["status"] = "error"
             obj["error"] = {"type": "permission_denied", "message": "no"}
 
-    assert record(tmp_path, mutated(honest_lines, fail)).mutations == []
+    assert record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, fail)).mutations == []

@@ -4,7 +4,6 @@ line), never a failed or absent read; the honest captures carry none."""
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -12,54 +11,22 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.adapters import ADAPTERS
-from coverage_gate.diffmap import DiffIndex
 from coverage_gate.enums import DriftKind
-from coverage_gate.evidence_doc import Bounds
-from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import RecordSettings, record_stream
-from tests.conftest import DATA, REPO_ROOT
+from tests.conftest import DATA
+from tests.drift_support import Line, drift_raw, mutated_raw, no_failed_reads, record_raw
 
+FORMAT = "opencode"
 FOLDER = DATA / "opencode"
 HONEST = FOLDER / "opencode_capture.jsonl"
 EDIT = FOLDER / "content_opencode_edit_then_read.jsonl"
-DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 REAL = [
     *(p for p in sorted(FOLDER.glob("*.jsonl")) if not p.name.startswith("crafted_")),
-    *sorted(Path("/work/shared/realclients/native/captures").glob("opencode_*.jsonl")),
+    *sorted((DATA / "hostile").glob("opencode_*.jsonl")),
 ]
-
-Line = dict[str, Any]
-
-
-def mutated(path: Path, change: Callable[[Line], Line | None]) -> list[bytes]:
-    """The capture's lines, each JSON-loaded, changed (``None``: kept as it was) and dumped."""
-    out = []
-    for raw in path.read_bytes().splitlines():
-        if raw.strip():
-            changed = change(json.loads(raw))
-            out.append(raw if changed is None else json.dumps(changed).encode())
-    return out
-
-
-def record(lines: list[bytes], root: Path) -> EvidenceDocument:
-    data = b"\n".join(lines).replace(REPO_ROOT.encode(), str(root).encode()) + b"\n"
-    settings = RecordSettings(
-        revision="rev1", repo_root=str(root), bounds=Bounds(), diff=DiffIndex.parse(DIFF)
-    )
-    return record_stream(io.BytesIO(data), ADAPTERS["opencode"], settings)
-
-
-def drift(document: EvidenceDocument) -> dict[tuple[DriftKind, str], tuple[int, int]]:
-    return {(d.kind, d.name): (d.count, d.first_line) for d in document.drift}
 
 
 def tool_lines(lines: list[bytes], kind: str) -> list[int]:
     return [n for n, raw in enumerate(lines, 1) if json.loads(raw).get("type") == kind]
-
-
-def no_failed_reads(document: EvidenceDocument) -> None:
-    assert all(f.reads_failed == 0 for f in document.files)
 
 
 def part_of(obj: Line, **changes: Any) -> Line:
@@ -68,25 +35,25 @@ def part_of(obj: Line, **changes: Any) -> Line:
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.stem)
 def test_honest_real_captures_carry_no_drift(path: Path, tmp_path: Path) -> None:
-    assert record(mutated(path, lambda obj: None), tmp_path).drift == []
+    assert record_raw(FORMAT, mutated_raw(path, lambda obj: None), tmp_path).drift == []
 
 
 def test_renamed_tool_event_is_unknown_event_drift_and_no_read_fails(tmp_path: Path) -> None:
-    lines = mutated(
+    lines = mutated_raw(
         HONEST, lambda obj: {**obj, "type": "tool_call"} if obj["type"] == "tool_use" else None
     )
-    document = record(lines, tmp_path)
+    document = record_raw(FORMAT, lines, tmp_path)
     renamed = tool_lines(lines, "tool_call")
-    assert drift(document)[(DriftKind.UNKNOWN_EVENT, "tool_call")] == (len(renamed), renamed[0])
+    assert drift_raw(document)[(DriftKind.UNKNOWN_EVENT, "tool_call")] == (len(renamed), renamed[0])
     assert document.drift[0].hides_reads
     no_failed_reads(document)
 
 
 def test_unknown_event_type_is_drift_named_for_it(tmp_path: Path) -> None:
-    lines = mutated(
+    lines = mutated_raw(
         HONEST, lambda obj: {**obj, "type": "step_begin"} if obj["type"] == "step_start" else None
     )
-    found = drift(record(lines, tmp_path))
+    found = drift_raw(record_raw(FORMAT, lines, tmp_path))
     renamed = tool_lines(lines, "step_begin")
     assert found == {(DriftKind.UNKNOWN_EVENT, "step_begin"): (len(renamed), renamed[0])}
 
@@ -97,7 +64,7 @@ def test_renamed_read_tool_is_unknown_and_never_a_failed_read(tmp_path: Path) ->
             return part_of(obj, tool="view")
         return None
 
-    document = record(mutated(HONEST, rename), tmp_path)
+    document = record_raw(FORMAT, mutated_raw(HONEST, rename), tmp_path)
     no_failed_reads(document)
     assert all(f.reads_succeeded == 0 for f in document.files)
     assert not any(d.hides_reads for d in document.drift)
@@ -128,15 +95,15 @@ def test_tool_line_fields_of_another_type_are_drift_and_unreadable(
             return {**obj, "part": damage(obj["part"])}
         return None
 
-    lines = mutated(HONEST, change)
-    document = record(lines, tmp_path)
-    assert drift(document)[(kind, name)][0] == 7
+    lines = mutated_raw(HONEST, change)
+    document = record_raw(FORMAT, lines, tmp_path)
+    assert drift_raw(document)[(kind, name)][0] == 7
     no_failed_reads(document)
     assert all(f.reads_succeeded == 0 for f in document.files)
 
 
 def test_edit_capture_records_the_mutation_and_it_is_no_read(tmp_path: Path) -> None:
-    document = record(mutated(EDIT, lambda obj: None), tmp_path)
+    document = record_raw(FORMAT, mutated_raw(EDIT, lambda obj: None), tmp_path)
     assert [(m.tool, m.path) for m in document.mutations] == [("edit", "src/api/models.py")]
 
 
@@ -157,6 +124,6 @@ def test_writing_tools_are_mutations(tool: str, given: Line, path: str, tmp_path
             return part_of(obj, tool=tool, state={**obj["part"]["state"], "input": given})
         return None
 
-    document = record(mutated(HONEST, change), tmp_path)
+    document = record_raw(FORMAT, mutated_raw(HONEST, change), tmp_path)
     assert [(m.tool, m.path) for m in document.mutations] == [(tool, path)]
     assert document.drift == []

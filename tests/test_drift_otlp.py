@@ -23,14 +23,13 @@ from tests.conftest import DATA, REPO_ROOT
 FOLDER = DATA / "otlp-json"
 CLAUDE = FOLDER / "claude-code_otel_honest.jsonl"
 CODEX = FOLDER / "codex_0.169.0_otel_shared.jsonl"
-NATIVE = Path("/work/shared/realclients/native/captures")
 REAL = [
     *(
         p
         for p in sorted(FOLDER.glob("*.jsonl"))
         if "unmatched" not in p.name and "crafted" not in p.name
     ),
-    *sorted(NATIVE.glob("*_otlp_*.json")),
+    *sorted((DATA / "hostile").glob("*_otlp_*.jsonl")),
 ]
 
 Obj = dict[str, Any]

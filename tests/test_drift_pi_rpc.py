@@ -4,66 +4,26 @@ first line) and never turns a call into a failed or absent read; the honest capt
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from coverage_gate.adapters import ADAPTERS
-from coverage_gate.diffmap import DiffIndex
 from coverage_gate.enums import DriftKind
-from coverage_gate.evidence_doc import Bounds
-from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import RecordSettings, record_stream
-from tests.conftest import DATA, REPO_ROOT
+from tests.conftest import DATA
+from tests.drift_support import Line, drift_raw, mutated_raw, no_failed_reads, record_raw
 
+FORMAT = "pi-rpc"
 FOLDER = DATA / "pi-rpc"
 HONEST = FOLDER / "pi_a_honest.jsonl"
 EDIT = FOLDER / "content_pi_edit_then_read.jsonl"
 BASH = FOLDER / "content_pi_bash_only.jsonl"
-DIFF = (FOLDER / "review.diff").read_bytes()
-REAL = sorted(FOLDER.glob("*.jsonl")) + sorted(
-    Path("/work/shared/realclients/captures").glob("pi_*.jsonl")
-)
-
-Line = dict[str, Any]
-
-
-def mutated(path: Path, change: Callable[[Line], Line | None]) -> list[bytes]:
-    """The capture's lines, each JSON-loaded, changed (``None``: kept as it was) and dumped."""
-    out = []
-    for raw in path.read_bytes().splitlines():
-        obj = json.loads(raw)
-        changed = change(obj)
-        out.append(raw if changed is None else json.dumps(changed).encode())
-    return out
-
-
-def record(lines: list[bytes], root: Path, *, diff: bool = True) -> EvidenceDocument:
-    """Record the lines with the capture's root moved to ``root``."""
-    data = b"\n".join(lines).replace(REPO_ROOT.encode(), str(root).encode()) + b"\n"
-    settings = RecordSettings(
-        revision="rev1",
-        repo_root=str(root),
-        bounds=Bounds(),
-        diff=DiffIndex.parse(DIFF) if diff else None,
-    )
-    return record_stream(io.BytesIO(data), ADAPTERS["pi-rpc"], settings)
-
-
-def drift(document: EvidenceDocument) -> dict[tuple[DriftKind, str], tuple[int, int]]:
-    return {(d.kind, d.name): (d.count, d.first_line) for d in document.drift}
+REAL = sorted(FOLDER.glob("*.jsonl"))
 
 
 def first_line(lines: list[bytes], kind: str) -> int:
     return next(n for n, raw in enumerate(lines, 1) if json.loads(raw).get("type") == kind)
-
-
-def no_failed_reads(document: EvidenceDocument) -> None:
-    assert all(f.reads_failed == 0 for f in document.files)
 
 
 def renamed_type(old: str, new: str) -> Callable[[Line], Line | None]:
@@ -72,14 +32,18 @@ def renamed_type(old: str, new: str) -> Callable[[Line], Line | None]:
 
 @pytest.mark.parametrize("path", REAL, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_honest_real_captures_carry_no_drift(path: Path, tmp_path: Path) -> None:
-    document = record([line for line in path.read_bytes().splitlines() if line], tmp_path)
+    document = record_raw(
+        FORMAT, [line for line in path.read_bytes().splitlines() if line], tmp_path
+    )
     assert document.drift == []
 
 
 def test_renamed_end_event_is_unknown_event_drift_and_no_read_fails(tmp_path: Path) -> None:
-    lines = mutated(HONEST, renamed_type("tool_execution_end", "tool_execution_finish"))
-    document = record(lines, tmp_path)
-    found = drift(document)
+    lines = mutated_raw(
+        HONEST, renamed_type("tool_execution_end", "tool_execution_finish"), skip_blank=False
+    )
+    document = record_raw(FORMAT, lines, tmp_path)
+    found = drift_raw(document)
     first = first_line(lines, "tool_execution_finish")
     assert found[(DriftKind.UNKNOWN_EVENT, "tool_execution_finish")] == (8, first)
     assert any(kind is DriftKind.UNPAIRED for kind, _ in found)
@@ -89,9 +53,11 @@ def test_renamed_end_event_is_unknown_event_drift_and_no_read_fails(tmp_path: Pa
 
 
 def test_renamed_start_event_is_unknown_event_drift_and_no_read_fails(tmp_path: Path) -> None:
-    lines = mutated(HONEST, renamed_type("tool_execution_start", "tool_execution_begin"))
-    document = record(lines, tmp_path)
-    found = drift(document)
+    lines = mutated_raw(
+        HONEST, renamed_type("tool_execution_start", "tool_execution_begin"), skip_blank=False
+    )
+    document = record_raw(FORMAT, lines, tmp_path)
+    found = drift_raw(document)
     first = first_line(lines, "tool_execution_begin")
     assert found[(DriftKind.UNKNOWN_EVENT, "tool_execution_begin")] == (8, first)
     no_failed_reads(document)
@@ -99,12 +65,12 @@ def test_renamed_start_event_is_unknown_event_drift_and_no_read_fails(tmp_path: 
 
 
 def test_unknown_event_type_is_drift_named_for_it(tmp_path: Path) -> None:
-    lines = mutated(HONEST, renamed_type("turn_start", "turn_begin"))
-    document = record(lines, tmp_path)
-    assert drift(document) == {
+    lines = mutated_raw(HONEST, renamed_type("turn_start", "turn_begin"), skip_blank=False)
+    document = record_raw(FORMAT, lines, tmp_path)
+    assert drift_raw(document) == {
         (DriftKind.UNKNOWN_EVENT, "turn_begin"): (8, first_line(lines, "turn_begin"))
     }
-    honest = record(HONEST.read_bytes().splitlines(), tmp_path)
+    honest = record_raw(FORMAT, HONEST.read_bytes().splitlines(), tmp_path)
     assert {f.path: f.reads_succeeded for f in document.files} == {
         f.path: f.reads_succeeded for f in honest.files
     }
@@ -115,15 +81,15 @@ def renamed_read(obj: Line) -> Line | None:
 
 
 def test_renamed_read_tool_is_never_a_failed_read_nor_blinding(tmp_path: Path) -> None:
-    document = record(mutated(HONEST, renamed_read), tmp_path)
+    document = record_raw(FORMAT, mutated_raw(HONEST, renamed_read, skip_blank=False), tmp_path)
     no_failed_reads(document)
     assert document.counters.ignored == 6
     assert not any(d.hides_reads for d in document.drift)  # the model can call any tool
 
 
 def test_renamed_read_tool_naming_files_in_scope_is_unknown_tool_drift(tmp_path: Path) -> None:
-    document = record(mutated(HONEST, renamed_read), tmp_path)
-    assert drift(document)[(DriftKind.UNKNOWN_TOOL, "cr_view")][0] == 6
+    document = record_raw(FORMAT, mutated_raw(HONEST, renamed_read, skip_blank=False), tmp_path)
+    assert drift_raw(document)[(DriftKind.UNKNOWN_TOOL, "cr_view")][0] == 6
 
 
 @pytest.mark.parametrize(
@@ -138,8 +104,8 @@ def test_end_flag_of_another_type_is_field_type_drift_and_unreadable(
             return {**obj, field: value}
         return None
 
-    document = record(mutated(HONEST, damage), tmp_path)
-    assert drift(document)[(DriftKind.FIELD_TYPE, field)][0] == 6
+    document = record_raw(FORMAT, mutated_raw(HONEST, damage, skip_blank=False), tmp_path)
+    assert drift_raw(document)[(DriftKind.FIELD_TYPE, field)][0] == 6
     no_failed_reads(document)
     assert document.counters.failed == 0
 
@@ -160,8 +126,8 @@ def test_result_of_another_type_makes_the_read_unknown_not_whole(
             return {**obj, "result": result}
         return None
 
-    document = record(mutated(HONEST, damage), tmp_path)
-    assert drift(document)[(DriftKind.FIELD_TYPE, name)][0] == 6
+    document = record_raw(FORMAT, mutated_raw(HONEST, damage, skip_blank=False), tmp_path)
+    assert drift_raw(document)[(DriftKind.FIELD_TYPE, name)][0] == 6
     assert all(f.reads_succeeded == 0 and f.reads_failed == 0 for f in document.files)
 
 
@@ -171,8 +137,8 @@ def test_end_without_its_result_is_missing_field_drift(tmp_path: Path) -> None:
             return {key: value for key, value in obj.items() if key != "result"}
         return None
 
-    document = record(mutated(HONEST, damage), tmp_path)
-    assert drift(document)[(DriftKind.MISSING_FIELD, "result")][0] == 6
+    document = record_raw(FORMAT, mutated_raw(HONEST, damage, skip_blank=False), tmp_path)
+    assert drift_raw(document)[(DriftKind.MISSING_FIELD, "result")][0] == 6
     no_failed_reads(document)
 
 
@@ -182,13 +148,13 @@ def test_end_without_its_call_id_is_missing_field_drift(tmp_path: Path) -> None:
             return {key: value for key, value in obj.items() if key != "toolCallId"}
         return None
 
-    document = record(mutated(HONEST, damage), tmp_path)
-    assert drift(document)[(DriftKind.MISSING_FIELD, "toolCallId")][0] == 8
+    document = record_raw(FORMAT, mutated_raw(HONEST, damage, skip_blank=False), tmp_path)
+    assert drift_raw(document)[(DriftKind.MISSING_FIELD, "toolCallId")][0] == 8
     no_failed_reads(document)
 
 
 def test_edit_capture_records_the_mutation_and_it_is_no_read(tmp_path: Path) -> None:
-    document = record(EDIT.read_bytes().splitlines(), tmp_path)
+    document = record_raw(FORMAT, EDIT.read_bytes().splitlines(), tmp_path)
     assert [(m.tool, m.path) for m in document.mutations] == [("edit", "src/api/models.py")]
     assert document.drift == []
     models = document.file("src/api/models.py")
@@ -215,6 +181,6 @@ def test_shell_command_that_changes_files_is_a_mutation(
             return {**obj, "args": {**obj["args"], "command": command}}
         return None
 
-    document = record(mutated(BASH, rewrite), tmp_path)
+    document = record_raw(FORMAT, mutated_raw(BASH, rewrite, skip_blank=False), tmp_path)
     assert [(m.tool, m.path) for m in document.mutations] == ([written] if written else [])
     assert document.drift == []

@@ -4,109 +4,31 @@ failed or absent read; the honest capture carries none; a reviewer's writes are 
 
 from __future__ import annotations
 
-import copy
-import io
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters.qwen_code import KNOWS
-from coverage_gate.diffmap import DiffIndex
 from coverage_gate.enums import DriftKind
-from coverage_gate.evidence_doc import Bounds
 from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import RecordSettings, record_stream
-from tests.conftest import DATA, REPO_ROOT, revision_content
+from tests.conftest import DATA, REPO_ROOT
+from tests.drift_support import (
+    Line,
+    assert_no_read_lost,
+    backed,
+    blocks,
+    capture,
+    drift_parsed,
+    lines_with,
+    mutated_parsed,
+    record_parsed,
+)
 
 FORMAT = "qwen-code"
 HONEST = DATA / FORMAT / "qwen_a_honest.jsonl"
 READ = "read_file"
-DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
-Line = dict[str, Any]
-
-
-def capture(path: Path) -> list[Line]:
-    return [json.loads(text) for text in path.read_text("utf-8").splitlines() if text.strip()]
-
-
-def rooted(value: Any, root: str) -> Any:
-    """``value`` with the capture's repository root replaced by ``root``."""
-    if isinstance(value, str):
-        return value.replace(REPO_ROOT, root)
-    if isinstance(value, list):
-        return [rooted(item, root) for item in value]
-    if isinstance(value, dict):
-        return {key: rooted(item, root) for key, item in value.items()}
-    return value
-
-
-def record(tmp_path: Path, lines: list[Line]) -> EvidenceDocument:
-    """The evidence of ``lines`` recorded in a repository folder of the test's own, against the
-    captured review's revision and pinned diff."""
-    root = tmp_path / "repo"
-    root.mkdir(exist_ok=True)
-    data = "".join(
-        json.dumps(rooted(obj, str(root)), ensure_ascii=False, separators=(",", ":")) + "\n"
-        for obj in lines
-    )
-    settings = RecordSettings(
-        revision="rev1",
-        repo_root=str(root),
-        bounds=Bounds(),
-        diff=DiffIndex.parse(DIFF),
-        content=lambda _root: revision_content(),
-    )
-    return record_stream(io.BytesIO(data.encode("utf-8")), ADAPTERS[FORMAT], settings)
-
-
-def mutated(lines: list[Line], change: Callable[[int, Line], Line | None]) -> list[Line]:
-    """A copy of ``lines`` with ``change`` applied to each (1-based number, line); ``None``
-    keeps the line as it is."""
-    out: list[Line] = []
-    for number, obj in enumerate(lines, start=1):
-        copied = copy.deepcopy(obj)
-        changed = change(number, copied)
-        out.append(copied if changed is None else changed)
-    return out
-
-
-def blocks(obj: Line, kind: str) -> list[Line]:
-    content = obj.get("message", {}).get("content")
-    return [b for b in content if isinstance(b, dict) and b.get("type") == kind] if content else []
-
-
-def lines_with(lines: list[Line], kind: str) -> list[int]:
-    return [n for n, obj in enumerate(lines, start=1) if blocks(obj, kind)]
-
-
-def drift(doc: EvidenceDocument) -> dict[tuple[DriftKind, str], tuple[int, int | None, bool]]:
-    return {(e.kind, e.name): (e.count, e.first_line, e.hides_reads) for e in doc.drift}
-
-
-def backed(doc: EvidenceDocument) -> set[str]:
-    """The files the evidence backs: a successful read, or lines credited by content."""
-    return {
-        f.path
-        for f in doc.files
-        if f.reads_succeeded
-        or (f.content is not None and (f.content.credited or f.content.matched))
-    }
-
-
-def assert_no_read_lost(honest: EvidenceDocument, doc: EvidenceDocument) -> None:
-    """Drift never turns a read into a failed one, and a file the honest stream backed is still
-    backed, or the evidence says it can no longer vouch for an absence (drift that hides reads)
-    or names the unknown tool that read it."""
-    for file in doc.files:
-        before = honest.file(file.path)
-        assert file.reads_failed <= (before.reads_failed if before else 0), file.path
-    lost = backed(honest) - backed(doc)
-    if lost:
-        assert any(e.hides_reads or e.kind is DriftKind.UNKNOWN_TOOL for e in doc.drift), lost
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +38,7 @@ def honest_lines() -> list[Line]:
 
 @pytest.fixture
 def honest(tmp_path: Path, honest_lines: list[Line]) -> EvidenceDocument:
-    return record(tmp_path, honest_lines)
+    return record_parsed(FORMAT, tmp_path, honest_lines)
 
 
 def test_honest_capture_has_no_drift_and_names_its_version(honest: EvidenceDocument) -> None:
@@ -137,7 +59,7 @@ def test_honest_capture_has_no_drift_and_names_its_version(honest: EvidenceDocum
 def test_every_real_capture_is_free_of_drift(tmp_path: Path, path: Path) -> None:
     """No false alarm: every built-in tool the client lists, every line and block type it wrote
     is known."""
-    assert record(tmp_path, capture(path)).drift == []
+    assert record_parsed(FORMAT, tmp_path, capture(path)).drift == []
 
 
 def test_every_tool_the_client_lists_is_known() -> None:
@@ -159,8 +81,8 @@ def test_renamed_read_tool_is_an_unlisted_tool_and_an_unknown_one(
             if block["name"] == READ:
                 block["name"] = "read_text_file"
 
-    doc = record(tmp_path, mutated(honest_lines, rename))
-    found = drift(doc)
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, rename))
+    found = drift_parsed(doc)
     assert found[(DriftKind.UNLISTED_TOOL, "read_text_file")] == (1, 1, True)
     first_read = next(
         n for n in lines_with(honest_lines, "tool_use")
@@ -191,10 +113,10 @@ def test_renamed_start_or_end_block_is_an_unknown_event(
         for block in blocks(obj, kind):
             block["type"] = new
 
-    doc = record(tmp_path, mutated(honest_lines, rename))
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, rename))
     carrying = lines_with(honest_lines, kind)
     renamed = sum(len(blocks(obj, kind)) for obj in honest_lines)
-    assert drift(doc)[(DriftKind.UNKNOWN_EVENT, new)] == (renamed, carrying[0], True)
+    assert drift_parsed(doc)[(DriftKind.UNKNOWN_EVENT, new)] == (renamed, carrying[0], True)
     assert any(e.kind is DriftKind.UNPAIRED and side in e.name for e in doc.drift)
     assert all(f.reads_failed == 0 for f in doc.files)
     assert_no_read_lost(honest, doc)
@@ -211,8 +133,8 @@ def test_unknown_line_type_is_drift(
         if number == target:
             obj["type"] = "tool_feedback"
 
-    doc = record(tmp_path, mutated(honest_lines, rename))
-    assert drift(doc)[(DriftKind.UNKNOWN_EVENT, "tool_feedback")] == (1, target, True)
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, rename))
+    assert drift_parsed(doc)[(DriftKind.UNKNOWN_EVENT, "tool_feedback")] == (1, target, True)
     assert doc.counters.unrecognised_events == 1
     assert_no_read_lost(honest, doc)
 
@@ -224,7 +146,7 @@ def test_version_beyond_the_checked_range_is_said_and_changes_nothing(
         if "qwen_code_version" in obj:
             obj["qwen_code_version"] = "9.0.0"
 
-    doc = record(tmp_path, mutated(honest_lines, bump))
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, bump))
     assert doc.client_version == "9.0.0"
     [entry] = doc.drift
     assert entry.kind is DriftKind.CLIENT_VERSION and entry.name.startswith("9.0.0 (newer than")
@@ -301,8 +223,8 @@ def test_result_line_of_a_shape_never_written_is_unreadable_and_drift(
         if number == target:
             change(obj)
 
-    doc = record(tmp_path, mutated(honest_lines, apply))
-    assert drift(doc)[(kind, name)] == (1, target, True)
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, apply))
+    assert drift_parsed(doc)[(kind, name)] == (1, target, True)
     assert doc.counters.malformed_lines == 1
     assert any(issue.line == target for issue in doc.issues)
     assert all(f.reads_failed == 0 for f in doc.files)
@@ -336,8 +258,8 @@ def test_start_line_of_a_shape_never_written_is_unreadable_and_drift(
         if number == target:
             change(obj)
 
-    doc = record(tmp_path, mutated(honest_lines, apply))
-    assert drift(doc)[(kind, name)] == (1, target, True)
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, apply))
+    assert drift_parsed(doc)[(kind, name)] == (1, target, True)
     assert all(f.reads_failed == 0 for f in doc.files)
     assert_no_read_lost(honest, doc)
 
@@ -356,8 +278,8 @@ def test_mcp_tool_is_an_unknown_tool_that_hides_nothing(
         if number == target:
             blocks(obj, "tool_use")[0]["name"] = "mcp__fs__read"
 
-    doc = record(tmp_path, mutated(honest_lines, rename))
-    assert drift(doc) == {(DriftKind.UNKNOWN_TOOL, "mcp__fs__read"): (1, target, False)}
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, rename))
+    assert drift_parsed(doc) == {(DriftKind.UNKNOWN_TOOL, "mcp__fs__read"): (1, target, False)}
     assert (
         sum(f.reads_succeeded for f in doc.files)
         == sum(f.reads_succeeded for f in honest.files) - 1
@@ -378,10 +300,10 @@ def test_lying_unknown_tool_call_is_drift_and_no_evidence(
         if number == answer:
             blocks(obj, "tool_result")[0]["content"] = "looks fine"
 
-    lines = list(mutated(honest_lines, lie))
+    lines = list(mutated_parsed(honest_lines, lie))
     # keep only the lying call: the other calls read other files
-    doc = record(tmp_path, [*lines[:answer], lines[-1]])
-    assert drift(doc)[(DriftKind.UNKNOWN_TOOL, "Peek")] == (1, target, False)
+    doc = record_parsed(FORMAT, tmp_path, [*lines[:answer], lines[-1]])
+    assert drift_parsed(doc)[(DriftKind.UNKNOWN_TOOL, "Peek")] == (1, target, False)
     assert "src/util/strings.py" not in backed(doc)
 
 
@@ -398,7 +320,7 @@ def test_writing_tools_are_mutations_never_reads(
             if block["name"] == READ and path in targets:
                 block["name"] = targets[path]
 
-    doc = record(tmp_path, mutated(honest_lines, write))
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, write))
     assert {(m.tool, m.path) for m in doc.mutations} == {
         ("write_file", "README.md"),
         ("edit", "docs/guide.md"),
@@ -426,7 +348,7 @@ def test_shell_command_that_changes_files_is_a_mutation(
             if block["name"] == "run_shell_command":
                 block["input"]["command"] = command
 
-    doc = record(tmp_path, mutated(honest_lines, run))
+    doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, run))
     assert [(m.tool, m.path) for m in doc.mutations] == [("run_shell_command", path)]
 
 
@@ -441,4 +363,4 @@ def test_shell_command_that_changes_nothing_is_no_mutation(
             if block["name"] == "run_shell_command":
                 block["input"]["command"] = command
 
-    assert record(tmp_path, mutated(honest_lines, run)).mutations == []
+    assert record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, run)).mutations == []
