@@ -129,14 +129,21 @@ class RepositoryContent:
     def content(self, path: str) -> bytes | None:
         return self.prefetch([path]).get(path)
 
-    def same_tree(self, commit: str) -> bool:
+    def same_tree(self, commit: str) -> bool | None:
         """Whether ``commit`` names the revision's tree (the revision itself, or a snapshot of a
-        clean checkout of it): a stream's own commit compared with the revision."""
-        if not self._tree_known() or not _revision_name(commit):
-            return False
+        clean checkout of it): a stream's own commit compared with the revision. ``None`` when
+        the repository here cannot tell (no repository, or one that holds neither)."""
+        if not self._tree_known():
+            return None
         ours = _git(self.root, "rev-parse", "--verify", "--quiet", f"{self.revision}^{{tree}}")
-        theirs = _git(self.root, "rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}")
-        return ours is not None and theirs is not None and ours.strip() == theirs.strip()
+        theirs = (
+            _git(self.root, "rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}")
+            if _revision_name(commit)
+            else None
+        )
+        if ours is None or theirs is None:
+            return False if ours is not None and theirs is None else None
+        return ours.strip() == theirs.strip()
 
     def prefetch(self, paths: Sequence[str]) -> dict[str, bytes]:
         """The regular files among ``paths`` at the revision, read in one ``git ls-tree`` and

@@ -277,8 +277,9 @@ def _same_revision(commit: str, revision: str, settings: RecordSettings, root: s
         return True
     source = settings.content(root) if settings.content is not None and root else None
     same_tree = getattr(source, "same_tree", None)
-    if same_tree is not None:
-        return bool(same_tree(commit))
+    told = same_tree(commit) if same_tree is not None else None
+    if told is not None:
+        return bool(told)
     # without the repository only an object id can be compared; a name (``HEAD``, a branch)
     # cannot be told apart from the commit it names
     return not _OBJECT_ID.fullmatch(b)

@@ -101,6 +101,7 @@ def _isolated_state(
             "COVERAGE_GATE_DEPTH_POLICY",
             "COVERAGE_GATE_UNKNOWN_POLICY",
             "COVERAGE_GATE_CITATION_POLICY",
+            "COVERAGE_GATE_MUTATION_POLICY",
         }:
             monkeypatch.delenv(name)
 

@@ -12,13 +12,16 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
+from coverage_gate.cli import app
 from coverage_gate.enums import DriftKind
 from coverage_gate.model import (
     EvidenceDocument,
@@ -29,10 +32,11 @@ from coverage_gate.model import (
     Verdict,
 )
 from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
-from tests.conftest import CHANGED_FILES, record_bytes, revision_content
+from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes, revision_content
 from tests.test_content_captures import CAPTURES, DIFF
 
 UNKNOWN_TOOL = "mcp__files__read_file"
+runner = CliRunner()
 TOOL_KEYS = frozenset({"name", "tool", "toolName", "tool_name"})
 
 
@@ -166,3 +170,57 @@ def test_a_renamed_read_tool_whose_output_the_stream_carries_is_verified_by_cont
     for file in claimed:
         if file in carried:
             assert statuses[file] is FileStatus.VERIFIED, file
+
+
+#: One capture per format whose read tool a client update could rename, that verifies a changed
+#: file.
+ONE_PER_FORMAT = list(
+    {
+        case[1]: case
+        for case in reversed(READ_CAPTURES)
+        if verified_files(record(case[0].read_bytes(), case[1]))
+    }.values()
+)
+
+
+@pytest.mark.parametrize("case", ONE_PER_FORMAT, ids=lambda case: case[1])
+def test_drift_is_said_on_stderr_and_carried_by_the_evidence_and_the_metric(
+    case: tuple[Path, str], tmp_path: Path
+) -> None:
+    """``record`` of a stream whose read tool was renamed says so in one line on stderr, the
+    evidence carries the drift, and ``reconcile`` counts it on ``coverage_gate.drift``."""
+    path, fmt = case
+    stream = tmp_path / "reviewer.jsonl"
+    stream.write_bytes(rename_reads(path.read_bytes(), fmt, keep_output=True))
+    evidence = tmp_path / "evidence.json"
+    done = runner.invoke(
+        app,
+        ["record", str(stream), "--format", fmt, "--revision", "rev1", "--repo-root", REPO_ROOT,
+         "--diff", str(DATA / "pi-rpc" / "review.diff"), "-o", str(evidence)],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    warning = next(line for line in done.stderr.splitlines() if "does not" in line)
+    assert warning.startswith(f"coverage-gate: warning: the {fmt} stream held what this version")
+    assert f"unknown_tool {UNKNOWN_TOOL}" in warning
+    assert "upgrade coverage-gate, or pin the client to" in warning
+    recorded = json.loads(evidence.read_text())
+    assert {(d["kind"], d["name"]) for d in recorded["drift"]} >= {("unknown_tool", UNKNOWN_TOOL)}
+    claims = tmp_path / "claims.json"
+    claimed = verified_files(record(path.read_bytes(), fmt)) or ["README.md"]
+    claims.write_text(
+        json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": claimed})
+    )
+    changed = tmp_path / "changed.txt"
+    changed.write_text("\n".join(claimed) + "\n")
+    done = runner.invoke(
+        app,
+        ["reconcile", "--repo", "acme/api", "--revision", "rev1", "--verdict", "approve",
+         "--changed", str(changed), "--claims", str(claims), "--evidence", str(evidence),
+         "--mode", "shadow", "--format", "json"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    metrics = "".join(
+        p.read_text() for p in Path(os.environ["COVERAGE_GATE_TELEMETRY_DIR"]).rglob("*metrics*")
+    )
+    assert '"coverage_gate.drift"' in metrics
+    assert '"stringValue":"unknown_tool"' in metrics
