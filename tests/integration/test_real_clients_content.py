@@ -20,6 +20,12 @@ that changes a file changes the working tree only: what it reads back is not the
   they were seen.
 * A reviewer that rewrites a file and cites its own new line: the content check and the citation
   replay both fail it.
+* Each successful change is a mutation (DESIGN §6 rule 20): the evidence's ``mutations`` names
+  the file and the writing tool, the decision carries it for the reviewer and says it in its
+  note, and ``--mutation-policy downgrade`` makes it a reason of its own (``reviewer_mutated``).
+  Besides the clients above: Gemini CLI (``replace``; its stream carries no read's text, so its
+  reads stay unchecked), Qwen Code (``edit``, after the read it demands first) and Copilot CLI
+  (``edit``).
 
 The clients come from ``bash .ci/setup-clients.sh``; each test runs once with the newest and
 once with the older release of its client (``test_real_clients.py``'s ``release``). Without them
@@ -42,11 +48,13 @@ from tests.integration.test_real_clients import (
     KIT,
     SHELL_PROMPT,
     Clients,
+    GeminiQwen,
     Json,
     Processes,
     Workspace,
     assert_caught,
     assert_honest,
+    cg,
     claims_from_text,
     claude_env,
     codex_daemon_dir_removed,
@@ -54,9 +62,13 @@ from tests.integration.test_real_clients import (
     drive_pi_under_gate,
     file_evidence,
     pi_final_answer,
+    receipts_of,
     reconcile,
     record,
+    run_copilot,
+    run_gemini,
     run_opencode,
+    run_qwen,
     run_under_gate,
     start_mock,
     statuses,
@@ -72,6 +84,8 @@ pytest_generate_tests = real_clients.pytest_generate_tests
 release = real_clients.release
 clients = real_clients.clients
 opencode = real_clients.opencode
+copilot = real_clients.copilot
+gemini_qwen = real_clients.gemini_qwen
 procs = real_clients.procs
 workspace = real_clients.workspace
 
@@ -174,29 +188,91 @@ def assert_the_edit_stayed_in_the_working_tree(ws: Workspace, new_line: str) -> 
     assert new_line not in lines_at_revision(ws, MODELS)
 
 
-def assert_own_edit_read_back_is_caught(ws: Workspace, evidence: Json, decision: Json) -> None:
+def reconcile_with(
+    procs: Processes, ws: Workspace, claims: Json, evidence: Path, mode: str, *options: str
+) -> Json:
+    """test_real_clients.py's ``reconcile`` (with a receipt, every receipt of the workspace then
+    verified offline), with ``options`` added to `coverage-gate reconcile`."""
+    claims_file = evidence.with_suffix(".claims.json")
+    claims_file.write_text(json.dumps(claims))
+    done = cg(
+        procs, "reconcile", "--repo", "example/notes-service", "--revision", ws.revision,
+        "--verdict", "approve", "--claims", claims_file, "--evidence", evidence,
+        "--changed", ws.changed, "--mode", mode, "--repo-root", ws.repo, "--format", "json",
+        "--receipt", receipts_of(ws), *options,
+    )  # fmt: skip
+    decision: Json = json.loads(done.stdout)
+    verified = cg(procs, "receipts", "verify", receipts_of(ws)).stdout.decode()
+    count = len(list(receipts_of(ws).glob("*.receipt.json.gz")))
+    assert verified == f"{count} of {count} receipt(s) verified\n"
+    return decision
+
+
+def assert_the_edit_is_a_mutation(evidence: Json, decision: Json, tool: str) -> None:
+    """The evidence lists the one successful change, models.py by ``tool`` (the stream line of
+    its call), and the decision carries it for the reviewer and says it in its note."""
+    (mutation,) = evidence["mutations"]
+    assert (mutation["tool"], mutation["path"]) == (tool, MODELS), mutation
+    assert isinstance(mutation["line"], int), mutation
+    assert evidence["mutations_dropped"] == 0
+    (reviewer,) = decision["reviewers"]
+    assert reviewer["mutations"] == [mutation]
+    assert (
+        f"- the reviewer `reviewer` changed `{MODELS}` ({tool}, line {mutation['line']}) "
+        "during the review"
+    ) in decision["note"], decision["note"]
+
+
+def assert_the_mutation_policy_downgrade_counts_it(
+    procs: Processes, ws: Workspace, claims: Json, evidence: Path
+) -> None:
+    """The same evidence reconciled with ``--mutation-policy downgrade``: the change is a reason
+    of its own (``reviewer_mutated``), for the reviewer and the decision; Approve → Comment."""
+    decision = reconcile_with(
+        procs, ws, claims, evidence, "enforce", "--mutation-policy", "downgrade"
+    )
+    assert decision["mutation_policy"] == "downgrade"
+    assert decision["mutations_would_downgrade"]
+    assert "reviewer_mutated" in decision["reasons"]
+    (reviewer,) = decision["reviewers"]
+    assert "reviewer_mutated" in reviewer["reasons"]
+    assert decision["verdict_out"] == "comment"
+    assert decision["downgraded"]
+
+
+def assert_own_edit_read_back_is_caught(
+    procs: Processes, ws: Workspace, claims: Json, path: Path, evidence: Json, tool: str
+) -> Json:
     """models.py's one read returned the reviewer's edited text: a mismatch, no evidence, the
     claim unsupported for content_mismatch and said so; the five other files verified by reads
-    that matched the revision; enforce turns the Approve into a Comment."""
+    that matched the revision; enforce turns the Approve into a Comment. The edit (by ``tool``)
+    is the evidence's one mutation, named in the decision, and under ``--mutation-policy
+    downgrade`` a reason of its own. Returns the decision (enforce, the default mutation
+    policy: accept) of the evidence at ``path``."""
+    decision = reconcile(procs, ws, claims, path, "enforce")
     models = file_evidence(evidence)[MODELS]
     assert models["content"]["mismatched"] == 1
     assert models["content"]["matched"] == 0
     assert models["content"]["credited"] == 0
     assert models["lines_seen"] == []
     assert "content_mismatch" in {issue["kind"] for issue in evidence["issues"]}
-    for path in set(CHANGED) - {MODELS}:
-        assert file_evidence(evidence)[path]["content"]["matched"] == 1, path
+    for other in set(CHANGED) - {MODELS}:
+        assert file_evidence(evidence)[other]["content"]["matched"] == 1, other
     assert_caught(decision, {MODELS})
     files = decided_files(decision)
     assert files[MODELS]["unsupported_reason"] == "content_mismatch"
     assert files[MODELS]["content"] == "mismatch"
-    for path in set(CHANGED) - {MODELS}:
-        assert files[path]["content"] == "matched", path
+    for other in set(CHANGED) - {MODELS}:
+        assert files[other]["content"] == "matched", other
     assert (
         f"- `{MODELS}`: claimed inspected by `reviewer`; what the read of {MODELS} returned is "
         f"not {MODELS} at {ws.revision[:12]} (the reviewer's own edit, an older version or "
         "another file)"
     ) in decision["note"]
+    assert_the_edit_is_a_mutation(evidence, decision, tool)
+    assert "reviewer_mutated" not in decision["reasons"]  # accepted: recorded, not held against
+    assert_the_mutation_policy_downgrade_counts_it(procs, ws, claims, path)
+    return decision
 
 
 # --- 1. edit, then read: the read returned the reviewer's own text ----------------------------
@@ -219,10 +295,8 @@ def test_claude_code_edit_then_first_read_is_a_content_mismatch(
     stream = (workspace.root / "claude.jsonl").read_text()
     assert '"originalFile"' in stream  # the revision's text, beside the Edit's result
     assert_the_edit_stayed_in_the_working_tree(workspace, "MAX_BODY = 20_000")
-    decision = reconcile(
-        procs, workspace, claims, workspace.root / "claude.run.evidence.json", "enforce"
-    )
-    assert_own_edit_read_back_is_caught(workspace, evidence, decision)
+    path = workspace.root / "claude.run.evidence.json"
+    assert_own_edit_read_back_is_caught(procs, workspace, claims, path, evidence, "Edit")
 
 
 def test_opencode_edit_then_first_read_is_a_content_mismatch(
@@ -237,8 +311,7 @@ def test_opencode_edit_then_first_read_is_a_content_mismatch(
     assert evidence["stream_complete"]
     assert_the_edit_stayed_in_the_working_tree(workspace, "MAX_BODY = 20_000")
     path = workspace.root / "opencode.run.evidence.json"
-    decision = reconcile(procs, workspace, claims, path, "enforce")
-    assert_own_edit_read_back_is_caught(workspace, evidence, decision)
+    assert_own_edit_read_back_is_caught(procs, workspace, claims, path, evidence, "edit")
 
 
 def test_codex_apply_patch_then_first_cat_is_a_content_mismatch(
@@ -264,8 +337,7 @@ def test_codex_apply_patch_then_first_cat_is_a_content_mismatch(
     assert evidence["stream_complete"]
     claims = claims_from_text(json.dumps(answer))
     path = workspace.root / "codex.rollout.evidence.json"
-    decision = reconcile(procs, workspace, claims, path, "enforce")
-    assert_own_edit_read_back_is_caught(workspace, evidence, decision)
+    assert_own_edit_read_back_is_caught(procs, workspace, claims, path, evidence, "exec_command")
 
 
 # --- 2. shell only: credited by what the commands printed ---------------------------------------
@@ -517,10 +589,8 @@ def test_pi_reviewer_citing_its_own_edit_fails_both_checks(
     assert evidence["stream_complete"]
     assert_the_edit_stayed_in_the_working_tree(workspace, "MAX_BODY = 25_000")
     claims = claims_from_text(pi_final_answer(events))
-    decision = reconcile(
-        procs, workspace, claims, workspace.root / "pi.run.evidence.json", "enforce"
-    )
-    assert_own_edit_read_back_is_caught(workspace, evidence, decision)
+    path = workspace.root / "pi.run.evidence.json"
+    decision = assert_own_edit_read_back_is_caught(procs, workspace, claims, path, evidence, "edit")
     assert set(decision["reasons"]) == {"claims_unsupported", "citations_failed"}
     (reviewer,) = decision["reviewers"]
     (check,) = reviewer["citations"]["checks"]
@@ -535,3 +605,88 @@ def test_pi_reviewer_citing_its_own_edit_fails_both_checks(
         "the cited content"
     ) in decision["note"]
     assert statuses(decision)[MODELS] == "unsupported"
+
+
+# --- 5. a writing tool of the other clients: the change is a mutation ---------------------------
+
+
+def test_gemini_cli_replace_then_read_is_recorded_as_a_mutation(
+    gemini_qwen: GeminiQwen, procs: Processes, workspace: Workspace
+) -> None:
+    """Gemini CLI with ``--yolo``, under `run`: ``replace`` changes ``MAX_BODY = 10_000`` to
+    ``20_000`` in models.py with no read before it, then ``read_file`` reads the six changed
+    files and the answer claims all six. The ``replace`` is the evidence's one mutation, named
+    in the decision. Gemini CLI's stream carries no ``read_file`` output, so no read is checked
+    against the revision: the read of the edited models.py stays unchecked, as do the others,
+    and under the default mutation policy (accept) the Approve stands; under ``--mutation-policy
+    downgrade`` the change is ``reviewer_mutated`` and the Approve becomes a Comment."""
+    evidence, claims = run_gemini(procs, gemini_qwen, workspace, "e2e_mutation_gemini_replace")
+    assert evidence["stream_complete"]
+    assert_the_edit_stayed_in_the_working_tree(workspace, "MAX_BODY = 20_000")
+    for path in CHANGED:
+        entry = file_evidence(evidence)[path]
+        assert entry["reads_succeeded"] == 1, path
+        assert entry["content"]["matched"] == entry["content"]["mismatched"] == 0, path
+    path = workspace.root / "gemini.run.evidence.json"
+    decision = reconcile(procs, workspace, claims, path, "enforce")
+    assert_the_edit_is_a_mutation(evidence, decision, "replace")
+    assert decision["verdict_out"] == "approve"
+    assert decision["mutations_would_downgrade"]
+    assert_the_mutation_policy_downgrade_counts_it(procs, workspace, claims, path)
+
+
+def test_qwen_code_edit_then_read_back_is_a_content_mismatch(
+    gemini_qwen: GeminiQwen, procs: Processes, workspace: Workspace
+) -> None:
+    """Qwen Code with ``--yolo``, under `run`: ``edit`` of models.py (``MAX_BODY = 10_000`` →
+    ``20_000``), then ``read_file`` of the six changed files.
+
+    Qwen Code (0.24.4 and 0.23.0) refuses an ``edit`` of a file not read in the session
+    (``is_error``: "File ... has not been read in this session. Use the read_file tool first
+    ..."), so the scenario first reads lines 1-2 of models.py (``offset`` 0, ``limit`` 2: two
+    unchanged lines, none of the change). A ranged read's ``tool_result`` in the stream is only
+    a summary ("Read lines 1-2 of 47 from src/api/models.py"), so that read is unchecked. The
+    whole read after the edit carries the edited text: a mismatch, which counts for nothing (no
+    lines seen from it), while the five other reads match the revision. models.py stays
+    verified by the unchecked peek alone (depth none; the default depth policy accepts any
+    successful evidence), so the Approve stands under the default mutation policy (accept); the
+    ``edit`` is the evidence's one mutation, named in the decision, and under
+    ``--mutation-policy downgrade`` it is ``reviewer_mutated``: Approve → Comment."""
+    evidence, claims = run_qwen(procs, gemini_qwen, workspace, "e2e_mutation_qwen_edit")
+    assert evidence["stream_complete"]
+    assert_the_edit_stayed_in_the_working_tree(workspace, "MAX_BODY = 20_000")
+    models = file_evidence(evidence)[MODELS]
+    assert models["content"]["mismatched"] == 1
+    assert models["content"]["unchecked"] == 1
+    assert models["content"]["matched"] == 0
+    assert models["reads_succeeded"] == 1
+    assert models["lines_seen"] == [{"start": 1, "end": 2}]
+    assert models["depth"]["depth"] == "none"
+    assert "content_mismatch" in {issue["kind"] for issue in evidence["issues"]}
+    for other in set(CHANGED) - {MODELS}:
+        assert file_evidence(evidence)[other]["content"]["matched"] == 1, other
+    path = workspace.root / "qwen.run.evidence.json"
+    decision = reconcile(procs, workspace, claims, path, "enforce")
+    assert_honest(decision)
+    files = decided_files(decision)
+    assert files[MODELS]["content"] == "unchecked"
+    for other in set(CHANGED) - {MODELS}:
+        assert files[other]["content"] == "matched", other
+    assert_the_edit_is_a_mutation(evidence, decision, "edit")
+    assert decision["mutations_would_downgrade"]
+    assert_the_mutation_policy_downgrade_counts_it(procs, workspace, claims, path)
+
+
+def test_copilot_edit_then_first_view_is_a_content_mismatch(
+    copilot: Path, procs: Processes, workspace: Workspace
+) -> None:
+    """Copilot CLI with ``--allow-all-tools``, under `run`: ``edit`` of models.py
+    (``MAX_BODY = 10_000`` → ``20_000``) with no view before it, then ``view`` of the six changed
+    files. The view of models.py returned the edited line: unsupported (content_mismatch), the
+    five other views verified, Approve → Comment; the ``edit`` is the evidence's one mutation,
+    named in the decision."""
+    evidence, claims = run_copilot(procs, copilot, workspace, "e2e_mutation_copilot_edit")
+    assert evidence["stream_complete"]
+    assert_the_edit_stayed_in_the_working_tree(workspace, "MAX_BODY = 20_000")
+    path = workspace.root / "copilot-cli.run.evidence.json"
+    assert_own_edit_read_back_is_caught(procs, workspace, claims, path, evidence, "edit")
