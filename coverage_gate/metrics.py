@@ -801,10 +801,17 @@ def record_reconcile_span(
                     f"{A_CONTENT_PREFIX}{checked.value}": fact.content.get(checked, 0)
                     for checked in FileContent
                 },
-                A_CLIENT_VERSION: fact.client_version,
-                A_DRIFT: fact.drift,
-                A_DRIFT_KINDS: list(fact.drift_kinds),
                 A_MUTATIONS: fact.mutations,
+                # a reviewer without an evidence document has no stream to have understood
+                **(
+                    {
+                        A_CLIENT_VERSION: fact.client_version,
+                        A_DRIFT: fact.drift,
+                        A_DRIFT_KINDS: list(fact.drift_kinds),
+                    }
+                    if fact.evidence
+                    else {}
+                ),
             },
             timestamp=end,
         )
