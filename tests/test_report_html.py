@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+import coverage_gate
 from coverage_gate.commands.report import HTML_EXTRA_MISSING, report_app
 from coverage_gate.otel_setup import TELEMETRY_DIR_ENV
 from tests.simulate_rollout import simulate
@@ -55,14 +56,19 @@ def _tags(page: str) -> list[tuple[str, dict[str, str | None]]]:
 
 
 def test_without_the_html_extra_the_page_exits_3_with_what_to_install(
-    monkeypatch: pytest.MonkeyPatch, rollout: Path
+    monkeypatch: pytest.MonkeyPatch, rollout: Path, tmp_path: Path
 ) -> None:
-    """A missing extra is one line naming what to install, exit 3, before any reading."""
+    """A missing extra is one line naming what to install, exit 3, before any reading (and no
+    file is written)."""
     monkeypatch.setitem(sys.modules, "vl_convert", None)  # import vl_convert raises ImportError
+    # an earlier test may have loaded the page's module: it must be imported again, and fail
     monkeypatch.delitem(sys.modules, "coverage_gate.report_html", raising=False)
+    monkeypatch.delattr(coverage_gate, "report_html", raising=False)
+    page = tmp_path / "x.html"
     result = runner.invoke(
-        report_app, ["--telemetry-dir", str(rollout), "--format", "html", "-o", "x.html"]
+        report_app, ["--telemetry-dir", str(rollout), "--format", "html", "-o", str(page)]
     )
+    assert not page.exists()
     assert result.exit_code == 3
     assert result.stdout == ""
     assert result.stderr == f"coverage-gate report: {HTML_EXTRA_MISSING}\n"
