@@ -1198,11 +1198,25 @@ def test_qwen_code_honest_reviewer_through_run_keeps_its_approve(
     stream's ``tool_result`` carries it: its hunk of strings.py shows line 9. Qwen Code 0.23.0
     cuts a shell command's output to its first 3,072 characters, with no notice, in what the
     model gets and in the stream alike: strings.py's hunk is past the cut, and its lines seen
-    are the ranged read's 1-8."""
+    are the ranged read's 1-8. On a loaded machine either release may hand back less of the
+    output (even none): line 9 counts exactly when the stream carries that hunk."""
     evidence, claims = run_qwen(procs, gemini_qwen, workspace, "qwen_honest")
-    assert_honest_reads(evidence, strings_end=9 if release.at_least("0.24.4") else 8)
+    diff_shown = _shell_output_holds(workspace.root / "qwen.jsonl", "+++ b/src/util/strings.py")
+    assert_honest_reads(evidence, strings_end=9 if diff_shown else 8)
     path = workspace.root / "qwen.run.evidence.json"
     assert_honest(reconcile(procs, workspace, claims, path, "enforce"))
+
+
+def _shell_output_holds(stream: Path, text: str) -> bool:
+    """Whether a `tool_result` in the stream carries ``text`` (what the model was given)."""
+    for raw in stream.read_bytes().splitlines():
+        line = json.loads(raw)
+        for block in (line.get("message") or {}).get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                content = block.get("content")
+                if text in (content if isinstance(content, str) else json.dumps(content)):
+                    return True
+    return False
 
 
 def test_qwen_code_overclaiming_reviewer_through_run_is_downgraded(
