@@ -258,9 +258,15 @@ DEPLOYMENT_KEY = "coverageGateDeployment"
 def deployment(settings: FlagSettings) -> dict[str, str]:
     """The deployment a live answer belongs to: server URL (without credentials or a trailing
     slash), environment and app name."""
-    parts = urlsplit((settings.unleash_url or "").strip())
-    netloc = parts.netloc.rpartition("@")[2].lower()  # user:password@ is never written down
-    url = urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), "", ""))
+    raw = (settings.unleash_url or "").strip()
+    try:
+        parts = urlsplit(raw)
+    except ValueError:  # not a URL (an unclosed "[" of an IPv6 host): the fetch will say so
+        scheme, separator, rest = raw.partition("://")
+        url = f"{scheme}{separator}{rest.rpartition('@')[2]}" if separator else raw
+    else:
+        netloc = parts.netloc.rpartition("@")[2].lower()  # user:password@ is never written down
+        url = urlunsplit((parts.scheme.lower(), netloc, parts.path.rstrip("/"), "", ""))
     return {"url": url, "environment": settings.environment, "appName": settings.app_name}
 
 

@@ -624,3 +624,15 @@ def test_sub_app_mounts_into_the_main_cli(tmp_path: Path) -> None:
     assert shown.stdout.startswith("acme/billing: enforce")
     pulled = runner.invoke(app, ["flags", "pull", "-o", str(tmp_path / "o.json")], env=env)
     assert pulled.exit_code == EXIT_BAD_CONFIG
+
+
+def test_a_server_url_that_does_not_parse_is_never_an_internal_error(tmp_path: Path) -> None:
+    """``UNLEASH_URL='http://[::1'`` with the disk copy on: the mode falls back (exit 0, the
+    reason said) and ``flags pull`` is a configuration error (exit 4)."""
+    env = {"UNLEASH_URL": "http://[::1", "COVERAGE_GATE_FLAGS_DISK_COPY": str(tmp_path / "f.json")}
+    shown = invoke(["--repo", "acme/payments", "--format", "json"], env)
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["source"] == "fallback"
+    pulled = invoke(["pull", "-o", str(tmp_path / "snapshot.json")], env)
+    assert pulled.exit_code == 4, pulled.output
+    assert "http://[::1" in pulled.output

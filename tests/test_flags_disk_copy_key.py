@@ -13,8 +13,10 @@ import pytest
 
 from coverage_gate.flags import (
     DEPLOYMENT_KEY,
+    FlagFetchError,
     FlagSettings,
     disk_copy_path,
+    fetch_features,
     resolve_mode,
     save_disk_copy,
 )
@@ -133,3 +135,21 @@ def test_the_copy_names_its_deployment_without_credentials_and_stays_a_snapshot(
 
 def test_a_disabled_disk_copy_has_no_path() -> None:
     assert disk_copy_path(FlagSettings(unleash_url="http://u/api", disk_copy=None)) is None
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://ci:s3cret@[::1", "[::1"])
+def test_a_url_that_does_not_parse_is_a_failed_server_not_an_internal_error(
+    tmp_path: Path, url: str
+) -> None:
+    """An unclosed IPv6 host cannot be split: the disk copy still has a path (credentials left
+    out), and the mode falls back like any other server that cannot be reached; a pull of it is a
+    configuration error."""
+    settings = FlagSettings(unleash_url=url, disk_copy=tmp_path / "flags.json", timeout_s=1)
+    path = disk_copy_path(settings)
+    assert path is not None
+    assert path.parent == tmp_path
+    result = resolve_mode("acme/payments", settings)
+    assert (result.source, result.mode) == (ModeSource.FALLBACK, Mode.SHADOW)
+    assert url in result.detail
+    with pytest.raises(FlagFetchError, match=r"Unleash server .*\[::1"):  # `flags pull`: exit 4
+        fetch_features(settings)
