@@ -23,6 +23,9 @@ from coverage_gate.recording import RecordSettings, record_stream
 TESTS = Path(__file__).parent
 DATA = TESTS / "data"
 GOLDEN = TESTS / "golden"
+#: The root the sanitized captures name. A test that lets `record` look at the file system under
+#: the root never passes it as it stands (the machine may hold a folder there): it records the
+#: capture as ``hermetic_capture`` rewrites it.
 REPO_ROOT = "/home/user/repo"
 # The six changed files of the captured review (tests/data/pi-rpc/review.diff)
 CHANGED_FILES = [
@@ -37,6 +40,23 @@ UPDATE_GOLDEN = os.environ.get("COVERAGE_GATE_UPDATE_GOLDEN") == "1"
 # The six changed files as they are at the captured review's revision (tests/data/revision)
 REVISION_FILES = DATA / "revision"
 collect_ignore = ["data"]  # tests/data/revision holds a test_*.py that is data, not a test
+
+
+#: Where a test that lets `record` look under the root places the captures instead: as long as
+#: ``REPO_ROOT`` (so every offset in the stream stays where it was), and under a device, so no
+#: machine can hold a folder there.
+UNREACHABLE_ROOT = "/dev/null/_repo"
+assert len(UNREACHABLE_ROOT) == len(REPO_ROOT)
+
+
+def hermetic_capture(stream: Path, work: Path) -> Path:
+    """``stream`` as written to ``work`` with ``REPO_ROOT`` rewritten to ``UNREACHABLE_ROOT``."""
+    rewritten = work / "hermetic" / stream.name
+    rewritten.parent.mkdir(parents=True, exist_ok=True)
+    rewritten.write_bytes(
+        stream.read_bytes().replace(REPO_ROOT.encode(), UNREACHABLE_ROOT.encode())
+    )
+    return rewritten
 
 
 def revision_content() -> MappingContent:

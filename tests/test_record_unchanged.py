@@ -23,7 +23,15 @@ from typer.testing import CliRunner
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.cli import app
 from coverage_gate.content import snapshot_tree
-from tests.conftest import DATA, GOLDEN, REPO_ROOT, REVISION_FILES, UPDATE_GOLDEN, git_repository
+from tests.conftest import (
+    DATA,
+    GOLDEN,
+    REVISION_FILES,
+    UNREACHABLE_ROOT,
+    UPDATE_GOLDEN,
+    git_repository,
+    hermetic_capture,
+)
 from tests.test_span_export import pi_stream
 
 MANIFEST = GOLDEN / "record-manifest.json"
@@ -87,8 +95,11 @@ def record_case(
     shutil.rmtree(telemetry, ignore_errors=True)
     out = work / "evidence.json"
     out.unlink(missing_ok=True)
-    args = ["record", str(stream), "-f", fmt, "--revision", "rev1", "-o", str(out)]
-    args += ["--repo-root", REPO_ROOT] if "--repo-root" not in extra else []
+    rooted: list[str] = []
+    if "--repo-root" not in extra:
+        stream = hermetic_capture(stream, work)
+        rooted = ["--repo-root", UNREACHABLE_ROOT]
+    args = ["record", str(stream), "-f", fmt, "--revision", "rev1", "-o", str(out), *rooted]
     result = CliRunner().invoke(
         app,
         [*args, *extra],
