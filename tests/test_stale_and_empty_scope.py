@@ -28,7 +28,7 @@ from coverage_gate.model import (
     Verdict,
 )
 from coverage_gate.reconcile import reconcile, same_revision
-from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT
+from tests.conftest import CHANGED_FILES, DATA, UNREACHABLE_ROOT, hermetic_capture
 from tests.test_reconcile import ALL_READ, REV, SCOPE, claims, evidence, one, review
 
 FULL = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -148,15 +148,16 @@ CHANGED = "\n".join(CHANGED_FILES) + "\n"
 def _record(folder: Path, revision: str) -> Path:
     """The lying pi reviewer's real capture, recorded at ``revision``."""
     out = folder / "lying.evidence.json"
-    stream = DATA / "pi-rpc" / "pi_b_overclaim.jsonl"
-    args = ["record", str(stream), "--repo-root", REPO_ROOT, "--revision", revision, "-o", str(out)]
+    stream = hermetic_capture(DATA / "pi-rpc" / "pi_b_overclaim.jsonl", folder)
+    args = ["record", str(stream), "--repo-root", UNREACHABLE_ROOT, "--revision", revision]
+    args += ["-o", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     return out
 
 
 def _reconcile(
-    folder: Path, evidence: Path, *scope: str, revision: str = FULL, root: str = REPO_ROOT
+    folder: Path, evidence: Path, *scope: str, revision: str = FULL, root: str = UNREACHABLE_ROOT
 ) -> Result:
     claims = folder / "claims.json"
     body = {"schema_version": 1, "agent_id": "lying", "inspected_files": CHANGED_FILES}
