@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from coverage_gate.events import Adapter
+    from coverage_gate.core.events import Adapter
 
 V = TypeVar("V")
 
@@ -65,7 +65,7 @@ ADAPTERS: Mapping[str, Adapter] = _Registry(
 )
 
 # Formats read as one JSON document, not as a stream of lines: `record` reads them whole. Each
-# maps to its description; its evidence rules live in the core (coverage_gate.tracecalls).
+# maps to its description; its evidence rules live in the core (coverage_gate.core.tracecalls).
 DOCUMENT_FORMATS: Mapping[str, str] = _Registry(
     {
         "codereview-cli": ("codereview_cli", "DESCRIPTION"),

@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar
 
-from coverage_gate.enums import Capability
-from coverage_gate.events import (
+from coverage_gate.contracts.enums import Capability
+from coverage_gate.core.events import (
     Event,
     FormatKnowledge,
     LineClass,

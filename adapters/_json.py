@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from coverage_gate.events import Malformed
+from coverage_gate.core.events import Malformed
 
 JsonObject = Mapping[str, object]
 

@@ -14,7 +14,7 @@ Everything here is pure: no I/O.
 
 from __future__ import annotations
 
-from coverage_gate.events import (
+from coverage_gate.core.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     ReadAction,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from coverage_gate.events import (
+from coverage_gate.core.events import (
     UNKNOWN_SHOWN,
     Action,
     Event,
@@ -33,7 +33,7 @@ from coverage_gate.events import (
     ToolStart,
     WriteAction,
 )
-from coverage_gate.evidence import MAX_CALLS
+from coverage_gate.core.evidence import MAX_CALLS
 
 from ._json import key
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from coverage_gate.events import Returned
+from coverage_gate.core.events import Returned
 
 __all__ = ["numbered", "reader_cut", "returned", "without_reminders"]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Final, TypeAlias
 
-from coverage_gate.events import Event, Malformed
+from coverage_gate.core.events import Event, Malformed
 
 from ._json import OUT_OF_RANGE, JsonObject, load_object
 

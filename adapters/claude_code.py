@@ -95,9 +95,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
-from coverage_gate.client_versions import CHECKED
-from coverage_gate.enums import Capability, DriftKind
-from coverage_gate.events import (
+from coverage_gate.contracts.client_versions import CHECKED
+from coverage_gate.contracts.enums import Capability, DriftKind
+from coverage_gate.core.events import (
     EMPTY_SHOWN,
     Action,
     ByteSpan,
@@ -116,7 +116,7 @@ from coverage_gate.events import (
     WorkingDirectory,
     WriteAction,
 )
-from coverage_gate.evidence import MAX_CALLS
+from coverage_gate.core.evidence import MAX_CALLS
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, sniff_lines
 from ._json import (

@@ -15,7 +15,7 @@ per-call record of the pi RPC tool calls the harness saw, already paired:
 
 This module only decodes: the contract as strict models (fields other than these are
 upstream's own and passed over), and each call as a ``TraceCall``, whose evidence rules live in
-``coverage_gate.tracecalls``. No trace means the harness's adapter did not provide the per-call
+``coverage_gate.core.tracecalls``. No trace means the harness's adapter did not provide the per-call
 contract: evidence unavailable (capability ``none``), not "no calls".
 
 A ``schema_version`` below 4 has no trace and is refused, naming the version; one above 4, or a
@@ -33,9 +33,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, with_config
 # pydantic reads typing.TypedDict only from Python 3.12 on
 from typing_extensions import TypedDict
 
-from coverage_gate.enums import IssueKind
-from coverage_gate.events import FormatKnowledge
-from coverage_gate.tracecalls import ReadView, TraceCall, TraceStatus
+from coverage_gate.contracts.enums import IssueKind
+from coverage_gate.core.events import FormatKnowledge
+from coverage_gate.core.tracecalls import ReadView, TraceCall, TraceStatus
 
 NAME = "codereview-cli"
 DESCRIPTION = (

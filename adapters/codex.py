@@ -103,9 +103,9 @@ from urllib.parse import unquote, urlsplit
 
 import msgspec
 
-from coverage_gate.client_versions import CHECKED
-from coverage_gate.enums import Capability, DriftKind
-from coverage_gate.events import (
+from coverage_gate.contracts.client_versions import CHECKED
+from coverage_gate.contracts.enums import Capability, DriftKind
+from coverage_gate.core.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     Action,
@@ -129,7 +129,7 @@ from coverage_gate.events import (
     WorkingDirectory,
     WriteAction,
 )
-from coverage_gate.evidence import MAX_CALLS
+from coverage_gate.core.evidence import MAX_CALLS
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (

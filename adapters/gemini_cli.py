@@ -78,9 +78,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from coverage_gate.client_versions import CHECKED
-from coverage_gate.enums import Capability, DriftKind
-from coverage_gate.events import (
+from coverage_gate.contracts.client_versions import CHECKED
+from coverage_gate.contracts.enums import Capability, DriftKind
+from coverage_gate.core.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     Action,
@@ -99,7 +99,7 @@ from coverage_gate.events import (
     Unrecognised,
     WriteAction,
 )
-from coverage_gate.evidence import MAX_CALLS
+from coverage_gate.core.evidence import MAX_CALLS
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder
 from ._json import (

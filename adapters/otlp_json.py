@@ -69,9 +69,9 @@ from typing import Final
 
 import msgspec.structs
 
-from coverage_gate.client_versions import CHECKED
-from coverage_gate.enums import CallKind, Capability, DriftKind, IssueKind
-from coverage_gate.events import (
+from coverage_gate.contracts.client_versions import CHECKED
+from coverage_gate.contracts.enums import CallKind, Capability, DriftKind, IssueKind
+from coverage_gate.core.events import (
     UNKNOWN_SHOWN,
     Action,
     ClientSeen,
@@ -93,8 +93,9 @@ from coverage_gate.events import (
     Unrecognised,
     WriteAction,
 )
-from coverage_gate.evidence import CallRecord, Outcome
-from coverage_gate.telemetry import (
+from coverage_gate.core.evidence import CallRecord, Outcome
+from coverage_gate.core.versions import outside
+from coverage_gate.record.spans import (
     CAPABILITY,
     CLIENT_VERSION,
     DRIFT_COUNTS,
@@ -118,7 +119,6 @@ from coverage_gate.telemetry import (
     issue_from_event,
     record_from_attributes,
 )
-from coverage_gate.versions import outside
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder
 from ._json import (

@@ -57,9 +57,9 @@ from collections.abc import Sequence
 
 import msgspec
 
-from coverage_gate.client_versions import CHECKED
-from coverage_gate.enums import Capability, DriftKind
-from coverage_gate.events import (
+from coverage_gate.contracts.client_versions import CHECKED
+from coverage_gate.contracts.enums import Capability, DriftKind
+from coverage_gate.core.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     WHOLE_SHOWN,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from coverage_gate.enums import Capability
-from coverage_gate.events import Event, FormatKnowledge, LineClass, StreamComplete
+from coverage_gate.contracts.enums import Capability
+from coverage_gate.core.events import Event, FormatKnowledge, LineClass, StreamComplete
 
 NAME = "subprocess"
 

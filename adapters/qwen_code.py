@@ -37,9 +37,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from coverage_gate.client_versions import CHECKED
-from coverage_gate.enums import Capability
-from coverage_gate.events import (
+from coverage_gate.contracts.client_versions import CHECKED
+from coverage_gate.contracts.enums import Capability
+from coverage_gate.core.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     Action,

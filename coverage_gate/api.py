@@ -35,9 +35,8 @@ from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 from pydantic import BaseModel
 
-from coverage_gate import defaults
-from coverage_gate import reconcile as _core
-from coverage_gate.enums import (
+from coverage_gate.contracts import defaults
+from coverage_gate.contracts.enums import (
     Capability,
     CitationPolicy,
     Coverage,
@@ -52,25 +51,26 @@ from coverage_gate.enums import (
     UnknownPolicy,
     Verdict,
 )
-from coverage_gate.errors import BadConfigError, BadInputError, CoverageGateError
-from coverage_gate.flags import FlagSettings, ModeResolution, Policies
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Bounds,
     DecisionDocument,
     EvidenceDocument,
     ReviewBundle,
     ReviewerOutput,
 )
-from coverage_gate.reconcile import ReviewerInput as Reviewer
-from coverage_gate.reconcile import ReviewInput
+from coverage_gate.core import reconcile as _core
+from coverage_gate.core.reconcile import ReviewerInput as Reviewer
+from coverage_gate.core.reconcile import ReviewInput
+from coverage_gate.errors import BadConfigError, BadInputError, CoverageGateError
+from coverage_gate.rollout.flags import FlagSettings, ModeResolution, Policies
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
     from opentelemetry.trace import TracerProvider
 
-    from coverage_gate.depth import ContentSource
-    from coverage_gate.recording import Recorder
+    from coverage_gate.core.depth import ContentSource
+    from coverage_gate.record.recording import Recorder
 
 __all__ = [
     "BadConfigError",
@@ -137,11 +137,11 @@ def _recorder(
     max_line_bytes: int,
     tracer_provider: SdkTracerProvider | None,
 ) -> Recorder:
-    from coverage_gate import evidence_doc as plain  # noqa: PLC0415
     from coverage_gate.adapters import ADAPTERS  # noqa: PLC0415 - only what is used
-    from coverage_gate.content import MappingContent  # noqa: PLC0415
-    from coverage_gate.diffmap import DiffIndex  # noqa: PLC0415
-    from coverage_gate.recording import Recorder, RecordSettings  # noqa: PLC0415
+    from coverage_gate.contracts import evidence_doc as plain  # noqa: PLC0415
+    from coverage_gate.core.diffmap import DiffIndex  # noqa: PLC0415
+    from coverage_gate.edges.content import MappingContent  # noqa: PLC0415
+    from coverage_gate.record.recording import Recorder, RecordSettings  # noqa: PLC0415
 
     adapter = ADAPTERS.get(source_format)
     if adapter is None:
@@ -244,7 +244,7 @@ def record_lines(
 
 
 def _load(source: Path | bytes, model: type[M], what: str) -> M:
-    from coverage_gate import files  # noqa: PLC0415 - only what is used
+    from coverage_gate.edges import files  # noqa: PLC0415 - only what is used
 
     if isinstance(source, Path):
         return files.load_model(source, model, what)
@@ -259,7 +259,7 @@ def load_claims(source: Path | bytes) -> ReviewerOutput:
 def load_evidence(source: Path | bytes) -> EvidenceDocument:
     """An evidence document, from a file or JSON bytes; one of a newer major version than this
     coverage-gate reads is refused."""
-    from coverage_gate import files  # noqa: PLC0415 - only what is used
+    from coverage_gate.edges import files  # noqa: PLC0415 - only what is used
 
     if isinstance(source, Path):
         return files.load_evidence(source)
@@ -280,7 +280,7 @@ def load_decision(source: Path | bytes) -> DecisionDocument:
 def to_json(document: BaseModel) -> str:
     """A contract as the command line writes it: indented JSON, field aliases, a final
     newline."""
-    from coverage_gate.files import dump_model  # noqa: PLC0415 - only what is used
+    from coverage_gate.edges.files import dump_model  # noqa: PLC0415 - only what is used
 
     return dump_model(document)
 
@@ -299,7 +299,7 @@ def reviewable_scope(
     ``repo_root``), normalised, less what the reviewable-path filter excludes (lock files,
     vendored and generated code unless ``default_excludes`` is false; ``exclude``: more
     gitignore-style patterns)."""
-    from coverage_gate.scope import build_filter, parse_changed, reviewable  # noqa: PLC0415
+    from coverage_gate.edges.scope import build_filter, parse_changed, reviewable  # noqa: PLC0415
 
     paths = parse_changed("\n".join(changed), "(changed files)", repo_root)
     return reviewable(paths, build_filter(exclude, default_excludes))
@@ -398,7 +398,7 @@ def reconcile(
         )
     )
     if meter_provider is not None or tracer_provider is not None:
-        from coverage_gate import metrics  # noqa: PLC0415 - only with a provider
+        from coverage_gate.rollout import metrics  # noqa: PLC0415 - only with a provider
 
         duration_s = time.perf_counter() - began
         formats = {r.agent_id: r.evidence_source or "none" for r in decision.reviewers}
@@ -426,7 +426,7 @@ def flag_settings_from_env(
     """Flag settings as the command line builds them from ``environ`` (``COVERAGE_GATE_FLAGS``,
     ``COVERAGE_GATE_FLAG_NAME``, ``UNLEASH_URL``, ``UNLEASH_API_TOKEN``, ...); a keyword given
     wins over its variable. ``FlagSettings(...)`` builds them without the environment."""
-    from coverage_gate.flags import settings_from_env  # noqa: PLC0415 - only what is used
+    from coverage_gate.rollout.flags import settings_from_env  # noqa: PLC0415 - only what is used
 
     return settings_from_env(
         environ,
@@ -450,7 +450,7 @@ def resolve_mode(
     fallback (``shadow`` by default, never ``enforce``). ``properties`` add to the evaluation
     context (e.g. ``{"agent": ..., "format": ...}``). Default settings name no source: the
     fallback answers."""
-    from coverage_gate import flags  # noqa: PLC0415 - only what is used
+    from coverage_gate.rollout import flags  # noqa: PLC0415 - only what is used
 
     return flags.resolve_mode(
         repo, settings or FlagSettings(), override=override, properties=properties or {}
@@ -467,7 +467,7 @@ def effective_policies(
     """The policies a reconcile runs under, and where each came from: the argument, else its
     variable in ``environ`` (``COVERAGE_GATE_DEPTH_POLICY``, ``COVERAGE_GATE_UNKNOWN_POLICY``),
     else the payload of the variant that served the repository, else ``accept``."""
-    from coverage_gate import flags  # noqa: PLC0415 - only what is used
+    from coverage_gate.rollout import flags  # noqa: PLC0415 - only what is used
 
     return flags.effective_policies(
         resolution, environ or {}, depth_policy=depth_policy, unknown_policy=unknown_policy

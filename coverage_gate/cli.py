@@ -26,8 +26,8 @@ import typer.main
 
 from coverage_gate.commands._choice import HELP_WIDTH, Command, Group
 from coverage_gate.commands._common import say
+from coverage_gate.edges.stdio import discard_stdout
 from coverage_gate.errors import ExitCode
-from coverage_gate.stdio import discard_stdout
 
 #: Errors of a stdout that cannot be written: a full disk, a closed pipe.
 _STDOUT_GONE = frozenset({errno.ENOSPC, errno.EPIPE, errno.EDQUOT, errno.EFBIG})

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from coverage_gate.gittree import GitTree
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     Citation,
     CitationOutcome,
@@ -33,7 +32,8 @@ from coverage_gate.model import (
     ReviewerOutput,
     Verdict,
 )
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.core.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.edges.gittree import GitTree
 
 pytestmark = pytest.mark.bench
 

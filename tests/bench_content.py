@@ -45,7 +45,7 @@ checked runs show matched and mismatched reads and credits; under a root with no
 is matched, and the bash stream's credits are pages of the pinned diff (fewer than checked); with
 no diff and no root nothing is credited. Where the time goes: one in-process record of each
 checked case under cProfile (the checkout's code, which the wheel is built from), its hottest
-functions, those of coverage_gate/content_check.py, and their share. Nothing about speed is
+functions, those of coverage_gate/core/content_check.py, and their share. Nothing about speed is
 asserted (this machine is shared and noisy): the targets are printed as met or NOT MET.
 
 Streams and repositories are written by child processes (``python -m tests.bench_content KIND
@@ -449,7 +449,7 @@ def git_fetches(
 
 # Run in a fresh process from the checkout: the command under cProfile; printed as JSON: the
 # profile's total seconds, its hottest functions (self seconds, calls, cumulative seconds) and
-# those of coverage_gate/content_check.py by cumulative seconds.
+# those of coverage_gate/core/content_check.py by cumulative seconds.
 PROFILE = """
 import cProfile, json, pstats, sys
 from pathlib import Path
@@ -528,9 +528,9 @@ def code_version() -> str:
     working tree (others edit this checkout while benchmarks run)."""
     head = git(ROOT, "rev-parse", "--short=12", "HEAD").strip()
     changed = git(ROOT, "status", "--porcelain", "--", "coverage_gate", "adapters").splitlines()
-    content_check = git(ROOT, "hash-object", "coverage_gate/content_check.py").strip()
+    content_check = git(ROOT, "hash-object", "coverage_gate/core/content_check.py").strip()
     edited = f", uncommitted: {', '.join(line[3:] for line in changed)}" if changed else ""
-    return f"commit {head}{edited}; coverage_gate/content_check.py blob {content_check[:12]}"
+    return f"commit {head}{edited}; coverage_gate/core/content_check.py blob {content_check[:12]}"
 
 
 def measure(

@@ -39,7 +39,8 @@ BUDGET_S = 2.5
 
 CHILD = """
 import os, time
-from coverage_gate import metrics, otel_setup
+from coverage_gate.rollout import metrics
+from coverage_gate.telemetry import otel_setup
 from tests.simulate_rollout import ReviewerSpec, decide
 scope = ["src/api.py", "src/db.py"]
 decision = decide("acme/api", scope=scope, reviewers=[ReviewerSpec("a", claimed=scope, read=[])])

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.flags import FlagSettings, resolve_mode, save_disk_copy
-from coverage_gate.model import Mode, ModeSource
+from coverage_gate.contracts.model import Mode, ModeSource
+from coverage_gate.rollout.flags import FlagSettings, resolve_mode, save_disk_copy
 
 pytestmark = pytest.mark.bench
 
@@ -187,7 +187,7 @@ def _cli(*args: str) -> Callable[[], object]:
 FIRST_RESOLVE = """
 import sys, time
 from pathlib import Path
-from coverage_gate.flags import FlagSettings, resolve_mode
+from coverage_gate.rollout.flags import FlagSettings, resolve_mode
 started = time.perf_counter()
 resolve_mode("acme/payments", FlagSettings(snapshot=Path(sys.argv[1])))
 print((time.perf_counter() - started) * 1000)
@@ -215,8 +215,8 @@ def test_cost_of_a_snapshot_against_an_explicit_mode_in_a_fresh_process() -> Non
     baseline = median_seconds(_python("pass"), repeat)
     report("python -c pass", baseline)
     report(
-        "python -c 'import coverage_gate.flags'",
-        median_seconds(_python("import coverage_gate.flags"), repeat),
+        "python -c 'import coverage_gate.rollout.flags'",
+        median_seconds(_python("import coverage_gate.rollout.flags"), repeat),
     )
     report(
         "python -c 'import UnleashClient'",

@@ -32,7 +32,7 @@ BARE_LOOP = "import json,sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loa
 STREAM_SCAN = """
 import sys, time
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.recording import Recorder, RecordSettings
+from coverage_gate.record.recording import Recorder, RecordSettings
 recorder = Recorder(ADAPTERS["pi-rpc"], RecordSettings(revision="bench", repo_root="/r"))
 began = time.perf_counter()
 with open(sys.argv[1], "rb") as stream:

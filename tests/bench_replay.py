@@ -46,7 +46,7 @@ from pathlib import Path
 
 import pytest
 
-from coverage_gate.receipts import SUFFIX, canonical, compress
+from coverage_gate.rollout.receipts import SUFFIX, canonical, compress
 from tests.simulate_rollout import write_receipts
 
 pytestmark = pytest.mark.bench

@@ -63,12 +63,12 @@ print(time.perf_counter() - began, time.process_time() - cpu)
 # protobuf and its JSON mapping (the code before).
 RECORD_PARTS = """
 import io, os, statistics, sys, tempfile, time
-from coverage_gate import otel_setup
+from coverage_gate.telemetry import otel_setup
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.recording import Recorder, RecordSettings
+from coverage_gate.record.recording import Recorder, RecordSettings
 
-from coverage_gate.recording import CHUNK_BYTES
-from coverage_gate.sniff import peek
+from coverage_gate.record.recording import CHUNK_BYTES
+from coverage_gate.record.sniff import peek
 
 def reading():
     began = time.process_time()

@@ -13,12 +13,12 @@ import pytest
 from typer.testing import Result
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.content import MappingContent
-from coverage_gate.depth import ContentSource
-from coverage_gate.diffmap import DiffIndex
-from coverage_gate.evidence_doc import Bounds
-from coverage_gate.model import Capability, EvidenceDocument, FileEvidence, LineRange
-from coverage_gate.recording import RecordSettings, record_stream
+from coverage_gate.contracts.evidence_doc import Bounds
+from coverage_gate.contracts.model import Capability, EvidenceDocument, FileEvidence, LineRange
+from coverage_gate.core.depth import ContentSource
+from coverage_gate.core.diffmap import DiffIndex
+from coverage_gate.edges.content import MappingContent
+from coverage_gate.record.recording import RecordSettings, record_stream
 
 TESTS = Path(__file__).parent
 DATA = TESTS / "data"

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.diffmap import DiffIndex
-from coverage_gate.enums import DriftKind
-from coverage_gate.evidence_doc import Bounds
-from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import RecordSettings, record_stream
+from coverage_gate.contracts.enums import DriftKind
+from coverage_gate.contracts.evidence_doc import Bounds
+from coverage_gate.contracts.model import EvidenceDocument
+from coverage_gate.core.diffmap import DiffIndex
+from coverage_gate.record.recording import RecordSettings, record_stream
 from tests.conftest import DATA, REPO_ROOT, revision_content
 
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()

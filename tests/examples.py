@@ -8,9 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.demo import REPO, REPO_ROOT, REVISION
-from coverage_gate.diffmap import DiffIndex
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     DecisionDocument,
     Mode,
     ModeSource,
@@ -18,9 +16,11 @@ from coverage_gate.model import (
     UnknownPolicy,
     Verdict,
 )
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
-from coverage_gate.recording import RecordSettings, record_stream
-from coverage_gate.scope import parse_changed
+from coverage_gate.core.diffmap import DiffIndex
+from coverage_gate.core.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.edges.scope import parse_changed
+from coverage_gate.examples.demo import REPO, REPO_ROOT, REVISION
+from coverage_gate.record.recording import RecordSettings, record_stream
 
 EXAMPLES = Path(str(importlib.resources.files("coverage_gate.examples")))
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import coverage_gate.examples
-from coverage_gate.flags import DEPLOYMENT_KEY, FlagSettings, deployment, disk_copy_path
+from coverage_gate.rollout.flags import DEPLOYMENT_KEY, FlagSettings, deployment, disk_copy_path
 
 SEED = 20260808
 TESTS = Path(__file__).parent

@@ -48,8 +48,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from coverage_gate import metrics, otel_setup, receipt_store, receipts
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     Citation,
     ContentSummary,
@@ -69,11 +68,13 @@ from coverage_gate.model import (
     UnknownPolicy,
     Verdict,
 )
-from coverage_gate.paths import StaticTree
-from coverage_gate.receipts import RecordingFiles, RecordingTree, recorded_ports
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
-from coverage_gate.report import Criteria, Report, build_report, load_folder, render_text
-from coverage_gate.revision_files import FileAtRevision, Presence
+from coverage_gate.core.paths import StaticTree
+from coverage_gate.core.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.core.revision_files import FileAtRevision, Presence
+from coverage_gate.rollout import metrics, receipt_store, receipts
+from coverage_gate.rollout.receipts import RecordingFiles, RecordingTree, recorded_ports
+from coverage_gate.rollout.report import Criteria, Report, build_report, load_folder, render_text
+from coverage_gate.telemetry import otel_setup
 
 DAY_NS = 86_400 * 10**9
 START_NS = 1_790_000_000 * 10**9  # a fixed epoch for reproducible reports

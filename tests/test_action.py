@@ -16,10 +16,10 @@ import jsonschema
 import pytest
 
 from coverage_gate.commands.github import INPUTS
-from coverage_gate.demo import REVISION
-from coverage_gate.files import dump_model
-from coverage_gate.github import COMMENT_MARKER
-from coverage_gate.model import Mode
+from coverage_gate.contracts.model import Mode
+from coverage_gate.edges.files import dump_model
+from coverage_gate.examples.demo import REVISION
+from coverage_gate.outputs.github import COMMENT_MARKER
 from tests.conftest import DATA
 from tests.examples import EXAMPLES, example_review
 from tests.github_runner import (

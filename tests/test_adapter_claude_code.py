@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from coverage_gate.adapters.claude_code import ADAPTER
-from coverage_gate.events import ByteSpan, LineClass, ReadAction, Shown, ToolEnd, ToolStart
-from coverage_gate.model import Depth, EvidenceDocument, IssueKind, LineRange
+from coverage_gate.contracts.model import Depth, EvidenceDocument, IssueKind, LineRange
+from coverage_gate.core.events import ByteSpan, LineClass, ReadAction, Shown, ToolEnd, ToolStart
 from tests.conftest import (
     DATA,
     GOLDEN,

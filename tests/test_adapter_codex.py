@@ -12,8 +12,15 @@ import pytest
 
 from coverage_gate.adapters import codex
 from coverage_gate.adapters.codex import EXEC_ADAPTER, ROLLOUT_ADAPTER, shown_by_command
-from coverage_gate.events import EMPTY_SHOWN, UNKNOWN_SHOWN, LineClass, ReadAction, Shown, ToolStart
-from coverage_gate.model import Capability, Depth, EvidenceDocument, IssueKind, LineRange
+from coverage_gate.contracts.model import Capability, Depth, EvidenceDocument, IssueKind, LineRange
+from coverage_gate.core.events import (
+    EMPTY_SHOWN,
+    UNKNOWN_SHOWN,
+    LineClass,
+    ReadAction,
+    Shown,
+    ToolStart,
+)
 from tests.conftest import (
     DATA,
     GOLDEN,

@@ -23,9 +23,9 @@ from typer.testing import CliRunner
 
 from coverage_gate.adapters.gemini_cli import ADAPTER
 from coverage_gate.cli import app
-from coverage_gate.content import MappingContent
-from coverage_gate.events import LineClass, ReadAction, Shown, ToolEnd, ToolStart
-from coverage_gate.model import Depth, EvidenceDocument, IssueKind, LineRange
+from coverage_gate.contracts.model import Depth, EvidenceDocument, IssueKind, LineRange
+from coverage_gate.core.events import LineClass, ReadAction, Shown, ToolEnd, ToolStart
+from coverage_gate.edges.content import MappingContent
 from tests.conftest import (
     DATA,
     GOLDEN,

@@ -20,9 +20,9 @@ import pytest
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters.opencode import ADAPTER
-from coverage_gate.events import LineClass
-from coverage_gate.model import EvidenceDocument, IssueKind, LineRange
-from coverage_gate.sniff import head_lines, sniff
+from coverage_gate.contracts.model import EvidenceDocument, IssueKind, LineRange
+from coverage_gate.core.events import LineClass
+from coverage_gate.record.sniff import head_lines, sniff
 from tests.conftest import (
     DATA,
     GOLDEN,

@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.agreement import compare
 from coverage_gate.cli import app
-from coverage_gate.content import MappingContent
-from coverage_gate.model import Capability, Depth, EvidenceDocument, IssueKind, LineRange
-from coverage_gate.otlp_wire import proto_file_lines
-from coverage_gate.recording import Recorder, RecordSettings
+from coverage_gate.contracts.model import Capability, Depth, EvidenceDocument, IssueKind, LineRange
+from coverage_gate.core.agreement import compare
+from coverage_gate.edges.content import MappingContent
+from coverage_gate.record.recording import Recorder, RecordSettings
+from coverage_gate.telemetry.otlp_wire import proto_file_lines
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes, revision_content
 
 OTLP = DATA / "otlp-json"

@@ -24,9 +24,9 @@ from typer.testing import CliRunner
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters.qwen_code import ADAPTER
 from coverage_gate.cli import app
-from coverage_gate.events import EMPTY_SHOWN, ReadAction, Shown, ToolEnd, ToolStart
-from coverage_gate.model import Depth, EvidenceDocument, IssueKind, LineRange
-from coverage_gate.sniff import candidates, head_lines, sniff
+from coverage_gate.contracts.model import Depth, EvidenceDocument, IssueKind, LineRange
+from coverage_gate.core.events import EMPTY_SHOWN, ReadAction, Shown, ToolEnd, ToolStart
+from coverage_gate.record.sniff import candidates, head_lines, sniff
 from tests.conftest import (
     DATA,
     GOLDEN,

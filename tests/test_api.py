@@ -277,7 +277,7 @@ def test_importing_the_api_loads_no_command_line() -> None:
 def test_using_the_api_without_providers_loads_no_telemetry_or_command_line() -> None:
     """Record, load, resolve and reconcile without a provider: no OpenTelemetry, no typer."""
     modules = loaded(USE_WITHOUT_PROVIDERS, str(EXAMPLES))
-    assert "coverage_gate.recording" in modules
+    assert "coverage_gate.record.recording" in modules
     assert not [m for m in modules if m.startswith(("typer", "click", "opentelemetry", "rich"))]
 
 

@@ -8,24 +8,24 @@ from pathlib import Path
 
 import coverage_gate
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.events import Adapter, Decoder
+from coverage_gate.core.events import Adapter, Decoder
 
 PACKAGE = Path(coverage_gate.__file__).parent
 CORE = [
-    "model.py",
-    "enums.py",
-    "defaults.py",
-    "events.py",
-    "paths.py",
-    "diffmap.py",
-    "evidence.py",
-    "reconcile.py",
+    "contracts/model.py",
+    "contracts/enums.py",
+    "contracts/defaults.py",
+    "core/events.py",
+    "core/paths.py",
+    "core/diffmap.py",
+    "core/evidence.py",
+    "core/reconcile.py",
 ]
-CORE += ["tracecalls.py"]  # a harness's trace of paired calls → call records
-CORE += ["citations.py"]  # replaying citations against the files at the revision
-CORE += ["findings.py"]  # what a decision holds against a reviewer, per file
-CORE += ["evidence_doc.py"]  # the evidence document as plain values (record writes them)
-CORE += ["revision_files.py"]  # the files at the revision: the port citations and depth read
+CORE += ["core/tracecalls.py"]  # a harness's trace of paired calls → call records
+CORE += ["core/citations.py"]  # replaying citations against the files at the revision
+CORE += ["outputs/findings.py"]  # what a decision holds against a reviewer, per file
+CORE += ["contracts/evidence_doc.py"]  # the evidence document as plain values (record writes them)
+CORE += ["core/revision_files.py"]  # the files at the revision: the port citations and depth read
 FORBIDDEN = (
     "typer",
     "click",
@@ -35,10 +35,10 @@ FORBIDDEN = (
     "coverage_gate.adapters",
     "coverage_gate.cli",
     "coverage_gate.commands",
-    "coverage_gate.telemetry",
-    "coverage_gate.files",
-    "coverage_gate.content",
-    "coverage_gate.gittree",
+    "coverage_gate.record.spans",
+    "coverage_gate.edges.files",
+    "coverage_gate.edges.content",
+    "coverage_gate.edges.gittree",
     "os",
     "time",
     "datetime",
@@ -156,7 +156,7 @@ def import_closure(root: str) -> set[str]:
 
 def test_the_api_loads_no_command_line_or_telemetry() -> None:
     closure = import_closure("coverage_gate.api")
-    assert {"coverage_gate.model", "coverage_gate.reconcile", "pydantic"} <= closure
+    assert {"coverage_gate.contracts.model", "coverage_gate.core.reconcile", "pydantic"} <= closure
     assert not [
         name
         for name in closure

@@ -13,7 +13,12 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.files import STALE_TEMP_SECONDS, remove_stale_temps, temp_path_for, write_atomic
+from coverage_gate.edges.files import (
+    STALE_TEMP_SECONDS,
+    remove_stale_temps,
+    temp_path_for,
+    write_atomic,
+)
 from tests.conftest import DATA
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,11 +12,11 @@ from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.cli import app
-from coverage_gate.linescan import LineScanner
-from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import Recorder, RecordSettings
-from coverage_gate.report import load_folder
-from coverage_gate.sniff import head_lines, sniff
+from coverage_gate.contracts.model import EvidenceDocument
+from coverage_gate.record.linescan import LineScanner
+from coverage_gate.record.recording import Recorder, RecordSettings
+from coverage_gate.record.sniff import head_lines, sniff
+from coverage_gate.rollout.report import load_folder
 from tests.conftest import DATA, REPO_ROOT
 from tests.simulate_rollout import decide
 from tests.test_report import LIAR, SCOPE, T0, write

@@ -12,16 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from coverage_gate import reconcile as reconcile_module
 from coverage_gate.cli import app
-from coverage_gate.errors import ExitCode
-from coverage_gate.flags import (
-    ModeResolution,
-    VariantPolicies,
-    effective_policies,
-    policies_from_payload,
-)
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     CitationPolicy,
     EvidenceDocument,
@@ -29,6 +21,14 @@ from coverage_gate.model import (
     Mode,
     ModeSource,
     PolicySource,
+)
+from coverage_gate.core import reconcile as reconcile_module
+from coverage_gate.errors import ExitCode
+from coverage_gate.rollout.flags import (
+    ModeResolution,
+    VariantPolicies,
+    effective_policies,
+    policies_from_payload,
 )
 from tests.conftest import reconcile_in
 from tests.test_policies import features, payload, snapshot

@@ -12,8 +12,7 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.errors import ExitCode
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     DECISION_VERSION,
     Citation,
     CitationPolicy,
@@ -21,6 +20,7 @@ from coverage_gate.model import (
     Finding,
     ReviewerOutput,
 )
+from coverage_gate.errors import ExitCode
 from tests.conftest import reconcile_claims
 
 runner = CliRunner()

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coverage_gate import render
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     CitationOutcome,
     CitationPolicy,
@@ -26,8 +25,9 @@ from coverage_gate.model import (
     ReviewerOutput,
     Verdict,
 )
-from coverage_gate.reconcile import NOTE_CITATIONS, ReviewerInput, ReviewInput, reconcile
-from coverage_gate.revision_files import FileAtRevision, Presence
+from coverage_gate.core.reconcile import NOTE_CITATIONS, ReviewerInput, ReviewInput, reconcile
+from coverage_gate.core.revision_files import FileAtRevision, Presence
+from coverage_gate.outputs import render
 
 REV = "0123456789abcdef0123456789abcdef01234567"
 FILES = {

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from coverage_gate.citations import (
+from coverage_gate.contracts.model import (
+    Citation,
+    CitationCheck,
+    CitationOutcome,
+    CitationReason,
+    PathRejection,
+    ReviewerOutput,
+)
+from coverage_gate.core.citations import (
     EXCERPT_CHARS,
     MIN_QUOTE_CHARS,
     Cited,
@@ -23,17 +31,9 @@ from coverage_gate.citations import (
     citations_of,
     replay,
 )
-from coverage_gate.content import snapshot_tree
-from coverage_gate.gittree import GitTree
-from coverage_gate.model import (
-    Citation,
-    CitationCheck,
-    CitationOutcome,
-    CitationReason,
-    PathRejection,
-    ReviewerOutput,
-)
-from coverage_gate.revision_files import FileAtRevision, Presence
+from coverage_gate.core.revision_files import FileAtRevision, Presence
+from coverage_gate.edges.content import snapshot_tree
+from coverage_gate.edges.gittree import GitTree
 
 BIG_LINES = 100_000
 

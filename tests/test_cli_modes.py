@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 import coverage_gate.commands.reconcile as cli_module
-import coverage_gate.reconcile as reconcile_module
-from coverage_gate import metrics
+import coverage_gate.core.reconcile as reconcile_module
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
+from coverage_gate.rollout import metrics
 from tests.conftest import CHANGED_FILES, DATA, reconcile_in
 
 runner = CliRunner()

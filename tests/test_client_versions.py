@@ -1,5 +1,5 @@
 """The client releases CI installs (``.ci/setup-clients.sh``) are the ones
-``coverage_gate.client_versions`` says each format's adapter was checked with."""
+``coverage_gate.contracts.client_versions`` says each format's adapter was checked with."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.client_versions import CHECKED, PACKAGE
-from coverage_gate.versions import version_key
+from coverage_gate.contracts.client_versions import CHECKED, PACKAGE
+from coverage_gate.core.versions import version_key
 
 SCRIPT = Path(__file__).resolve().parents[1] / ".ci" / "setup-clients.sh"
 FORMATS = {

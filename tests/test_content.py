@@ -13,7 +13,12 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.content import RepositoryContent, SnapshotError, dirty_checkout, snapshot_tree
+from coverage_gate.edges.content import (
+    RepositoryContent,
+    SnapshotError,
+    dirty_checkout,
+    snapshot_tree,
+)
 
 runner = CliRunner()
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.model import EvidenceDocument
+from coverage_gate.contracts.model import EvidenceDocument
 from tests.conftest import CHANGED_FILES, DATA, REVISION_FILES, record_bytes, revision_content
 
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()

@@ -20,13 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from coverage_gate import render
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.content import RepositoryContents, snapshot_tree
-from coverage_gate.diffmap import DiffIndex
-from coverage_gate.github import annotation_lines
-from coverage_gate.gittree import GitTree
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     DecisionDocument,
     EvidenceDocument,
     FileStatus,
@@ -38,9 +33,14 @@ from coverage_gate.model import (
     UnsupportedReason,
     Verdict,
 )
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
-from coverage_gate.recording import RecordSettings, record_stream
-from coverage_gate.sarif import sarif_text
+from coverage_gate.core.diffmap import DiffIndex
+from coverage_gate.core.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.edges.content import RepositoryContents, snapshot_tree
+from coverage_gate.edges.gittree import GitTree
+from coverage_gate.outputs import render
+from coverage_gate.outputs.github import annotation_lines
+from coverage_gate.outputs.sarif import sarif_text
+from coverage_gate.record.recording import RecordSettings, record_stream
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT
 
 KIT = Path(__file__).resolve().parent / "integration" / "realclients"

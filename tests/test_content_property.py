@@ -16,9 +16,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coverage_gate import content_check as cc
-from coverage_gate.content import MappingContent
-from coverage_gate.content_check import ContentIndex
+from coverage_gate.core import content_check as cc
+from coverage_gate.core.content_check import ContentIndex
+from coverage_gate.edges.content import MappingContent
 from tests.conftest import record_bytes
 
 # Few distinct informative lines, so that runs meet, repeat and overlap across files; each

@@ -12,8 +12,8 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from coverage_gate.contracts.model import ReviewBundle, ReviewerOutput
 from coverage_gate.errors import ExitCode
-from coverage_gate.model import ReviewBundle, ReviewerOutput
 from tests.conftest import reconcile_claims
 
 runner = CliRunner()

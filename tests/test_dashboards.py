@@ -1,5 +1,5 @@
 """Static checks of dashboards/: every metric and label a panel or rule queries exists in the
-instrument list of ``coverage_gate.metrics`` (under its Prometheus name), label values of closed
+instrument list of ``coverage_gate.rollout.metrics`` (under its Prometheus name), label values of closed
 sets are real values, and the rules pass ``promtool check rules`` and ``promtool test rules``.
 
 The rules file is read with a small extractor of ``record``/``alert``/``expr`` entries (the
@@ -20,18 +20,7 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.metrics import (
-    CAPABILITY_ABSENT,
-    CITATION_NO_REASON,
-    CITATION_NOT_REPLAYED,
-    CITATION_OVER_LIMIT,
-    INSTRUMENTS,
-    ErrorKind,
-    InstrumentSpec,
-    Kind,
-    Outcome,
-)
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     CitationOutcome,
     CitationReason,
@@ -42,6 +31,17 @@ from coverage_gate.model import (
     Mode,
     ModeSource,
     UnknownReason,
+)
+from coverage_gate.rollout.metrics import (
+    CAPABILITY_ABSENT,
+    CITATION_NO_REASON,
+    CITATION_NOT_REPLAYED,
+    CITATION_OVER_LIMIT,
+    INSTRUMENTS,
+    ErrorKind,
+    InstrumentSpec,
+    Kind,
+    Outcome,
 )
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from coverage_gate.flags import DEFAULT_DEADLINE_S, FlagSettings, resolve_mode
-from coverage_gate.model import Mode, ModeSource
+from coverage_gate.contracts.model import Mode, ModeSource
+from coverage_gate.rollout.flags import DEFAULT_DEADLINE_S, FlagSettings, resolve_mode
 from tests.conftest import DATA, approve_args
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -23,11 +23,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters._json import OUT_OF_RANGE
 from coverage_gate.adapters._stream import Items, ObjectReader
-from coverage_gate.errors import BadInputError
-from coverage_gate.events import Malformed, ReadAction, ToolEnd, ToolStart, Unreadable
-from coverage_gate.evidence import Pairer
-from coverage_gate.files import read_bytes
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     EvidenceDocument,
     FileStatus,
     IssueKind,
@@ -37,9 +33,13 @@ from coverage_gate.model import (
     UnknownReason,
     Verdict,
 )
-from coverage_gate.otel_sdk import otlp_json
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
-from coverage_gate.recording import RecordSettings, record_stream
+from coverage_gate.core.events import Malformed, ReadAction, ToolEnd, ToolStart, Unreadable
+from coverage_gate.core.evidence import Pairer
+from coverage_gate.core.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.edges.files import read_bytes
+from coverage_gate.errors import BadInputError
+from coverage_gate.record.recording import RecordSettings, record_stream
+from coverage_gate.telemetry.otel_sdk import otlp_json
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes
 
 PI_HONEST = (DATA / "pi-rpc" / "pi_a_honest.jsonl").read_bytes()

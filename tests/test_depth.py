@@ -10,13 +10,19 @@ from typing import Any
 
 import pytest
 
-from coverage_gate import evidence_doc as plain
-from coverage_gate.content import MappingContent
-from coverage_gate.depth import LineSet, LineTable, resolve
-from coverage_gate.diffmap import DiffIndex
-from coverage_gate.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
-from coverage_gate.files import load_evidence
-from coverage_gate.model import Depth, EvidenceDocument, FileEvidence, IssueKind, LineRange
+from coverage_gate.contracts import evidence_doc as plain
+from coverage_gate.contracts.model import (
+    Depth,
+    EvidenceDocument,
+    FileEvidence,
+    IssueKind,
+    LineRange,
+)
+from coverage_gate.core.depth import LineSet, LineTable, resolve
+from coverage_gate.core.diffmap import DiffIndex
+from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
+from coverage_gate.edges.content import MappingContent
+from coverage_gate.edges.files import load_evidence
 from tests.conftest import CHANGED_FILES, DATA, REVISION_FILES, record_bytes, revision_content
 
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()

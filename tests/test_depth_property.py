@@ -18,8 +18,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coverage_gate.content import MappingContent
-from coverage_gate.model import Depth, EvidenceDocument
+from coverage_gate.contracts.model import Depth, EvidenceDocument
+from coverage_gate.edges.content import MappingContent
 from tests.conftest import record_bytes
 
 WORDS = ["a", "b", "c", "dd", "--- x", "+++ y", "", "@@ q"]

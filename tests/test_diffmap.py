@@ -1,6 +1,6 @@
 """The pinned diff, parsed once: sections for page mapping, hunks and changed lines for depth.
 
-Each rule of ``coverage_gate.diffmap`` on a small diff, the real captured diff, and a property
+Each rule of ``coverage_gate.core.diffmap`` on a small diff, the real captured diff, and a property
 against ``unidiff`` (a well-kept unified diff parser) as an independent oracle for the line
 numbers.
 """
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from unidiff import PatchSet
 
-from coverage_gate.diffmap import DiffIndex, FileDiff, LineKind
+from coverage_gate.core.diffmap import DiffIndex, FileDiff, LineKind
 from tests.conftest import CHANGED_FILES, DATA
 
 REAL = (DATA / "pi-rpc" / "review.diff").read_bytes()

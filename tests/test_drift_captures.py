@@ -22,8 +22,8 @@ from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.cli import app
-from coverage_gate.enums import DriftKind
-from coverage_gate.model import (
+from coverage_gate.contracts.enums import DriftKind
+from coverage_gate.contracts.model import (
     EvidenceDocument,
     FileStatus,
     Mode,
@@ -31,7 +31,7 @@ from coverage_gate.model import (
     ReviewerOutput,
     Verdict,
 )
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.core.reconcile import ReviewerInput, ReviewInput, reconcile
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes, revision_content
 from tests.test_content_captures import CAPTURES, DIFF
 

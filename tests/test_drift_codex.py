@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from adapters.codex import EXEC_ADAPTER, ROLLOUT_ADAPTER
-from coverage_gate.client_versions import CHECKED
-from coverage_gate.enums import DriftKind
-from coverage_gate.model import EvidenceDocument
+from coverage_gate.contracts.client_versions import CHECKED
+from coverage_gate.contracts.enums import DriftKind
+from coverage_gate.contracts.model import EvidenceDocument
 from tests.conftest import DATA, record_bytes, stream_truths
 
 ROLLOUT = "codex-rollout"

@@ -9,11 +9,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from coverage_gate import metrics
-from coverage_gate.enums import DriftKind
-from coverage_gate.errors import BadConfigError
-from coverage_gate.flags import ModeResolution, effective_policies, policies_from_payload
-from coverage_gate.model import (
+from coverage_gate.contracts.enums import DriftKind
+from coverage_gate.contracts.model import (
     Capability,
     ContentSummary,
     Coverage,
@@ -33,8 +30,11 @@ from coverage_gate.model import (
     UnsupportedReason,
     Verdict,
 )
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
-from coverage_gate.versions import outside
+from coverage_gate.core.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.core.versions import outside
+from coverage_gate.errors import BadConfigError
+from coverage_gate.rollout import metrics
+from coverage_gate.rollout.flags import ModeResolution, effective_policies, policies_from_payload
 
 SCOPE = ["src/api.py", "src/db.py"]
 HIDING = DriftEntry(

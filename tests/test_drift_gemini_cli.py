@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from coverage_gate.adapters.gemini_cli import KNOWS
-from coverage_gate.client_versions import CHECKED
-from coverage_gate.enums import DriftKind
-from coverage_gate.model import EvidenceDocument
+from coverage_gate.contracts.client_versions import CHECKED
+from coverage_gate.contracts.enums import DriftKind
+from coverage_gate.contracts.model import EvidenceDocument
 from tests.conftest import DATA, REPO_ROOT
 from tests.drift_support import (
     Line,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.enums import DriftKind
+from coverage_gate.contracts.enums import DriftKind
 from tests.conftest import DATA
 from tests.drift_support import Line, drift_raw, mutated_raw, no_failed_reads, record_raw
 

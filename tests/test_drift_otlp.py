@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.enums import DriftKind
-from coverage_gate.evidence_doc import Bounds
-from coverage_gate.model import EvidenceDocument
-from coverage_gate.recording import RecordSettings, record_stream
+from coverage_gate.contracts.enums import DriftKind
+from coverage_gate.contracts.evidence_doc import Bounds
+from coverage_gate.contracts.model import EvidenceDocument
+from coverage_gate.record.recording import RecordSettings, record_stream
 from tests.conftest import DATA, REPO_ROOT
 
 FOLDER = DATA / "otlp-json"

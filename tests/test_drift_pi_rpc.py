@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from coverage_gate.enums import DriftKind
+from coverage_gate.contracts.enums import DriftKind
 from tests.conftest import DATA
 from tests.drift_support import Line, drift_raw, mutated_raw, no_failed_reads, record_raw
 

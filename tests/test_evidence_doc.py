@@ -1,4 +1,4 @@
-"""The plain evidence document (``coverage_gate.evidence_doc``) is the contract's twin: the same
+"""The plain evidence document (``coverage_gate.contracts.evidence_doc``) is the contract's twin: the same
 fields in the same order with the same defaults, and written as the same bytes. ``record`` writes
 it without loading the contract, so any drift between the two would change what it writes."""
 
@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from coverage_gate import evidence_doc as plain
-from coverage_gate import model
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.enums import Capability, Depth, DiffStatus, IssueKind
-from coverage_gate.files import dump_model
-from coverage_gate.recording import Recorder, RecordSettings
+from coverage_gate.contracts import evidence_doc as plain
+from coverage_gate.contracts import model
+from coverage_gate.contracts.enums import Capability, Depth, DiffStatus, IssueKind
+from coverage_gate.edges.files import dump_model
+from coverage_gate.record.recording import Recorder, RecordSettings
 from tests.conftest import DATA, REVISION_FILES
 
 TWINS = [

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.model import FileStatus
+from coverage_gate.contracts.model import FileStatus
 from tests.conftest import record_bytes
 from tests.test_content_captures import CAPTURES
 from tests.test_drift_captures import decide, record, verified_files

@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.commands.flags import flags_app
-from coverage_gate.demo import REVISION
-from coverage_gate.flags import resolve_mode
+from coverage_gate.examples.demo import REVISION
+from coverage_gate.rollout.flags import resolve_mode
 from tests.examples import EXAMPLES
 from tests.test_flags_stub_server import TOKEN, Servers, features_document, live, servers
 

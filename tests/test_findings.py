@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from coverage_gate.findings import RULES, findings
-from coverage_gate.model import CitationPolicy, DepthPolicy, Mode, Reason, UnknownPolicy
-from coverage_gate.reconcile import reconcile
+from coverage_gate.contracts.model import CitationPolicy, DepthPolicy, Mode, Reason, UnknownPolicy
+from coverage_gate.core.reconcile import reconcile
+from coverage_gate.outputs.findings import RULES, findings
 from tests.examples import example_decision, unverifiable_decision
 from tests.test_citation_decisions import FABRICATED, REAL, claims, decide
 from tests.test_citation_decisions import REV as CITE_REV

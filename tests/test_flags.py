@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from coverage_gate.commands.flags import EXIT_BAD_CONFIG, EXIT_USAGE, flags_app
+from coverage_gate.contracts.model import Mode, ModeSource
+from coverage_gate.edges.files import write_atomic
 from coverage_gate.errors import ExitCode
-from coverage_gate.files import write_atomic
-from coverage_gate.flags import (
+from coverage_gate.rollout.flags import (
     DEFAULT_FLAG_NAME,
     FlagConfigError,
     FlagFetchError,
@@ -33,7 +34,6 @@ from coverage_gate.flags import (
     resolve_mode,
     settings_from_env,
 )
-from coverage_gate.model import Mode, ModeSource
 
 FLAG = DEFAULT_FLAG_NAME
 EXAMPLE = Path(__file__).parent.parent / "coverage_gate" / "examples" / "flags.snapshot.json"
@@ -167,7 +167,7 @@ def test_gradual_rollout_answer_is_the_same_in_another_process(tmp_path: Path) -
         f"""
         import json, sys
         from pathlib import Path
-        from coverage_gate.flags import FlagSettings, resolve_mode
+        from coverage_gate.rollout.flags import FlagSettings, resolve_mode
         settings = FlagSettings(snapshot=Path({str(path)!r}))
         repos = json.loads(sys.argv[1])
         print(json.dumps({{r: resolve_mode(r, settings).mode.value for r in repos}}))
@@ -259,9 +259,9 @@ def test_override_never_imports_unleash_client(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        from coverage_gate.flags import FlagSettings, resolve_mode, override_from_env
+        from coverage_gate.rollout.flags import FlagSettings, resolve_mode, override_from_env
         from coverage_gate.commands.flags import flags_app
-        from coverage_gate.model import Mode
+        from coverage_gate.contracts.model import Mode
         override = override_from_env({"COVERAGE_GATE_MODE": "enforce"})
         result = resolve_mode("acme/api", FlagSettings(unleash_url="http://x"), override=override)
         assert result.mode is Mode.ENFORCE
@@ -288,7 +288,7 @@ def test_snapshot_loads_the_engine_but_not_the_client(tmp_path: Path) -> None:
         f"""
         import sys
         from pathlib import Path
-        from coverage_gate.flags import FlagSettings, resolve_mode
+        from coverage_gate.rollout.flags import FlagSettings, resolve_mode
         result = resolve_mode("acme/payments", FlagSettings(snapshot=Path({str(path)!r})))
         assert result.mode.value == "enforce", result
         print(",".join(sorted({{m.split(".")[0] for m in sys.modules}} &

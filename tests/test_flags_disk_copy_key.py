@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.flags import (
+from coverage_gate.contracts.model import Mode, ModeSource
+from coverage_gate.rollout.flags import (
     DEPLOYMENT_KEY,
     FlagFetchError,
     FlagSettings,
@@ -20,7 +21,6 @@ from coverage_gate.flags import (
     resolve_mode,
     save_disk_copy,
 )
-from coverage_gate.model import Mode, ModeSource
 from tests.test_flags_stub_server import TOKEN, Servers, features_document, servers  # noqa: F401
 
 #: Two deployments differ in one of these; the other two are the same.

@@ -22,7 +22,8 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.commands.flags import EXIT_BAD_CONFIG, flags_app
-from coverage_gate.flags import (
+from coverage_gate.contracts.model import Mode, ModeSource
+from coverage_gate.rollout.flags import (
     DEFAULT_FLAG_NAME,
     DEPLOYMENT_KEY,
     FlagSettings,
@@ -30,7 +31,6 @@ from coverage_gate.flags import (
     resolve_mode,
     save_disk_copy,
 )
-from coverage_gate.model import Mode, ModeSource
 
 FLAG = DEFAULT_FLAG_NAME
 TOKEN = "default:development.stub-token"  # noqa: S105 - a fake token for the stub

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from coverage_gate.contracts.model import EvidenceDocument, IssueKind
 from coverage_gate.errors import CoverageGateError
-from coverage_gate.model import EvidenceDocument, IssueKind
 from tests.conftest import REPO_ROOT, record_bytes
 
 FORMATS = ("gemini-cli", "qwen-code")

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from coverage_gate import github
 from coverage_gate.commands.github import parse_inputs
+from coverage_gate.contracts.model import Mode
 from coverage_gate.errors import UsageError
-from coverage_gate.github import (
+from coverage_gate.outputs import github
+from coverage_gate.outputs.github import (
     ANNOTATIONS_PER_LEVEL,
     COMMENT_LIMIT,
     COMMENT_MARKER,
@@ -24,7 +25,6 @@ from coverage_gate.github import (
     outputs_text,
     workflow_command,
 )
-from coverage_gate.model import Mode
 from tests.examples import example_decision, renamed_scope_decision
 from tests.github_runner import parse_command, parse_file_commands
 from tests.test_citation_decisions import FABRICATED, claims, decide

@@ -44,9 +44,9 @@ from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.cli import app
+from coverage_gate.contracts.model import DecisionDocument, EvidenceDocument, FileStatus, Verdict
+from coverage_gate.edges.files import load_evidence
 from coverage_gate.errors import CoverageGateError
-from coverage_gate.files import load_evidence
-from coverage_gate.model import DecisionDocument, EvidenceDocument, FileStatus, Verdict
 from tests import hostile
 
 DOCUMENTED = frozenset({0, 2, 3, 4})

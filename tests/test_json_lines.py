@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coverage_gate.adapters._json import load_object
-from coverage_gate.events import Malformed
+from coverage_gate.core.events import Malformed
 from tests.conftest import DATA
 
 

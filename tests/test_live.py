@@ -1,4 +1,4 @@
-"""Live capture (``coverage_gate.live``) with small Python child processes.
+"""Live capture (``coverage_gate.capture.live``) with small Python child processes.
 
 Each test names the rule it pins: pass-through is byte-exact both ways, the exit code is the
 reviewer's, a timeout or an interrupt ends the whole process group (grandchildren included),
@@ -24,8 +24,7 @@ import typer
 from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.commands.run import RUN_CONTEXT_SETTINGS, run_command
-from coverage_gate.live import (
+from coverage_gate.capture.live import (
     EXIT_TIMEOUT,
     Ending,
     Interrupter,
@@ -34,8 +33,9 @@ from coverage_gate.live import (
     run_and_tee,
     run_recorded,
 )
-from coverage_gate.model import Capability, EvidenceDocument
-from coverage_gate.recording import Recorder, RecordSettings, record_stream
+from coverage_gate.commands.run import RUN_CONTEXT_SETTINGS, run_command
+from coverage_gate.contracts.model import Capability, EvidenceDocument
+from coverage_gate.record.recording import Recorder, RecordSettings, record_stream
 
 PY = sys.executable
 REVISION = "0123456789abcdef0123456789abcdef01234567"

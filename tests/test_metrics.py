@@ -14,9 +14,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from coverage_gate import metrics as m
-from coverage_gate.metrics import INSTRUMENTS, Kind, Outcome
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     DecisionDocument,
     Depth,
@@ -26,6 +24,8 @@ from coverage_gate.model import (
     UnknownPolicy,
     Verdict,
 )
+from coverage_gate.rollout import metrics as m
+from coverage_gate.rollout.metrics import INSTRUMENTS, Kind, Outcome
 from tests.simulate_rollout import FABRICATED_CITATION, REAL_CITATION, ReviewerSpec, decide
 
 SCOPE = ["src/api.py", "src/db.py", "README.md"]

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.cli import app
+from coverage_gate.core.events import HEAD_BYTES, LineClass
 from coverage_gate.errors import CoverageGateError
-from coverage_gate.events import HEAD_BYTES, LineClass
 from tests.conftest import record_bytes
 
 FORMATS = ["opencode", "copilot-cli"]

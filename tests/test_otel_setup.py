@@ -25,12 +25,12 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
 from typer.testing import CliRunner
 
-from coverage_gate import metrics as m
-from coverage_gate import otel_sdk, otel_setup
 from coverage_gate.cli import app
-from coverage_gate.metrics import INSTRUMENTS
-from coverage_gate.model import Capability
-from coverage_gate.otel_setup import JsonLinesFile, Telemetry
+from coverage_gate.contracts.model import Capability
+from coverage_gate.rollout import metrics as m
+from coverage_gate.rollout.metrics import INSTRUMENTS
+from coverage_gate.telemetry import otel_sdk, otel_setup
+from coverage_gate.telemetry.otel_setup import JsonLinesFile, Telemetry
 from tests.conftest import lying_reconcile_args
 from tests.simulate_rollout import REAL_CITATION, ReviewerSpec, decide
 
@@ -209,7 +209,8 @@ def test_lines_from_many_threads_never_interleave(tmp_path: Path) -> None:
 
 CHILD = """
 import os, sys
-from coverage_gate import metrics, otel_setup
+from coverage_gate.rollout import metrics
+from coverage_gate.telemetry import otel_setup
 from tests.simulate_rollout import ReviewerSpec, decide
 scope = ["src/api.py", "src/db.py"]
 DECISION = decide("acme/api", scope=scope, reviewers=[ReviewerSpec("a", claimed=scope, read=[])])
@@ -379,7 +380,8 @@ def test_shutdown_with_an_unreachable_collector_is_bounded(
 
 EXIT_CHILD = """
 import os, sys, time
-from coverage_gate import metrics, otel_setup
+from coverage_gate.rollout import metrics
+from coverage_gate.telemetry import otel_setup
 from tests.simulate_rollout import ReviewerSpec, decide
 scope = ["src/api.py", "src/db.py"]
 DECISION = decide("acme/api", scope=scope, reviewers=[ReviewerSpec("a", claimed=scope, read=[])])

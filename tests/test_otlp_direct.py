@@ -16,8 +16,9 @@ import pytest
 from opentelemetry.metrics import Meter as SdkMeter
 from opentelemetry.metrics import NoOpMeter
 
-from coverage_gate import metrics, otel_setup
-from coverage_gate.otlp_direct import DirectMeter, DirectTracer
+from coverage_gate.rollout import metrics
+from coverage_gate.telemetry import otel_setup
+from coverage_gate.telemetry.otlp_direct import DirectMeter, DirectTracer
 from tests.simulate_rollout import two_decisions
 from tests.test_record_unchanged import _canonical_spans
 

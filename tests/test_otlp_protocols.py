@@ -26,11 +26,16 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from coverage_gate import otel_setup
-from coverage_gate.otel_sdk import HttpSpanExporter
-from coverage_gate.otel_setup import SHUTDOWN_BUDGET_S, Protocol, export_timeout, otlp_protocol
+from coverage_gate.telemetry import otel_setup
+from coverage_gate.telemetry.otel_sdk import HttpSpanExporter
+from coverage_gate.telemetry.otel_setup import (
+    SHUTDOWN_BUDGET_S,
+    Protocol,
+    export_timeout,
+    otlp_protocol,
+)
 
-EXAMPLE = Path(otel_setup.__file__).parent / "examples" / "honest.pi-rpc.jsonl"
+EXAMPLE = Path(otel_setup.__file__).parents[1] / "examples" / "honest.pi-rpc.jsonl"
 SPANS = 9  # the example's 8 tool calls and its invoke_agent span
 
 

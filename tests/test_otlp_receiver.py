@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-from coverage_gate.otlp_receiver import LOOPBACK, IntakeSummary, TelemetryIntake
-from coverage_gate.otlp_wire import (
+from coverage_gate.capture.otlp_receiver import LOOPBACK, IntakeSummary, TelemetryIntake
+from coverage_gate.telemetry.otlp_wire import (
     BadBody,
     Encoding,
     Signal,

@@ -21,9 +21,7 @@ from typing import Any
 import pytest
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.content import snapshot_tree
-from coverage_gate.gittree import GitTree
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     EvidenceDocument,
     FileStatus,
     IssueKind,
@@ -33,9 +31,11 @@ from coverage_gate.model import (
     ReviewerOutput,
     Verdict,
 )
-from coverage_gate.paths import TreeUnavailableError
-from coverage_gate.reconcile import ReviewerInput, ReviewInput, reconcile
-from coverage_gate.recording import RecordSettings, record_stream
+from coverage_gate.core.paths import TreeUnavailableError
+from coverage_gate.core.reconcile import ReviewerInput, ReviewInput, reconcile
+from coverage_gate.edges.content import snapshot_tree
+from coverage_gate.edges.gittree import GitTree
+from coverage_gate.record.recording import RecordSettings, record_stream
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT
 
 CHANGED = "src/api/handlers.py"
@@ -410,7 +410,7 @@ def test_one_git_process_answers_a_whole_record(
         started.append(args)
         return real_popen(args, **kwargs)
 
-    monkeypatch.setattr("coverage_gate.gittree.subprocess.Popen", counting)
+    monkeypatch.setattr("coverage_gate.edges.gittree.subprocess.Popen", counting)
     capture = CAPTURES["codex-rollout"]
     data = respell(capture.file, CHANGED, "src/api/x/../handlers.py")
     data = data.replace(b'"src/api/models.py"', b'"src/../src/api/models.py"')
@@ -467,7 +467,7 @@ def test_a_git_that_already_exited_is_an_unavailable_tree_not_a_broken_pipe(
     """A root that is no repository: git exits before it is asked, and closing its stdin fails
     too. That is an unavailable tree (the ``..`` path is rejected), never a ``BrokenPipeError``
     escaping to the command line (which exits 1 with nothing said)."""
-    monkeypatch.setattr("coverage_gate.gittree.subprocess.Popen", _GoneGit)
+    monkeypatch.setattr("coverage_gate.edges.gittree.subprocess.Popen", _GoneGit)
     tree = GitTree("/nowhere", "rev")
     with pytest.raises(TreeUnavailableError, match="cannot change to"):
         tree.symlink_target("src/api")

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.diffmap import DiffIndex
-from coverage_gate.paths import Rejected, Rejection, StaticTree, normalise
-from coverage_gate.recording import Recorder, RecordSettings
+from coverage_gate.core.diffmap import DiffIndex
+from coverage_gate.core.paths import Rejected, Rejection, StaticTree, normalise
+from coverage_gate.record.recording import Recorder, RecordSettings
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes
 
 ROOT = "/home/user/repo"

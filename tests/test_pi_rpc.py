@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.evidence_doc import Bounds
-from coverage_gate.model import DiffStatus, EvidenceDocument, IssueKind
+from coverage_gate.contracts.evidence_doc import Bounds
+from coverage_gate.contracts.model import DiffStatus, EvidenceDocument, IssueKind
 from tests.conftest import DATA, GOLDEN, check_golden, record_bytes, stream_truths
 
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()

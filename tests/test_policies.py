@@ -13,18 +13,7 @@ from typer.testing import CliRunner
 
 from coverage_gate.cli import app
 from coverage_gate.commands.flags import EXIT_BAD_CONFIG, flags_app
-from coverage_gate.errors import ExitCode
-from coverage_gate.flags import (
-    DEFAULT_FLAG_NAME,
-    FlagConfigError,
-    FlagSettings,
-    ModeResolution,
-    VariantPolicies,
-    effective_policies,
-    policies_from_payload,
-    resolve_mode,
-)
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     Depth,
     DepthPolicy,
@@ -36,6 +25,17 @@ from coverage_gate.model import (
     ModeSource,
     PolicySource,
     UnknownPolicy,
+)
+from coverage_gate.errors import ExitCode
+from coverage_gate.rollout.flags import (
+    DEFAULT_FLAG_NAME,
+    FlagConfigError,
+    FlagSettings,
+    ModeResolution,
+    VariantPolicies,
+    effective_policies,
+    policies_from_payload,
+    resolve_mode,
 )
 from tests.conftest import reconcile_in
 from tests.test_flags_stub_server import (  # noqa: F401 - `servers` is a fixture used below

@@ -10,7 +10,7 @@ from typer.main import get_command
 from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
-from coverage_gate.metrics import INSTRUMENTS
+from coverage_gate.rollout.metrics import INSTRUMENTS
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
 

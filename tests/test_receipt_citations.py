@@ -10,13 +10,13 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from coverage_gate import citations
-from coverage_gate.citations import Cited
 from coverage_gate.cli import app
+from coverage_gate.contracts.model import Citation, ReviewerCitations
+from coverage_gate.core import citations
+from coverage_gate.core.citations import Cited
+from coverage_gate.core.revision_files import FileAtRevision, Presence, RevisionFiles
 from coverage_gate.errors import ExitCode
-from coverage_gate.model import Citation, ReviewerCitations
-from coverage_gate.receipts import LINE_CHARS, RecordedFiles, RecordingFiles
-from coverage_gate.revision_files import FileAtRevision, Presence, RevisionFiles
+from coverage_gate.rollout.receipts import LINE_CHARS, RecordedFiles, RecordingFiles
 from tests.conftest import reconcile_in
 from tests.test_citation_cli import ENV, work  # noqa: F401 - the fixture
 from tests.test_receipts import content_of, receipts_in, rewrite, verify

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
-from coverage_gate.receipts import SUFFIX, canonical
+from coverage_gate.rollout.receipts import SUFFIX, canonical
 from tests.conftest import approve_args, lying_reconcile_args
 from tests.test_path_decoys import make_repo
 

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coverage_gate import render
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     Claim,
     Coverage,
@@ -31,8 +30,9 @@ from coverage_gate.model import (
     UnknownReason,
     Verdict,
 )
-from coverage_gate.paths import StaticTree
-from coverage_gate.reconcile import NO_DEPTH_RECORDED, ReviewerInput, ReviewInput, reconcile
+from coverage_gate.core.paths import StaticTree
+from coverage_gate.core.reconcile import NO_DEPTH_RECORDED, ReviewerInput, ReviewInput, reconcile
+from coverage_gate.outputs import render
 
 REV = "a" * 40
 SCOPE = ["a.py", "b.py", "c.py"]

@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
-from coverage_gate.otel_setup import TELEMETRY_DIR_ENV
-from coverage_gate.report import load_folder
+from coverage_gate.rollout.report import load_folder
+from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV
 from tests.conftest import lying_reconcile_args
 
 runner = CliRunner()

@@ -19,6 +19,6 @@ def test_record_loads_no_decision_renderer_or_reconciler(tmp_path: Path) -> None
         "record", str(stream), "-f", "pi-rpc", "--revision", "r", "-o", str(out), cwd=tmp_path
     )
     assert json.loads(out.read_text())["counters"]["calls"] > 0
-    assert "coverage_gate.summary" in modules
-    unwanted = ("coverage_gate.render", "coverage_gate.reconcile")
+    assert "coverage_gate.outputs.summary" in modules
+    unwanted = ("coverage_gate.outputs.render", "coverage_gate.core.reconcile")
     assert sorted(modules & set(unwanted)) == []

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.cli import app
-from coverage_gate.content import snapshot_tree
+from coverage_gate.edges.content import snapshot_tree
 from tests.conftest import (
     DATA,
     GOLDEN,

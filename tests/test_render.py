@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from coverage_gate import render
-from coverage_gate.model import Depth, DepthPolicy, FileDepth, LineRange, Mode, PolicySource
-from coverage_gate.reconcile import reconcile
+from coverage_gate.contracts.model import (
+    Depth,
+    DepthPolicy,
+    FileDepth,
+    LineRange,
+    Mode,
+    PolicySource,
+)
+from coverage_gate.core.reconcile import reconcile
+from coverage_gate.outputs import render
 from tests.test_reconcile import PARTIAL_TAX, tax_evidence, tax_review
 
 
@@ -83,7 +90,7 @@ def test_a_reviewers_paths_and_name_cannot_break_out_of_the_markdown() -> None:
     @-mention, a heading) or close the summary's <code>."""
     from dataclasses import replace  # noqa: PLC0415 - this test alone
 
-    from coverage_gate.reconcile import ReviewerInput  # noqa: PLC0415
+    from coverage_gate.core.reconcile import ReviewerInput  # noqa: PLC0415
     from tests.test_reconcile import claims, review  # noqa: PLC0415
 
     hostile = "../x`\n@everyone `` # heading"

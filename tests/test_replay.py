@@ -12,8 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.errors import ExitCode
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     CitationPolicy,
     DepthPolicy,
     Mode,
@@ -21,9 +20,10 @@ from coverage_gate.model import (
     PolicySource,
     UnknownPolicy,
 )
-from coverage_gate.receipt_store import read
-from coverage_gate.receipts import SUFFIX
-from coverage_gate.replay import Candidate, FlagAnswer
+from coverage_gate.errors import ExitCode
+from coverage_gate.rollout.receipt_store import read
+from coverage_gate.rollout.receipts import SUFFIX
+from coverage_gate.rollout.replay import Candidate, FlagAnswer
 from tests.conftest import lying_reconcile_args
 from tests.simulate_rollout import write_receipts
 

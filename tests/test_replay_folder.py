@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from coverage_gate import receipts, replay_folder
 from coverage_gate.cli import app
 from coverage_gate.commands.reconcile import decide
 from coverage_gate.commands.replay import CandidateMode, _candidate
+from coverage_gate.core.reconcile import ReviewInput
 from coverage_gate.errors import ExitCode
-from coverage_gate.receipt_store import names
-from coverage_gate.receipts import SUFFIX, ReceiptError, canonical, compress
-from coverage_gate.reconcile import ReviewInput
-from coverage_gate.replay_folder import Replayed, Unreadable
+from coverage_gate.rollout import receipts, replay_folder
+from coverage_gate.rollout.receipt_store import names
+from coverage_gate.rollout.receipts import SUFFIX, ReceiptError, canonical, compress
+from coverage_gate.rollout.replay_folder import Replayed, Unreadable
 from tests.simulate_rollout import write_receipts
 
 runner = CliRunner()

@@ -9,10 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from coverage_gate import metrics as m
-from coverage_gate import otel_setup
 from coverage_gate.commands.report import report_app
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     CitationPolicy,
     DecisionDocument,
@@ -23,7 +21,8 @@ from coverage_gate.model import (
     ModeSource,
     Verdict,
 )
-from coverage_gate.report import (
+from coverage_gate.rollout import metrics as m
+from coverage_gate.rollout.report import (
     Criteria,
     build_report,
     load_folder,
@@ -32,6 +31,7 @@ from coverage_gate.report import (
     to_json,
     wilson,
 )
+from coverage_gate.telemetry import otel_setup
 from tests.simulate_rollout import FABRICATED_CITATION, REAL_CITATION, ReviewerSpec, decide
 
 SCOPE = ["src/api.py", "src/db.py", "README.md"]

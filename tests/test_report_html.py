@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import coverage_gate
 from coverage_gate.commands.report import HTML_EXTRA_MISSING, report_app
-from coverage_gate.otel_setup import TELEMETRY_DIR_ENV
+from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV
 from tests.simulate_rollout import simulate
 from tests.test_startup import loaded_by
 
@@ -62,7 +62,7 @@ def test_without_the_html_extra_the_page_exits_3_with_what_to_install(
     file is written)."""
     monkeypatch.setitem(sys.modules, "vl_convert", None)  # import vl_convert raises ImportError
     # an earlier test may have loaded the page's module: it must be imported again, and fail
-    monkeypatch.delitem(sys.modules, "coverage_gate.report_html", raising=False)
+    monkeypatch.delitem(sys.modules, "coverage_gate.outputs.report_html", raising=False)
     monkeypatch.delattr(coverage_gate, "report_html", raising=False)
     page = tmp_path / "x.html"
     result = runner.invoke(
@@ -83,7 +83,7 @@ def test_the_html_module_is_loaded_by_the_html_format_alone(rollout: Path) -> No
         ["record", "--help"],
     ):
         modules = loaded_by(*argv)
-        assert "coverage_gate.report_html" not in modules, argv
+        assert "coverage_gate.outputs.report_html" not in modules, argv
         assert not [m for m in modules if m.startswith("vl_convert")], argv
 
 
@@ -190,7 +190,7 @@ def test_drift_is_drawn_where_the_json_has_it_and_said_absent_where_not(rollout:
     """acme/search's client was upgraded mid-window: its streams of the new version drifted
     (two kinds), so its page draws them per client version; a repository whose streams never
     drifted says it has none."""
-    from coverage_gate.report_html import render_html  # noqa: PLC0415 - the html extra
+    from coverage_gate.outputs.report_html import render_html  # noqa: PLC0415 - the html extra
 
     _, text = _report("--telemetry-dir", str(rollout), "--format", "json")
     repositories = {r["repository"]: r for r in json.loads(text)["repositories"]}
@@ -210,7 +210,7 @@ def test_drift_is_drawn_where_the_json_has_it_and_said_absent_where_not(rollout:
 def test_a_page_from_prometheus_says_it_has_no_per_day_figures(rollout: Path) -> None:
     """Prometheus is read over its window as a whole: no daily key, no per-day charts, and
     the page says why instead of drawing an empty chart."""
-    from coverage_gate.report_html import render_html  # noqa: PLC0415 - the html extra
+    from coverage_gate.outputs.report_html import render_html  # noqa: PLC0415 - the html extra
 
     repo = _repo(rollout)
     del repo["daily"]

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from coverage_gate import prometheus as p
 from coverage_gate.commands.report import report_app
+from coverage_gate.contracts.model import ModeSource, Verdict
 from coverage_gate.errors import BadConfigError, UsageError
-from coverage_gate.metrics import INSTRUMENTS
-from coverage_gate.model import ModeSource, Verdict
-from coverage_gate.report import (
+from coverage_gate.rollout import prometheus as p
+from coverage_gate.rollout.metrics import INSTRUMENTS
+from coverage_gate.rollout.report import (
     Criteria,
     count_folder,
     load_folder,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from coverage_gate import report
-from coverage_gate.model import Capability, DepthPolicy, Verdict
-from coverage_gate.report import (
+from coverage_gate.contracts.model import Capability, DepthPolicy, Verdict
+from coverage_gate.rollout import report
+from coverage_gate.rollout.report import (
     READINESS_RULE,
     Criteria,
     build_report,

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from coverage_gate import report as r
-from coverage_gate.metrics import Outcome
-from coverage_gate.model import Depth, DepthPolicy, FileContent
-from coverage_gate.report import (
+from coverage_gate.contracts.model import Depth, DepthPolicy, FileContent
+from coverage_gate.rollout import report as r
+from coverage_gate.rollout.metrics import Outcome
+from coverage_gate.rollout.report import (
     Criteria,
     ReviewRecord,
     ReviewTally,
@@ -30,7 +30,7 @@ from coverage_gate.report import (
     render_text,
     to_json,
 )
-from coverage_gate.report_scan import scan_folder
+from coverage_gate.rollout.report_scan import scan_folder
 from tests.simulate_rollout import simulate
 
 CRITERIA = Criteria()
@@ -407,8 +407,8 @@ def test_the_report_command_streams_and_reads_a_big_folder_in_parallel(
     the parallel threshold is read by worker processes with the same report."""
     from typer.testing import CliRunner  # noqa: PLC0415 - only this test runs the command
 
-    from coverage_gate import report_scan  # noqa: PLC0415
     from coverage_gate.commands.report import report_app  # noqa: PLC0415
+    from coverage_gate.rollout import report_scan  # noqa: PLC0415
 
     def refuse(folder: Path) -> r.Loaded:
         raise AssertionError(f"every record of {folder} loaded")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from coverage_gate import watchdog
+from coverage_gate.capture import watchdog
 from tests.test_live import GRANDCHILD, child, pid_alive, pids, run_app, wait_for_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +95,7 @@ def _watchdogs() -> set[int]:
                 parent = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
-            if b"coverage_gate.watchdog" in cmdline and parent == os.getpid():
+            if b"coverage_gate.capture.watchdog" in cmdline and parent == os.getpid():
                 found.add(int(entry.name))
     return found
 

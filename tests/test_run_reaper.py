@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from coverage_gate import live, reaper
-from coverage_gate.live import EXIT_TIMEOUT, Ending, run_and_tee
-from coverage_gate.model import EvidenceDocument
+from coverage_gate.capture import live, reaper
+from coverage_gate.capture.live import EXIT_TIMEOUT, Ending, run_and_tee
+from coverage_gate.contracts.model import EvidenceDocument
 from tests.test_live import PY, RUN_ENTRY, child, pid_alive, pids, run_app, wait_for_file
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.model import Capability, EvidenceDocument
+from coverage_gate.contracts.model import Capability, EvidenceDocument
 from tests.conftest import DATA, REPO_ROOT, record_bytes
 
 PY = sys.executable

@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.findings import RULES
-from coverage_gate.model import DepthPolicy, Mode
-from coverage_gate.reconcile import reconcile
-from coverage_gate.sarif import sarif_log
+from coverage_gate.contracts.model import DepthPolicy, Mode
+from coverage_gate.core.reconcile import reconcile
+from coverage_gate.outputs.findings import RULES
+from coverage_gate.outputs.sarif import sarif_log
 from tests.conftest import DATA, lying_reconcile_args
 from tests.examples import example_decision, renamed_scope_decision
 from tests.test_citation_decisions import FABRICATED, claims, decide

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from coverage_gate.model import DepthPolicy
-from coverage_gate.report import Criteria, build_report, load_folder
+from coverage_gate.contracts.model import DepthPolicy
+from coverage_gate.rollout.report import Criteria, build_report, load_folder
 from tests.simulate_rollout import (
     ALL_HUNKS_FAILURES,
     CLIENT_VERSION,

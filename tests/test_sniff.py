@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.events import Adapter, Decoder
-from coverage_gate.model import Capability, Counters
-from coverage_gate.sniff import candidates, head_lines, peek, sniff, wrong_format_hint
+from coverage_gate.contracts.model import Capability, Counters
+from coverage_gate.core.events import Adapter, Decoder
+from coverage_gate.record.sniff import candidates, head_lines, peek, sniff, wrong_format_hint
 from tests.conftest import DATA, record_bytes
 
 SNIFFED = ["pi-rpc", "claude-code", "codex-rollout", "codex-exec", "otlp-json"]

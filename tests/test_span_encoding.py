@@ -38,12 +38,19 @@ from opentelemetry.trace import (
     set_span_in_context,
 )
 
-from coverage_gate import metrics, otel_setup, otlp_encode
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.evidence_doc import dump
-from coverage_gate.otel_sdk import DELTA, build_resource_from, metrics_line, otlp_json, span_line
-from coverage_gate.otel_setup import SpanLines
-from coverage_gate.recording import Recorder, RecordSettings, feed_all
+from coverage_gate.contracts.evidence_doc import dump
+from coverage_gate.record.recording import Recorder, RecordSettings, feed_all
+from coverage_gate.rollout import metrics
+from coverage_gate.telemetry import otel_setup, otlp_encode
+from coverage_gate.telemetry.otel_sdk import (
+    DELTA,
+    build_resource_from,
+    metrics_line,
+    otlp_json,
+    span_line,
+)
+from coverage_gate.telemetry.otel_setup import SpanLines
 from tests.conftest import DATA, REPO_ROOT
 from tests.simulate_rollout import two_decisions
 from tests.test_record_unchanged import _canonical_spans
@@ -158,9 +165,9 @@ def test_recording_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> 
     tenth of a second at start-up), and still writes its spans."""
     code = f"""
 import io, os, sys
-from coverage_gate import otel_setup
+from coverage_gate.telemetry import otel_setup
 from coverage_gate.adapters import ADAPTERS
-from coverage_gate.recording import Recorder, RecordSettings, feed_all
+from coverage_gate.record.recording import Recorder, RecordSettings, feed_all
 telemetry = otel_setup.setup({{"{otel_setup.TELEMETRY_DIR_ENV}": sys.argv[1]}})
 provider, spans = telemetry.for_recording()
 recorder = Recorder(ADAPTERS["pi-rpc"], RecordSettings("r", "/r"), provider, spans=spans)

@@ -20,9 +20,9 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.otel_sdk import SpanExport, otlp_json
-from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, Telemetry
-from coverage_gate.telemetry import INVOKE_AGENT
+from coverage_gate.record.spans import INVOKE_AGENT
+from coverage_gate.telemetry.otel_sdk import SpanExport, otlp_json
+from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV, Telemetry
 
 CALLS = 10_000
 FILES = [f"src/pkg{i // 20}/mod{i}.py" for i in range(400)]

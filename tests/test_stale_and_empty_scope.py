@@ -17,8 +17,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from coverage_gate.cli import app
-from coverage_gate.metrics import Outcome, review_outcome
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Coverage,
     FileStatus,
     Mode,
@@ -27,7 +26,8 @@ from coverage_gate.model import (
     UnknownReason,
     Verdict,
 )
-from coverage_gate.reconcile import reconcile, same_revision
+from coverage_gate.core.reconcile import reconcile, same_revision
+from coverage_gate.rollout.metrics import Outcome, review_outcome
 from tests.conftest import CHANGED_FILES, DATA, UNREACHABLE_ROOT, hermetic_capture
 from tests.test_reconcile import ALL_READ, REV, SCOPE, claims, evidence, one, review
 

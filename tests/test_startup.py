@@ -2,7 +2,7 @@
 and `record` on the local files no OpenTelemetry. Checked in a fresh interpreter, by the modules
 it holds once the command is done (timings are the benchmark's: tests/bench_speed.py).
 
-The defaults --help shows come from ``coverage_gate.defaults``, which the modules using them read
+The defaults --help shows come from ``coverage_gate.contracts.defaults``, which the modules using them read
 too; the schema names, spelled out for --help, are held equal to the schemas here.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from coverage_gate.commands.schema import SCHEMA_NAMES
-from coverage_gate.schemas import SCHEMAS
+from coverage_gate.contracts.schemas import SCHEMAS
 from tests.conftest import DATA, lying_reconcile_args
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ HEAVY = (
     "opentelemetry",
     "google",
     "rich",
-    "coverage_gate.model",
+    "coverage_gate.contracts.model",
     "coverage_gate.adapters",
 )
 RUN_CLI = """
@@ -126,7 +126,7 @@ def test_record_on_the_local_files_loads_no_opentelemetry_or_pydantic(
     tmp_path: Path, diff: bool
 ) -> None:
     """`record` with the embedded default sink: its spans are encoded directly, and its
-    document is built and written as plain values (``coverage_gate.evidence_doc``), without
+    document is built and written as plain values (``coverage_gate.contracts.evidence_doc``), without
     loading pydantic or the contracts (tests/test_evidence_doc.py holds the two equal)."""
     stream = DATA / "pi-rpc" / "pi_a_honest.jsonl"
     out = tmp_path / "evidence.json"
@@ -137,7 +137,7 @@ def test_record_on_the_local_files_loads_no_opentelemetry_or_pydantic(
     )  # fmt: skip
     assert json.loads(out.read_text())["counters"]["calls"] > 0
     assert heavy(modules, ("opentelemetry", "google", "rich", "pydantic")) == []
-    assert "coverage_gate.model" not in modules
+    assert "coverage_gate.contracts.model" not in modules
 
 
 def test_record_with_its_format_loads_that_adapter_alone(tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_reconcile_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> 
     )
     assert json.loads((tmp_path / "d.json").read_text())["would_downgrade"] is True
     assert heavy(modules, ("opentelemetry", "google", "rich", "msgspec")) == []
-    assert "coverage_gate.evidence_doc" not in modules
+    assert "coverage_gate.contracts.evidence_doc" not in modules
     telemetry = Path(os.environ["COVERAGE_GATE_TELEMETRY_DIR"])
     assert [len(list(telemetry.glob(f"{signal}-*.jsonl"))) for signal in ("metrics", "traces")] == [
         1,

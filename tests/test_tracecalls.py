@@ -10,13 +10,13 @@ from dataclasses import replace
 
 import pytest
 
-from coverage_gate.diffmap import DiffIndex
-from coverage_gate.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
-from coverage_gate.evidence import EvidenceFolder, Outcome, StreamSummary
-from coverage_gate.evidence_doc import Bounds
-from coverage_gate.model import CallKind, Capability, IssueKind, PathRejection
-from coverage_gate.paths import StaticTree
-from coverage_gate.tracecalls import ReadView, TraceCall, TraceStatus, trace_records
+from coverage_gate.contracts.evidence_doc import Bounds
+from coverage_gate.contracts.model import CallKind, Capability, IssueKind, PathRejection
+from coverage_gate.core.diffmap import DiffIndex
+from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
+from coverage_gate.core.evidence import EvidenceFolder, Outcome, StreamSummary
+from coverage_gate.core.paths import StaticTree
+from coverage_gate.core.tracecalls import ReadView, TraceCall, TraceStatus, trace_records
 from tests.conftest import DATA
 
 ROOT = "/home/user/repo"

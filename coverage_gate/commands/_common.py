@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import typer
 
+from coverage_gate.edges.stdio import stdin_bytes, write_stdout
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
-from coverage_gate.stdio import stdin_bytes, write_stdout
 
 if TYPE_CHECKING:
-    from coverage_gate.otel_setup import Telemetry
+    from coverage_gate.telemetry.otel_setup import Telemetry
 
 EVIDENCE = "evidence document"
 DECISION = "decision"
@@ -40,7 +40,7 @@ def errors_to_exit(telemetry: Telemetry | None = None, repo: str = "") -> Iterat
     except CoverageGateError as error:
         say(f"coverage-gate: error: {error}")
         if telemetry is not None:
-            from coverage_gate.metrics import ErrorKind, record_error  # noqa: PLC0415 - start-up
+            from coverage_gate.rollout.metrics import ErrorKind, record_error  # noqa: PLC0415 - start-up
 
             kind = (
                 ErrorKind.BAD_CONFIGURATION
@@ -62,7 +62,7 @@ def format_names() -> str:
 def telemetry_session() -> Iterator[Telemetry]:
     """The run's providers (OTLP when configured, else local OTLP JSON files), always shut down
     within their short budget."""
-    from coverage_gate import otel_setup  # noqa: PLC0415 - start-up
+    from coverage_gate.telemetry import otel_setup  # noqa: PLC0415 - start-up
 
     telemetry = otel_setup.setup(os.environ)
     try:
@@ -92,7 +92,7 @@ def emit_document(text: str, output: Path | None, what: str) -> None:
     if output is None:
         write_stdout(text, what)
         return
-    from coverage_gate.files import write_atomic  # noqa: PLC0415 - start-up
+    from coverage_gate.edges.files import write_atomic  # noqa: PLC0415 - start-up
 
     try:
         write_atomic(output, text)

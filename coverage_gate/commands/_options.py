@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from coverage_gate import defaults
+from coverage_gate.contracts import defaults
 from coverage_gate.errors import BadInputError, UsageError
 
 if TYPE_CHECKING:
-    from coverage_gate.diffmap import DiffIndex
-    from coverage_gate.recording import RecordSettings, RootChoice
+    from coverage_gate.core.diffmap import DiffIndex
+    from coverage_gate.record.recording import RecordSettings, RootChoice
 
 RevisionOption = Annotated[
     str, typer.Option(help="The commit (head SHA) or snapshot tree under review.")
@@ -76,10 +76,10 @@ def record_settings(
     max_line_bytes: int,
 ) -> RecordSettings:
     """Check the shared options and build the settings; a bad one is bad input."""
-    from coverage_gate.content import RepositoryContents  # noqa: PLC0415 - start-up
-    from coverage_gate.evidence_doc import Bounds  # noqa: PLC0415 - start-up
-    from coverage_gate.gittree import git_toplevel  # noqa: PLC0415 - start-up
-    from coverage_gate.recording import RecordSettings  # noqa: PLC0415 - start-up
+    from coverage_gate.contracts.evidence_doc import Bounds  # noqa: PLC0415 - start-up
+    from coverage_gate.edges.content import RepositoryContents  # noqa: PLC0415 - start-up
+    from coverage_gate.edges.gittree import git_toplevel  # noqa: PLC0415 - start-up
+    from coverage_gate.record.recording import RecordSettings  # noqa: PLC0415 - start-up
 
     if not revision:
         raise UsageError("--revision is required: evidence is bound to the commit under review")
@@ -101,8 +101,8 @@ _DIFF_MARKS = (b"diff --git ", b"--- ", b"+++ ", b"@@ ")
 
 def _diff_index(path: Path) -> DiffIndex:
     """The pinned diff; a non-empty file with no line of a unified diff is bad input."""
-    from coverage_gate.diffmap import DiffIndex  # noqa: PLC0415 - start-up
-    from coverage_gate.files import read_bytes  # noqa: PLC0415 - start-up
+    from coverage_gate.core.diffmap import DiffIndex  # noqa: PLC0415 - start-up
+    from coverage_gate.edges.files import read_bytes  # noqa: PLC0415 - start-up
 
     data = read_bytes(path, "diff")
     if data.strip() and not any(line.startswith(_DIFF_MARKS) for line in data.splitlines()):
@@ -115,7 +115,7 @@ def _diff_index(path: Path) -> DiffIndex:
 def snapshot_revision(repo_root: Path | None) -> str:
     """The working tree under the root (``--repo-root``, else the Git top level of the current
     directory) written as a tree: the revision of a review of uncommitted changes."""
-    from coverage_gate.content import SnapshotError, snapshot_tree  # noqa: PLC0415 - start-up
+    from coverage_gate.edges.content import SnapshotError, snapshot_tree  # noqa: PLC0415 - start-up
 
     root = repo_root if repo_root is not None else Path.cwd()
     try:
@@ -127,7 +127,7 @@ def snapshot_revision(repo_root: Path | None) -> str:
 def dirty_note(root: str | None, revision: str) -> str | None:
     """The warning for a revision that is the checked-out commit while the working tree holds
     changes: what a reviewer there read may not be that commit, which is what is checked."""
-    from coverage_gate.content import dirty_checkout  # noqa: PLC0415 - start-up
+    from coverage_gate.edges.content import dirty_checkout  # noqa: PLC0415 - start-up
 
     if root is None or not dirty_checkout(Path(root), revision):
         return None
@@ -141,7 +141,7 @@ def dirty_note(root: str | None, revision: str) -> str | None:
 
 def root_note(root: RootChoice) -> str:
     """The stderr line saying which repository root paths were placed under, and why."""
-    from coverage_gate.recording import RootSource  # noqa: PLC0415 - start-up
+    from coverage_gate.record.recording import RootSource  # noqa: PLC0415 - start-up
 
     why = {
         RootSource.OPTION: "--repo-root",

@@ -9,15 +9,15 @@ from typing import Annotated
 import typer
 
 from coverage_gate.commands._common import errors_to_exit, say
+from coverage_gate.edges.stdio import require_stdout, write_stdout
 from coverage_gate.errors import BadInputError
-from coverage_gate.stdio import require_stdout, write_stdout
 
 
 def demo(
     keep: Annotated[Path | None, typer.Option(help="Keep the demo's files in this folder.")] = None,
 ) -> None:
     """Record and reconcile the bundled example: an honest and a lying pi reviewer."""
-    from coverage_gate.demo import run_demo  # noqa: PLC0415 - only the demo needs it
+    from coverage_gate.examples.demo import run_demo  # noqa: PLC0415 - only the demo needs it
 
     def out(text: str) -> None:
         write_stdout(text + "\n", "demo decisions")

@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from coverage_gate.commands._choice import HELP_WIDTH, Command, Group, choice
-from coverage_gate.enums import CitationPolicy, DepthPolicy, MutationPolicy, UnknownPolicy
+from coverage_gate.contracts.enums import CitationPolicy, DepthPolicy, MutationPolicy, UnknownPolicy
+from coverage_gate.edges.stdio import require_stdout, write_stdout
 from coverage_gate.errors import BadInputError, ExitCode, UsageError, check_repo
-from coverage_gate.stdio import require_stdout, write_stdout
 
 if TYPE_CHECKING:
-    from coverage_gate.flags import FlagSettings, ModeResolution, Policies
+    from coverage_gate.rollout.flags import FlagSettings, ModeResolution, Policies
 
 EXIT_OK = int(ExitCode.OK)
 EXIT_USAGE = int(ExitCode.USAGE)
@@ -219,7 +219,7 @@ def flags(
     if ctx.invoked_subcommand is not None:
         return
     # start-up: see commands._common
-    from coverage_gate.flags import (  # noqa: PLC0415
+    from coverage_gate.rollout.flags import (  # noqa: PLC0415
         FlagConfigError,
         effective_policies,
         override_from_env,
@@ -313,8 +313,8 @@ def pull(
     environment: EnvironmentOption = None,
 ) -> None:
     """Save the live server's features (one request) as a snapshot for `--flags FILE`."""
-    from coverage_gate.files import write_atomic  # noqa: PLC0415 - start-up: see commands._common
-    from coverage_gate.flags import (  # noqa: PLC0415
+    from coverage_gate.edges.files import write_atomic  # noqa: PLC0415 - start-up: see commands._common
+    from coverage_gate.rollout.flags import (  # noqa: PLC0415
         FlagConfigError,
         FlagFetchError,
         check_features_document,

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from coverage_gate.commands._common import errors_to_exit, open_stream, say
-from coverage_gate.enums import Capability
+from coverage_gate.contracts.enums import Capability
+from coverage_gate.edges.stdio import write_stdout
 from coverage_gate.errors import ExitCode, UsageError
-from coverage_gate.stdio import write_stdout
 
 if TYPE_CHECKING:
-    from coverage_gate.events import FormatKnowledge
+    from coverage_gate.core.events import FormatKnowledge
 
 __all__ = ["formats"]
 
@@ -35,7 +35,7 @@ def _knowledge(knows: FormatKnowledge | None) -> dict[str, object]:
 
 
 def _details(name: str, knows: FormatKnowledge | None) -> str:
-    from coverage_gate.drift import checked_range  # noqa: PLC0415 - start-up
+    from coverage_gate.core.drift import checked_range  # noqa: PLC0415 - start-up
 
     if knows is None:
         return f"{name}: a document format; it has no stream events of its own\n"
@@ -143,9 +143,9 @@ def _check(
     stream: str, source_format: str | None, revision: str | None, repo_root: Path | None
 ) -> int:
     from coverage_gate.adapters import ADAPTERS  # noqa: PLC0415 - start-up
-    from coverage_gate.drift import diagnose  # noqa: PLC0415
-    from coverage_gate.recording import Recorder, RecordSettings, feed_all  # noqa: PLC0415
-    from coverage_gate.sniff import head_lines, peek, sniff  # noqa: PLC0415
+    from coverage_gate.core.drift import diagnose  # noqa: PLC0415
+    from coverage_gate.record.recording import Recorder, RecordSettings, feed_all  # noqa: PLC0415
+    from coverage_gate.record.sniff import head_lines, peek, sniff  # noqa: PLC0415
 
     if source_format is not None and source_format not in ADAPTERS:
         known = ", ".join(sorted(ADAPTERS))

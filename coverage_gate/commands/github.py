@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, TypeVar
 import typer
 
 from coverage_gate.commands._common import say
+from coverage_gate.edges.stdio import write_stdout
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode, UsageError
-from coverage_gate.stdio import write_stdout
 
 if TYPE_CHECKING:
     from coverage_gate.commands.flags import ModeChoice
-    from coverage_gate.model import DepthPolicy, UnknownPolicy, Verdict
+    from coverage_gate.contracts.model import DepthPolicy, UnknownPolicy, Verdict
 
 E = TypeVar("E", bound=StrEnum)
 
@@ -142,7 +142,7 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
     """The action's inputs from ``INPUT_*`` variables; a missing, unknown or conflicting one is
     a usage error naming the input."""
     from coverage_gate.commands.flags import ModeChoice  # noqa: PLC0415
-    from coverage_gate.model import DepthPolicy, UnknownPolicy, Verdict  # noqa: PLC0415
+    from coverage_gate.contracts.model import DepthPolicy, UnknownPolicy, Verdict  # noqa: PLC0415
 
     raw = _Raw(env)
     verdict = raw.choice("verdict", Verdict, required=", ".join(member.value for member in Verdict))
@@ -208,7 +208,7 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
 
 
 def _annotate_error(message: str) -> None:
-    from coverage_gate.github import workflow_command  # noqa: PLC0415 - light, but only here
+    from coverage_gate.outputs.github import workflow_command  # noqa: PLC0415 - light, but only here
 
     with contextlib.suppress(CoverageGateError):  # a closed stdout: stderr has said it already
         write_stdout(workflow_command("error", message, {"title": "coverage-gate"}) + "\n", "error")
@@ -273,7 +273,7 @@ def _append(variable: str, text: str, env: Mapping[str, str]) -> bool:
 
 
 def _write(path: Path, text: str) -> None:
-    from coverage_gate.files import write_atomic  # noqa: PLC0415 - pydantic comes with it
+    from coverage_gate.edges.files import write_atomic  # noqa: PLC0415 - pydantic comes with it
 
     try:
         write_atomic(path, text)
@@ -305,8 +305,8 @@ def _decide(inputs: ActionInputs, folder: Path, stage: list[str]) -> Path:
     from coverage_gate.commands.flags import ModeChoice  # noqa: PLC0415
     from coverage_gate.commands.reconcile import reconcile_command  # noqa: PLC0415
     from coverage_gate.commands.record import record  # noqa: PLC0415
-    from coverage_gate.files import dump_model  # noqa: PLC0415
-    from coverage_gate.model import BundleReviewer, ReviewBundle  # noqa: PLC0415
+    from coverage_gate.contracts.model import BundleReviewer, ReviewBundle  # noqa: PLC0415
+    from coverage_gate.edges.files import dump_model  # noqa: PLC0415
 
     evidence = list(inputs.evidence)
     for index, stream in enumerate(inputs.streams, start=1):
@@ -367,10 +367,10 @@ def _decide(inputs: ActionInputs, folder: Path, stage: list[str]) -> Path:
 def _run(inputs: ActionInputs, stage: list[str]) -> bool:
     """Record, reconcile and write what GitHub reads; whether the verdict was downgraded."""
     # Imported here: `--help` and the other commands need none of this.
-    from coverage_gate import github  # noqa: PLC0415
-    from coverage_gate.files import load_model  # noqa: PLC0415
-    from coverage_gate.model import DecisionDocument  # noqa: PLC0415
-    from coverage_gate.sarif import sarif_text, tool_version  # noqa: PLC0415
+    from coverage_gate.contracts.model import DecisionDocument  # noqa: PLC0415
+    from coverage_gate.edges.files import load_model  # noqa: PLC0415
+    from coverage_gate.outputs import github  # noqa: PLC0415
+    from coverage_gate.outputs.sarif import sarif_text, tool_version  # noqa: PLC0415
 
     folder = inputs.output_dir
     try:

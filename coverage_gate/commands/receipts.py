@@ -9,8 +9,8 @@ import typer
 
 from coverage_gate.commands._choice import Command, Group
 from coverage_gate.commands._common import errors_to_exit, say
+from coverage_gate.edges.stdio import write_stdout
 from coverage_gate.errors import BadInputError, ExitCode
-from coverage_gate.stdio import write_stdout
 
 receipts_app = typer.Typer(
     cls=Group,
@@ -25,8 +25,8 @@ def verify(
 ) -> None:
     """Check that each receipt's content hashes to its name and decides again, offline, to the
     same decision bytes. Exit 0 when all do, 3 when any does not (each one named)."""
-    from coverage_gate import receipt_store, receipts  # noqa: PLC0415 - pydantic contracts
     from coverage_gate.commands.reconcile import decide  # noqa: PLC0415
+    from coverage_gate.rollout import receipt_store, receipts  # noqa: PLC0415 - pydantic contracts
 
     with errors_to_exit():
         found = receipt_store.listing(folder)

@@ -32,7 +32,7 @@ from coverage_gate.commands.flags import (
     ModeChoice,
     OnErrorChoice,
 )
-from coverage_gate.enums import (
+from coverage_gate.contracts.enums import (
     CitationPolicy,
     DepthPolicy,
     ModeSource,
@@ -41,16 +41,16 @@ from coverage_gate.enums import (
     UnknownPolicy,
     Verdict,
 )
+from coverage_gate.edges.stdio import require_stdout, stdin_bytes, write_stdout
 from coverage_gate.errors import ExitCode, UsageError, check_repo
-from coverage_gate.stdio import require_stdout, stdin_bytes, write_stdout
 
 if TYPE_CHECKING:
-    from coverage_gate.flags import FlagSettings, ModeResolution
-    from coverage_gate.gittree import GitTree
-    from coverage_gate.model import DecisionDocument
-    from coverage_gate.otel_setup import Telemetry
-    from coverage_gate.receipts import FlagRecord, RecordingFiles, RecordingTree
-    from coverage_gate.reconcile import ReviewerInput, ReviewInput
+    from coverage_gate.contracts.model import DecisionDocument
+    from coverage_gate.core.reconcile import ReviewerInput, ReviewInput
+    from coverage_gate.edges.gittree import GitTree
+    from coverage_gate.rollout.flags import FlagSettings, ModeResolution
+    from coverage_gate.rollout.receipts import FlagRecord, RecordingFiles, RecordingTree
+    from coverage_gate.telemetry.otel_setup import Telemetry
 
 
 class OutputFormat(StrEnum):
@@ -69,8 +69,8 @@ def _scope(
     default_excludes: bool,
 ) -> tuple[list[str], str]:
     """The review's scope, and what an empty scope is to be blamed on."""
-    from coverage_gate.files import read_bytes  # noqa: PLC0415 - start-up: see commands._common
-    from coverage_gate.scope import (  # noqa: PLC0415
+    from coverage_gate.edges.files import read_bytes  # noqa: PLC0415 - start-up: see commands._common
+    from coverage_gate.edges.scope import (  # noqa: PLC0415
         build_filter,
         changed_from_git,
         decode_changed,
@@ -115,18 +115,18 @@ def _warn_about(decision: DecisionDocument, empty_scope: str) -> None:
 
 
 def _one_reviewer(claims: Path, evidence: Path | None) -> list[ReviewerInput]:
-    from coverage_gate.files import load_evidence, load_model  # noqa: PLC0415 - start-up
-    from coverage_gate.model import ReviewerOutput  # noqa: PLC0415
-    from coverage_gate.reconcile import ReviewerInput  # noqa: PLC0415
+    from coverage_gate.contracts.model import ReviewerOutput  # noqa: PLC0415
+    from coverage_gate.core.reconcile import ReviewerInput  # noqa: PLC0415
+    from coverage_gate.edges.files import load_evidence, load_model  # noqa: PLC0415 - start-up
 
     output = load_model(claims, ReviewerOutput, "reviewer output")
     return [ReviewerInput(output.agent_id, output, load_evidence(evidence) if evidence else None)]
 
 
 def _reviewers_from_bundle(bundle_path: Path) -> list[ReviewerInput]:
-    from coverage_gate.files import load_evidence, load_model  # noqa: PLC0415 - start-up
-    from coverage_gate.model import ReviewBundle, ReviewerOutput  # noqa: PLC0415
-    from coverage_gate.reconcile import ReviewerInput  # noqa: PLC0415
+    from coverage_gate.contracts.model import ReviewBundle, ReviewerOutput  # noqa: PLC0415
+    from coverage_gate.core.reconcile import ReviewerInput  # noqa: PLC0415
+    from coverage_gate.edges.files import load_evidence, load_model  # noqa: PLC0415 - start-up
 
     bundle = load_model(bundle_path, ReviewBundle, "review bundle")
     base = bundle_path.parent
@@ -147,8 +147,8 @@ def _reviewers_from_run(
     run: Path, revision: str, root: Path, diff: Path | None
 ) -> list[ReviewerInput]:
     """A codereview-cli run's reviewer tasks; what was made of them is said on stderr."""
-    from coverage_gate.codereview import load_run  # noqa: PLC0415 - start-up time
-    from coverage_gate.gittree import GitTrees  # noqa: PLC0415
+    from coverage_gate.edges.gittree import GitTrees  # noqa: PLC0415
+    from coverage_gate.record.codereview import load_run  # noqa: PLC0415 - start-up time
 
     settings = record_settings(
         revision=revision,
@@ -167,15 +167,15 @@ def _reviewers_from_run(
 
 
 def _render(decision: DecisionDocument, fmt: OutputFormat) -> str:
-    from coverage_gate import render  # noqa: PLC0415 - start-up: see commands._common
-    from coverage_gate.files import dump_model  # noqa: PLC0415
+    from coverage_gate.edges.files import dump_model  # noqa: PLC0415
+    from coverage_gate.outputs import render  # noqa: PLC0415 - start-up: see commands._common
 
     if fmt is OutputFormat.JSON:
         return dump_model(decision)
     if fmt is OutputFormat.MARKDOWN:
         return render.markdown(decision)
     if fmt is OutputFormat.SARIF:
-        from coverage_gate.sarif import sarif_text, tool_version  # noqa: PLC0415 - sarif only
+        from coverage_gate.outputs.sarif import sarif_text, tool_version  # noqa: PLC0415 - sarif only
 
         return sarif_text(decision, tool_version=tool_version())
     return render.text(decision)
@@ -188,7 +188,7 @@ def _resolve_mode(
     reviewers: list[ReviewerInput],
 ) -> ModeResolution:
     """Explicit --mode, else COVERAGE_GATE_MODE, else the flag sources (DESIGN §8)."""
-    from coverage_gate.flags import override_from_env, parse_mode, resolve_mode  # noqa: PLC0415
+    from coverage_gate.rollout.flags import override_from_env, parse_mode, resolve_mode  # noqa: PLC0415
 
     override = parse_mode(mode.value, what="--mode") or override_from_env(os.environ)
     agents = sorted({reviewer.agent_id for reviewer in reviewers})
@@ -235,7 +235,7 @@ def decide(review: ReviewInput) -> DecisionDocument:
 
 def _recorder(tree: GitTree) -> tuple[RecordingTree, RecordingFiles]:
     """Recorders of what the repository answers, for a receipt: the tree and the files port."""
-    from coverage_gate.receipts import RecordingFiles, RecordingTree  # noqa: PLC0415 - --receipt
+    from coverage_gate.rollout.receipts import RecordingFiles, RecordingTree  # noqa: PLC0415 - --receipt
 
     return RecordingTree(tree), RecordingFiles(tree)
 
@@ -244,8 +244,8 @@ def _flag_record(resolution: ModeResolution, settings: FlagSettings) -> FlagReco
     """The flag that answered, for a receipt; a snapshot's own definition of it goes along."""
     import hashlib  # noqa: PLC0415 - only with --receipt (OpenSSL costs start-up)
 
-    from coverage_gate.files import read_bytes  # noqa: PLC0415 - only with --receipt
-    from coverage_gate.receipts import FlagRecord, reduce_snapshot  # noqa: PLC0415
+    from coverage_gate.edges.files import read_bytes  # noqa: PLC0415 - only with --receipt
+    from coverage_gate.rollout.receipts import FlagRecord, reduce_snapshot  # noqa: PLC0415
 
     if not resolution.flag_found:
         return None
@@ -271,7 +271,7 @@ def _write_receipt(
     resolution: ModeResolution,
     settings: FlagSettings,
 ) -> None:
-    from coverage_gate import receipt_store, receipts  # noqa: PLC0415 - only with --receipt
+    from coverage_gate.rollout import receipt_store, receipts  # noqa: PLC0415 - only with --receipt
 
     ports = receipts.recorded_ports(*recorder)
     receipt = receipts.build(review, decision, ports, _flag_record(resolution, settings))
@@ -280,7 +280,7 @@ def _write_receipt(
 
 
 def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration_s: float) -> None:
-    from coverage_gate.metrics import record_decision, record_reconcile_span  # noqa: PLC0415
+    from coverage_gate.rollout.metrics import record_decision, record_reconcile_span  # noqa: PLC0415
 
     formats = {
         reviewer.agent_id: reviewer.evidence_source or "none" for reviewer in decision.reviewers
@@ -441,12 +441,12 @@ def reconcile_command(
 ) -> None:
     """Reconcile claims with evidence over the changed files and print the decision."""
     # What only a run needs (start-up: see commands._common)
-    from coverage_gate import otel_setup  # noqa: PLC0415
     from coverage_gate.api import guarded_reconcile  # noqa: PLC0415
-    from coverage_gate.files import dump_model  # noqa: PLC0415
-    from coverage_gate.flags import effective_policies, parse_mode, settings_from_env  # noqa: PLC0415
-    from coverage_gate.gittree import GitTree  # noqa: PLC0415
-    from coverage_gate.reconcile import ReviewInput, agent_mismatches  # noqa: PLC0415
+    from coverage_gate.core.reconcile import ReviewInput, agent_mismatches  # noqa: PLC0415
+    from coverage_gate.edges.files import dump_model  # noqa: PLC0415
+    from coverage_gate.edges.gittree import GitTree  # noqa: PLC0415
+    from coverage_gate.rollout.flags import effective_policies, parse_mode, settings_from_env  # noqa: PLC0415
+    from coverage_gate.telemetry import otel_setup  # noqa: PLC0415
 
     with errors_to_exit():  # not counted: a malformed --repo is no repository to count for
         check_repo(repo)

@@ -32,15 +32,15 @@ from coverage_gate.commands._options import (
     record_settings,
     root_note,
 )
+from coverage_gate.edges.stdio import require_stdout
 from coverage_gate.errors import BadInputError, UsageError
-from coverage_gate.stdio import require_stdout
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
-    from coverage_gate.evidence_doc import EvidenceDocument
-    from coverage_gate.recording import ByteSource, Recorder, RecordSettings
-    from coverage_gate.telemetry import SpanSink
+    from coverage_gate.contracts.evidence_doc import EvidenceDocument
+    from coverage_gate.record.recording import ByteSource, Recorder, RecordSettings
+    from coverage_gate.record.spans import SpanSink
 
 
 def record(
@@ -71,12 +71,12 @@ def record(
     """Read an agent's event stream and write the evidence document (JSON)."""
     # What only a run needs (start-up: see commands._common)
     from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS  # noqa: PLC0415
-    from coverage_gate.drift import drift_warning  # noqa: PLC0415
-    from coverage_gate.evidence_doc import dump  # noqa: PLC0415
-    from coverage_gate.gittree import GitTrees  # noqa: PLC0415
-    from coverage_gate.recording import Recorder, feed_all  # noqa: PLC0415
-    from coverage_gate.sniff import head_lines, peek, sniff, wrong_format_hint  # noqa: PLC0415
-    from coverage_gate.summary import evidence_summary  # noqa: PLC0415
+    from coverage_gate.contracts.evidence_doc import dump  # noqa: PLC0415
+    from coverage_gate.core.drift import drift_warning  # noqa: PLC0415
+    from coverage_gate.edges.gittree import GitTrees  # noqa: PLC0415
+    from coverage_gate.outputs.summary import evidence_summary  # noqa: PLC0415
+    from coverage_gate.record.recording import Recorder, feed_all  # noqa: PLC0415
+    from coverage_gate.record.sniff import head_lines, peek, sniff, wrong_format_hint  # noqa: PLC0415
 
     with errors_to_exit():
         known = source_format is None or source_format in ADAPTERS
@@ -138,7 +138,7 @@ def _proto_file(prefix: bytes, source_format: str | None) -> bool:
     """A Collector ``format: proto`` file, read as the ``otlp-json`` format."""
     if source_format not in (None, "otlp-json"):
         return False  # decided without loading protobuf (otlp_wire's)
-    from coverage_gate.otlp_wire import looks_like_proto_file  # noqa: PLC0415 - start-up
+    from coverage_gate.telemetry.otlp_wire import looks_like_proto_file  # noqa: PLC0415 - start-up
 
     return looks_like_proto_file(prefix)
 
@@ -146,7 +146,7 @@ def _proto_file(prefix: bytes, source_format: str | None) -> bool:
 def _feed_proto(handle: ByteSource, recorder: Recorder) -> EvidenceDocument:
     """Each message of a Collector proto file as one OTLP/JSON line; a message that cannot be
     read is bad input, named by its byte offset."""
-    from coverage_gate.otlp_wire import BadBody, proto_file_lines  # noqa: PLC0415
+    from coverage_gate.telemetry.otlp_wire import BadBody, proto_file_lines  # noqa: PLC0415
 
     for line in proto_file_lines(handle.read()):
         if isinstance(line, BadBody):
@@ -157,7 +157,7 @@ def _feed_proto(handle: ByteSource, recorder: Recorder) -> EvidenceDocument:
 
 def _document_format(prefix: bytes) -> str | None:
     """A format read as one document, when the stream's first bytes look like one."""
-    from coverage_gate.codereview import looks_like_metadata  # noqa: PLC0415 - start-up time
+    from coverage_gate.record.codereview import looks_like_metadata  # noqa: PLC0415 - start-up time
 
     return "codereview-cli" if looks_like_metadata(prefix) else None
 
@@ -171,13 +171,13 @@ def _record_document(
     output: Path | None,
 ) -> None:
     """``--format codereview-cli``: one task's ``metadata.json``, read whole."""
-    from coverage_gate.codereview import (  # noqa: PLC0415
+    from coverage_gate.contracts.enums import Capability  # noqa: PLC0415
+    from coverage_gate.edges.files import dump_model  # noqa: PLC0415
+    from coverage_gate.outputs.summary import evidence_summary  # noqa: PLC0415
+    from coverage_gate.record.codereview import (  # noqa: PLC0415
         MAX_METADATA_BYTES,
         record_metadata,
     )
-    from coverage_gate.enums import Capability  # noqa: PLC0415
-    from coverage_gate.files import dump_model  # noqa: PLC0415
-    from coverage_gate.summary import evidence_summary  # noqa: PLC0415
 
     where = "(stdin)" if stream == "-" else stream
     try:

@@ -23,12 +23,12 @@ import typer
 from coverage_gate.commands._choice import choice
 from coverage_gate.commands._common import errors_to_exit, say
 from coverage_gate.commands.flags import FlagNameOption, FlagsFileOption
-from coverage_gate.enums import DepthPolicy, UnknownPolicy
+from coverage_gate.contracts.enums import DepthPolicy, UnknownPolicy
+from coverage_gate.edges.stdio import require_stdout, write_stdout
 from coverage_gate.errors import BadInputError, ExitCode, UsageError
-from coverage_gate.stdio import require_stdout, write_stdout
 
 if TYPE_CHECKING:
-    from coverage_gate.replay import Candidate, FlagAnswer, Tally
+    from coverage_gate.rollout.replay import Candidate, FlagAnswer, Tally
 
 REPLAY = "replay"
 #: Characters written to stdout at a time.
@@ -55,8 +55,8 @@ class CandidateCitationPolicy(StrEnum):
 def _flag_lookup(snapshot: Path, flag_name: str | None) -> Callable[..., FlagAnswer]:
     """The candidate snapshot's answer per repository, evaluated as reconcile would (once per
     repository, agents and formats)."""
-    from coverage_gate.flags import resolve_mode, settings_from_env  # noqa: PLC0415
-    from coverage_gate.replay import FlagAnswer  # noqa: PLC0415
+    from coverage_gate.rollout.flags import resolve_mode, settings_from_env  # noqa: PLC0415
+    from coverage_gate.rollout.replay import FlagAnswer  # noqa: PLC0415
 
     if not snapshot.is_file():
         raise BadInputError(f"flags snapshot {snapshot}: no such file")
@@ -90,8 +90,8 @@ def _candidate(
     flag_name: str | None,
 ) -> Candidate:
     """The candidate the options describe (built once per process that replays)."""
-    from coverage_gate.model import CitationPolicy, Mode  # noqa: PLC0415
-    from coverage_gate.replay import Candidate  # noqa: PLC0415
+    from coverage_gate.contracts.model import CitationPolicy, Mode  # noqa: PLC0415
+    from coverage_gate.rollout.replay import Candidate  # noqa: PLC0415
 
     return Candidate(
         mode=Mode(mode.value) if mode is not None else None,
@@ -118,10 +118,10 @@ def _run(
 ) -> _Replay:
     """Replay each receipt of ``folder``; audit entries go to ``spool`` as JSON lines, and each
     receipt that cannot be replayed is named on stderr."""
-    from coverage_gate import receipt_store, receipts  # noqa: PLC0415
     from coverage_gate.commands.reconcile import decide  # noqa: PLC0415
-    from coverage_gate.replay import Outcome, Tally  # noqa: PLC0415
-    from coverage_gate.replay_folder import Unreadable, default_jobs, replay_folder  # noqa: PLC0415
+    from coverage_gate.rollout import receipt_store, receipts  # noqa: PLC0415
+    from coverage_gate.rollout.replay import Outcome, Tally  # noqa: PLC0415
+    from coverage_gate.rollout.replay_folder import Unreadable, default_jobs, replay_folder  # noqa: PLC0415
 
     found = receipt_store.names(folder)
     if not found.names:

@@ -12,7 +12,7 @@ usage shows no subcommands; ``report_app`` runs it alone.
     coverage-gate report --prometheus URL [--since 14d] [--prometheus-header 'Name: value']
                          [--prometheus-timeout S] [the same format and criteria options]
 
-``--format html`` writes one self-contained page with charts (``coverage_gate.report_html``,
+``--format html`` writes one self-contained page with charts (``coverage_gate.outputs.report_html``,
 imported on that path alone: it needs the optional extra ``html``).
 
 Exit codes: 0 report printed (whatever the readiness), 2 usage (options that do not go
@@ -37,21 +37,21 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from coverage_gate import defaults
 from coverage_gate.commands._choice import HELP_WIDTH, Group, choice
-from coverage_gate.enums import DepthPolicy
+from coverage_gate.contracts import defaults
+from coverage_gate.contracts.enums import DepthPolicy
+from coverage_gate.edges.stdio import require_stdout, write_stdout
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
-from coverage_gate.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir
-from coverage_gate.stdio import require_stdout, write_stdout
+from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV, default_telemetry_dir
 
 if TYPE_CHECKING:
-    from coverage_gate.report import Criteria, Report
+    from coverage_gate.rollout.report import Criteria, Report
 
 EXIT_OK = 0
 EXIT_USAGE = int(ExitCode.USAGE)
 EXIT_BAD_INPUT = 3
 EXIT_BAD_CONFIG = 4
-# Repeated here (not imported) to keep coverage_gate.prometheus out of --help's start-up.
+# Repeated here (not imported) to keep coverage_gate.rollout.prometheus out of --help's start-up.
 DEFAULT_SINCE = "14d"
 DEFAULT_PROMETHEUS_TIMEOUT_S = 10.0
 
@@ -191,7 +191,7 @@ def report(
     """Per repository: what the coverage check did or would do, and readiness to enforce
     (from the local telemetry folder, or from Prometheus over a window)."""
     # start-up: see commands._common
-    from coverage_gate.report import (  # noqa: PLC0415
+    from coverage_gate.rollout.report import (  # noqa: PLC0415
         Criteria,
         render_text,
         to_json,
@@ -259,14 +259,14 @@ def _html_renderer() -> Callable[[dict[str, Any]], str]:
     """The page renderer, its chart engine starting while the report reads; without the html
     extra, a one-line error (exit 3)."""
     try:
-        from coverage_gate import report_html  # noqa: PLC0415 - the html extra
+        from coverage_gate.outputs import report_html  # noqa: PLC0415 - the html extra
     except ImportError:
         raise _fail(HTML_EXTRA_MISSING, EXIT_BAD_INPUT) from None
     return report_html.start()
 
 
 def _write_file(path: Path, text: str) -> None:
-    from coverage_gate.files import write_atomic  # noqa: PLC0415 - start-up
+    from coverage_gate.edges.files import write_atomic  # noqa: PLC0415 - start-up
 
     try:
         write_atomic(path, text)
@@ -305,8 +305,8 @@ def _source_problem(
 
 
 def _from_folder(telemetry_dir: Path | None, criteria: Criteria, listing: Listing | None) -> Report:
-    from coverage_gate.report import build_report  # noqa: PLC0415 - start-up
-    from coverage_gate.report_scan import scan_folder  # noqa: PLC0415 - start-up
+    from coverage_gate.rollout.report import build_report  # noqa: PLC0415 - start-up
+    from coverage_gate.rollout.report_scan import scan_folder  # noqa: PLC0415 - start-up
 
     folder = telemetry_dir if telemetry_dir is not None else default_telemetry_dir(os.environ)
     if not folder.is_dir():
@@ -325,8 +325,8 @@ def _from_prometheus(
 ) -> Report:
     """The counts over the window ending now, from Prometheus; any failure is an error, never a
     report (so never a verdict of ready)."""
-    from coverage_gate import prometheus as p  # noqa: PLC0415 - urllib3 only when asked
-    from coverage_gate.report import build_window_report  # noqa: PLC0415 - start-up
+    from coverage_gate.rollout import prometheus as p  # noqa: PLC0415 - urllib3 only when asked
+    from coverage_gate.rollout.report import build_window_report  # noqa: PLC0415 - start-up
 
     base = p.check_url(url)
     since_s = p.parse_since(since)

@@ -4,7 +4,7 @@ Registered by the CLI with
 ``app.command("run", context_settings=RUN_CONTEXT_SETTINGS)(run_command)``. The reviewer's
 command follows our options (``--`` before it is allowed); our options are ``record``'s plus
 ``--timeout`` and ``--grace``, and ``--telemetry-intake``/``--telemetry-output`` (the reviewer's
-own OpenTelemetry as evidence: ``coverage_gate.intake``).
+own OpenTelemetry as evidence: ``coverage_gate.capture.intake``).
 Our own messages go to stderr: stdout belongs to the reviewer.
 """
 
@@ -18,7 +18,7 @@ from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
-from coverage_gate import defaults
+from coverage_gate.capture.intake_clients import IntakeClient
 from coverage_gate.commands._options import (
     DEFAULT_LINE_BYTES,
     DEFAULT_MAX_FILES,
@@ -36,17 +36,17 @@ from coverage_gate.commands._options import (
     root_note,
     snapshot_revision,
 )
+from coverage_gate.contracts import defaults
+from coverage_gate.edges.stdio import require_stdout
 from coverage_gate.errors import BadInputError, CoverageGateError, UsageError
-from coverage_gate.intake_clients import IntakeClient
-from coverage_gate.stdio import require_stdout
 
 if TYPE_CHECKING:
-    from coverage_gate.events import Adapter
-    from coverage_gate.evidence import CallRecord
-    from coverage_gate.intake import TelemetryCapture, TelemetryResult
-    from coverage_gate.live import LiveResult
-    from coverage_gate.model import EvidenceDocument
-    from coverage_gate.recording import Recorder, RecordSettings, RootChoice
+    from coverage_gate.capture.intake import TelemetryCapture, TelemetryResult
+    from coverage_gate.capture.live import LiveResult
+    from coverage_gate.contracts.model import EvidenceDocument
+    from coverage_gate.core.events import Adapter
+    from coverage_gate.core.evidence import CallRecord
+    from coverage_gate.record.recording import Recorder, RecordSettings, RootChoice
 
 # Options are parsed only up to the reviewer's command: everything from its first word on is the
 # reviewer's, so its own -o/--format/--timeout are never taken for ours ('--' stays optional).
@@ -135,9 +135,9 @@ def run_command(
     Exits with the reviewer's exit code (128+N if it died of signal N; 124 on --timeout; 128+N
     when we are interrupted by SIGINT, SIGTERM or SIGHUP)."""
     # What only a run needs (start-up: see commands._common)
-    from coverage_gate import render  # noqa: PLC0415
     from coverage_gate.adapters import placeholder  # noqa: PLC0415
-    from coverage_gate.live import Ending, LiveError  # noqa: PLC0415
+    from coverage_gate.capture.live import Ending, LiveError  # noqa: PLC0415
+    from coverage_gate.outputs import render  # noqa: PLC0415
 
     try:
         adapter, settings, evidence_path = _prepare(
@@ -196,8 +196,8 @@ def run_command(
 
 def _stream_warnings(adapter: Adapter, evidence: EvidenceDocument, head: bytes) -> list[str]:
     """What the recorded stream suggests is wrong: a wrong format, or drift."""
-    from coverage_gate.drift import drift_warning  # noqa: PLC0415
-    from coverage_gate.sniff import head_lines, wrong_format_hint  # noqa: PLC0415
+    from coverage_gate.core.drift import drift_warning  # noqa: PLC0415
+    from coverage_gate.record.sniff import head_lines, wrong_format_hint  # noqa: PLC0415
 
     found: list[str] = []
     hint = wrong_format_hint(adapter.name, evidence.counters, head_lines(head))
@@ -258,8 +258,8 @@ def _telemetry_notes(
     result: LiveResult,
     stream_records: list[CallRecord],
 ) -> None:
-    from coverage_gate import render  # noqa: PLC0415 - start-up
-    from coverage_gate.intake import disagreements, why_incomplete  # noqa: PLC0415
+    from coverage_gate.capture.intake import disagreements, why_incomplete  # noqa: PLC0415
+    from coverage_gate.outputs import render  # noqa: PLC0415 - start-up
 
     _say(f"coverage-gate: telemetry: {render.evidence_summary(received.evidence)}")
     why = why_incomplete(received, result.outcome)
@@ -320,18 +320,19 @@ def _run(
     SIGTERM and SIGHUP routed to ending the reviewer; with a telemetry plan, the reviewer's own
     telemetry received and recorded beside its stdout."""
     # start-up: see commands._common
-    from coverage_gate import otel_setup, reaper  # noqa: PLC0415
-    from coverage_gate.files import dump_model, write_atomic  # noqa: PLC0415
-    from coverage_gate.gittree import GitTrees  # noqa: PLC0415
-    from coverage_gate.live import (  # noqa: PLC0415
+    from coverage_gate.capture import reaper  # noqa: PLC0415
+    from coverage_gate.capture.live import (  # noqa: PLC0415
         Interrupter,
         LiveError,
         forwarding_signals,
         run_recorded,
         with_descendants_ended,
     )
-    from coverage_gate.recording import Recorder  # noqa: PLC0415
-    from coverage_gate.sniff import PEEK_BYTES  # noqa: PLC0415
+    from coverage_gate.edges.files import dump_model, write_atomic  # noqa: PLC0415
+    from coverage_gate.edges.gittree import GitTrees  # noqa: PLC0415
+    from coverage_gate.record.recording import Recorder  # noqa: PLC0415
+    from coverage_gate.record.sniff import PEEK_BYTES  # noqa: PLC0415
+    from coverage_gate.telemetry import otel_setup  # noqa: PLC0415
 
     telemetry = otel_setup.setup(os.environ)
     interrupter = Interrupter()
@@ -350,7 +351,7 @@ def _run(
         recorder = _KeepingHead(located, PEEK_BYTES)
         env: dict[str, str] | None = None
         if plan is not None:
-            from coverage_gate.intake import TelemetryCapture  # noqa: PLC0415 - start-up
+            from coverage_gate.capture.intake import TelemetryCapture  # noqa: PLC0415 - start-up
 
             capture = TelemetryCapture(
                 plan.client,
@@ -400,7 +401,7 @@ def _run(
 
 
 def _check_output(output: Path) -> None:
-    from coverage_gate.files import check_writable  # noqa: PLC0415 - start-up
+    from coverage_gate.edges.files import check_writable  # noqa: PLC0415 - start-up
 
     if not output.absolute().parent.is_dir():
         raise BadInputError(f"output {output}: folder {output.absolute().parent} does not exist")

@@ -8,11 +8,11 @@ from typing import Annotated, Any
 import typer
 
 from coverage_gate.commands._common import errors_to_exit
+from coverage_gate.edges.stdio import write_stdout
 from coverage_gate.errors import UsageError
-from coverage_gate.stdio import write_stdout
 
-#: ``coverage_gate.schemas.SCHEMAS``' names, for --help without loading the models (a test holds
-#: them equal).
+#: ``coverage_gate.contracts.schemas.SCHEMAS``' names, for --help without loading the models (a test
+#: holds them equal).
 SCHEMA_NAMES = ("reviewer-output", "evidence", "bundle", "decision", "receipt")
 
 
@@ -23,7 +23,7 @@ def schema(
     ] = None,
 ) -> None:
     """Print the JSON Schemas of the contracts."""
-    from coverage_gate.schemas import SCHEMAS  # noqa: PLC0415 - start-up
+    from coverage_gate.contracts.schemas import SCHEMAS  # noqa: PLC0415 - start-up
 
     with errors_to_exit():
         if name is None:
@@ -38,7 +38,7 @@ def schema(
 def _published(name: str) -> dict[str, Any]:
     """A contract's JSON Schema; the evidence document's ``source`` names the stream formats it
     takes (the registry's, as `coverage-gate formats` lists them: the model does not know them)."""
-    from coverage_gate.schemas import SCHEMAS  # noqa: PLC0415 - start-up
+    from coverage_gate.contracts.schemas import SCHEMAS  # noqa: PLC0415 - start-up
 
     document = SCHEMAS[name].model_json_schema(by_alias=True)
     if name == "evidence":

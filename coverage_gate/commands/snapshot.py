@@ -10,7 +10,7 @@ import typer
 
 from coverage_gate.commands._common import errors_to_exit
 from coverage_gate.commands._options import snapshot_revision
-from coverage_gate.stdio import write_stdout
+from coverage_gate.edges.stdio import write_stdout
 
 
 def snapshot(

@@ -4,7 +4,7 @@ panel shows.
 
 How the data gets there: Prometheus scrapes an in-test endpoint served by the OpenTelemetry SDK's
 Prometheus reader (``opentelemetry-exporter-prometheus``) attached to a local MeterProvider on
-which ``coverage_gate.metrics.record_decision`` records real decisions. Why this way:
+which ``coverage_gate.rollout.metrics.record_decision`` records real decisions. Why this way:
 
 - Pull is how production data reaches Prometheus through ``dashboards/otelcol.yaml`` (the
   Collector's ``prometheus`` exporter is scraped), and the reader holds cumulative state just as
@@ -45,9 +45,7 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 
-from coverage_gate import metrics as m
-from coverage_gate.metrics import INSTRUMENTS
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     Depth,
     DepthPolicy,
@@ -56,6 +54,8 @@ from coverage_gate.model import (
     ModeSource,
     Verdict,
 )
+from coverage_gate.rollout import metrics as m
+from coverage_gate.rollout.metrics import INSTRUMENTS
 from tests.simulate_rollout import (
     CLIENT_VERSION,
     FABRICATED_CITATION,

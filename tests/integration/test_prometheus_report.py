@@ -43,7 +43,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.sdk.metrics import MeterProvider
 
-from coverage_gate.otel_sdk import otlp_json
+from coverage_gate.telemetry.otel_sdk import otlp_json
 from tests.integration.test_prometheus import (
     Prometheus,
     _binaries,

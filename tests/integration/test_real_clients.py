@@ -26,7 +26,7 @@ evidence), ranged reads away from the change (depth none) and Codex ``sed -n``/`
 
 The clients come from ``bash .ci/setup-clients.sh``, at two releases each: the newest pinned
 one (in ``${CG_TOOLS:-.tools}/clients``) and an older one (in ``${CG_TOOLS:-.tools}/clients-older``),
-the pair ``coverage_gate.client_versions.CHECKED`` names per format. Every test of a client runs
+the pair ``coverage_gate.contracts.client_versions.CHECKED`` names per format. Every test of a client runs
 once with each, its id naming the release (``[pi-0.73.1]``, ``[pi-0.67.4]``). Without them these
 tests skip, unless ``CG_REQUIRE_INTEGRATION=1``, when they fail. Every process they start runs in
 a process group of its own that is killed on the way out.
@@ -52,9 +52,9 @@ from typing import IO, Any
 
 import pytest
 
-from coverage_gate.client_versions import CHECKED, PACKAGE
-from coverage_gate.content import snapshot_tree
-from coverage_gate.versions import version_key
+from coverage_gate.contracts.client_versions import CHECKED, PACKAGE
+from coverage_gate.core.versions import version_key
+from coverage_gate.edges.content import snapshot_tree
 from tests.conftest import CHANGED_FILES
 
 pytestmark = pytest.mark.slow

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pytest
 
-from coverage_gate.content import snapshot_tree
+from coverage_gate.edges.content import snapshot_tree
 from tests.integration import test_real_clients as real_clients
 from tests.integration.test_real_clients import (
     CHANGED,

@@ -35,9 +35,7 @@ from typer.testing import CliRunner
 
 from coverage_gate.cli import app
 from coverage_gate.commands.flags import flags_app
-from coverage_gate.errors import ExitCode
-from coverage_gate.flags import DEFAULT_FLAG_NAME, disk_copy_path, settings_from_env
-from coverage_gate.model import (
+from coverage_gate.contracts.model import (
     Capability,
     Depth,
     EvidenceDocument,
@@ -45,6 +43,8 @@ from coverage_gate.model import (
     FileEvidence,
     LineRange,
 )
+from coverage_gate.errors import ExitCode
+from coverage_gate.rollout.flags import DEFAULT_FLAG_NAME, disk_copy_path, settings_from_env
 from tests.conftest import reconcile_in
 
 pytestmark = pytest.mark.slow

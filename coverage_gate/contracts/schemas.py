@@ -1,0 +1,21 @@
+"""The published contracts, by the name `coverage-gate schema NAME` takes."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from coverage_gate.contracts.model import (
+    DecisionDocument,
+    EvidenceDocument,
+    ReviewBundle,
+    ReviewerOutput,
+)
+from coverage_gate.rollout.receipts import Receipt
+
+SCHEMAS: dict[str, type[BaseModel]] = {
+    "reviewer-output": ReviewerOutput,
+    "evidence": EvidenceDocument,
+    "bundle": ReviewBundle,
+    "decision": DecisionDocument,
+    "receipt": Receipt,
+}

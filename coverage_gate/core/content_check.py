@@ -1,0 +1,573 @@
+"""What a call returned, compared with the revision (DESIGN §6 rules 16-18). Pure.
+
+Adapters hand over what a successful call returned as the model received it, with the client's
+presentation stripped (``Returned``: line-number prefixes, ``<file>`` wrappers, system
+reminders and truncation markers taken off). Two checks use it:
+
+**The read check** (rule 16). A read names its file and the range it claims to show. Its text is
+compared, line by line, with that file at the revision over that range:
+
+- ``matched``: every line is the revision's. What the read showed is then told by the text, not
+  by the stream's own report of it: a size the stream reports (``totalLines``, ``total=``) never
+  makes a read whole unless the revision's file ends where the text does.
+- ``mismatch``: a line differs (the reviewer's own edit, an older round, another file): the read
+  is no evidence for that file, and the first line that differs is kept.
+- ``unchecked``: the text is not carried, was cut, is a client placeholder, or the file at the
+  revision cannot be had. Rules 1-14 decide, as before.
+
+Lines are compared as text: a line ending in CR matches one without, and a line the client
+shortened (``MIN_SHORTENED_CHARS`` or more characters, the start of the revision's line) counts
+as that line. A line holding U+FFFD where the revision's bytes are not UTF-8 matches it too: a
+client cannot show the model bytes it cannot decode.
+
+**Credit by content** (rule 17). Any successful call's text (shell output, ``git diff``, a tool no
+adapter knows) that holds lines of an in-scope file is evidence of those lines for that file.
+``ContentIndex`` holds the in-scope files' lines at the revision (a dict from line text to where
+it occurs: memory follows the changed files, not the stream) and the pinned diff's lines. A text
+is scanned once; a run of consecutive lines that are consecutive lines of one file counts when
+
+- it holds at least ``MIN_RUN_LINES`` informative lines (``MIN_INFORMATIVE_CHARS`` or more
+  characters besides white space, with a letter or digit) and ``MIN_RUN_CHARS`` informative
+  characters together, or it is the whole file: blank lines, braces and a short import block,
+  which occur in many files, never count alone;
+- no other run (of another file, or of the same file elsewhere) covers the same stretch of text
+  at least as well: a block two files share (a licence header) credits neither, unless the text
+  goes on to be one of them;
+- none of its lines is text the model wrote into the call itself (its arguments): an ``echo`` of
+  lines the model already had is not a read.
+
+A run of the pinned diff's lines (a ``git diff`` that printed the pinned diff's section of a file)
+is a page of the pinned diff: it shows the hunks it covers, exactly as a ``cr_diff`` page of those
+bytes does, and a section cut to its header shows nothing. Only its changed lines (``+``/``-``)
+count toward a run's length: a diff of another change shares the pinned diff's headers and
+context lines but none of its changes, and is no evidence.
+
+Codex's ``exec --json`` keeps a command's whole output although the model received a cut of it;
+``Returned.kept`` says how many bytes at each end every cut keeps. Lines credited there count;
+lines found only between them are *uncertain*: not evidence, yet the file's absence of evidence
+proves nothing (unknown, never unsupported).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import msgspec
+from msgspec.structs import replace
+
+from coverage_gate.contracts.enums import ContentCheck
+from coverage_gate.core.depth import ContentSource
+from coverage_gate.core.events import (
+    Action,
+    ContentSeen,
+    Credit,
+    IgnoredAction,
+    ReadAction,
+    Returned,
+    Shown,
+    ShownKind,
+    ToolEnd,
+    ToolStart,
+)
+from coverage_gate.core.revision_files import blob_id
+
+#: Calls followed at once (the pairer's own bound).
+MAX_CALLS = 20_000
+#: A line the client shortened counts as the revision's when it kept at least this much of it.
+MIN_SHORTENED_CHARS = 200
+#: Credit by content: informative lines and characters a run needs (unless it is the whole file).
+MIN_RUN_LINES = 3
+MIN_RUN_CHARS = 60
+MIN_INFORMATIVE_CHARS = 6
+#: A line occurring more often than this in the in-scope files never starts a run (it may still
+#: continue one): blank lines, ``}``, ``return None``.
+MAX_START_OCCURRENCES = 16
+#: Credited runs kept per call; the rest are dropped (the call still counts for those kept).
+MAX_CREDITS_PER_CALL = 64
+DIFF_KEY = "\0pinned diff"
+
+
+def _text_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if "\r" not in text:
+        return lines
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def file_lines(data: bytes) -> list[str]:
+    """A file's lines as a client shows them: UTF-8, undecodable bytes as U+FFFD."""
+    return _text_lines(data.decode("utf-8", "replace"))
+
+
+def _same_line(shown: str, revision: str) -> bool:
+    if shown == revision:
+        return True
+    if len(shown) >= MIN_SHORTENED_CHARS and revision.startswith(shown):
+        return True
+    if "\ufffd" in shown or "\ufffd" in revision:
+        return _same_but_undecodable(shown, revision)
+    return False
+
+
+def _same_but_undecodable(shown: str, revision: str) -> bool:
+    """Equal where both are text; a run of U+FFFD on either side stands for any characters."""
+    parts = [part for part in shown.replace("\ufffd", "\0").split("\0") if part]
+    if not parts:
+        return True
+    position = 0
+    for part in parts:
+        found = revision.find(part, position)
+        if found < 0:
+            return False
+        position = found + len(part)
+    return True
+
+
+class ReadCheck(msgspec.Struct, frozen=True):
+    check: ContentCheck
+    first_difference: int | None = None
+    shown: Shown | None = None
+
+
+UNCHECKED = ReadCheck(ContentCheck.UNCHECKED)
+
+
+def check_read(returned: Returned, data: bytes | None, asked: Shown | None) -> ReadCheck:
+    """Whether ``returned`` is the file ``data`` over the range it claims (module notes).
+
+    ``asked``: the range the call's request or end reports (lines), used for where the text
+    starts when the presentation does not say."""
+    if returned.placeholder or returned.cut or data is None or not returned.text:
+        return UNCHECKED
+    if returned.byte_offset is not None:
+        return _check_bytes(returned, data)
+    lines = file_lines(data)
+    shown = _text_lines(returned.text)
+    start = returned.first_line
+    if start is None and asked is not None and asked.start < 0:
+        start = max(len(lines) + asked.start + 1, 1)  # the last lines (``tail -n N``)
+    if start is None:
+        start = asked.start if asked is not None and asked.start > 0 else 1
+    for index, line in enumerate(shown):
+        number = start + index
+        if number > len(lines):
+            if all(not rest for rest in shown[index:]):
+                break  # the empty "line" after a final newline, as some clients count it
+            return ReadCheck(ContentCheck.MISMATCH, number)
+        if not _same_line(line, lines[number - 1]):
+            return ReadCheck(ContentCheck.MISMATCH, number)
+    end = min(start + len(shown) - 1, len(lines))
+    if end < start:
+        return UNCHECKED
+    if start == 1 and end == len(lines):
+        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(len(lines)))
+    return ReadCheck(ContentCheck.MATCHED, shown=Shown.lines(start, end, len(lines)))
+
+
+def _check_bytes(returned: Returned, data: bytes) -> ReadCheck:
+    """A byte-ranged read: its text must be the file's bytes from its offset on."""
+    offset = returned.byte_offset or 0
+    got = returned.text.encode("utf-8", "surrogatepass")
+    want = data[offset : offset + len(got)]
+    if got == want or got == want.decode("utf-8", "replace").encode("utf-8"):
+        # the bytes it showed, of the file's own size: told in lines with the file, as before
+        return ReadCheck(
+            ContentCheck.MATCHED, shown=Shown.bytes(offset, offset + len(want), len(data))
+        )
+    # the first line that differs, counted in the file
+    same = 0
+    for a, b in zip(got, want, strict=False):
+        if a != b:
+            break
+        same += 1
+    return ReadCheck(ContentCheck.MISMATCH, data.count(b"\n", 0, offset + same) + 1)
+
+
+# --- credit by content -------------------------------------------------------------------------
+
+
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
+
+
+def _informative(line: str) -> int:
+    """The characters a line carries besides white space, when it carries enough to tell."""
+    body = line.strip()
+    if len(body) < MIN_INFORMATIVE_CHARS or _LETTER_OR_DIGIT.search(body) is None:
+        return 0
+    return len(body)
+
+
+def _weight(key: str, line: str) -> int:
+    """What a line counts for in a run of ``key``'s lines: in the pinned diff, only its changed
+    lines count (a diff of another change shares its headers and context lines)."""
+    if key == DIFF_KEY and not (line[:1] in "+-" and line[:3] not in ("+++", "---")):
+        return 0
+    return _informative(line)
+
+
+class _Run(msgspec.Struct):
+    key: str
+    file_start: int  # 1-based line of the file where the run starts
+    out_start: int  # index in the text's lines
+    out_end: int = 0  # exclusive
+    lines: int = 0  # informative lines
+    chars: int = 0  # informative characters
+    lines_total: int = 0
+
+
+class ContentIndex:
+    """The in-scope files' lines at the revision, and the pinned diff's (module notes)."""
+
+    def __init__(self, files: Mapping[str, bytes], diff: bytes | None = None) -> None:
+        self._lines: dict[str, list[str]] = {}
+        self._blobs: dict[str, str] = {}
+        self._where: dict[str, list[tuple[str, int]]] = {}
+        self._diff_offsets: list[int] = []
+        for path, data in sorted(files.items()):
+            self._add(path, file_lines(data))
+            self._blobs[path] = blob_id(data)
+        if diff:
+            raw = diff.split(b"\n")
+            if raw and not raw[-1]:
+                raw.pop()
+            offset = 0
+            for line in raw:
+                self._diff_offsets.append(offset)
+                offset += len(line) + 1
+            self._diff_offsets.append(offset)
+            self._add(DIFF_KEY, [r.decode("utf-8", "replace").rstrip("\r") for r in raw])
+
+    def _add(self, key: str, lines: list[str]) -> None:
+        self._lines[key] = lines
+        where = self._where
+        for number, line in enumerate(lines, 1):
+            if _weight(key, line):
+                where.setdefault(line, []).append((key, number))
+
+    @property
+    def paths(self) -> list[str]:
+        return [key for key in self._lines if key != DIFF_KEY]
+
+    def __bool__(self) -> bool:
+        return bool(self._lines)
+
+    def scan(
+        self,
+        text: str,
+        *,
+        said: Iterable[str] = (),
+        kept: int | None = None,
+        tail_kept: bool = True,
+    ) -> ContentSeen:
+        """What ``text`` showed of the in-scope files and the pinned diff (module notes)."""
+        if not self._lines or not text:
+            return ContentSeen()
+        out = _text_lines(text)
+        own = {line for chunk in said for line in _text_lines(chunk) if _informative(line)}
+        chosen = _uncontested(self._runs(out, own))
+        head, tail = _kept_lines(out, kept, tail_kept=tail_kept)
+        found_credits: list[Credit] = []
+        diff: list[tuple[int, int]] = []
+        uncertain: set[str] = set()
+        for run in chosen:
+            lines = self._lines[run.key]
+            whole = run.file_start == 1 and run.lines_total == len(lines)
+            if not whole and (run.lines < MIN_RUN_LINES or run.chars < MIN_RUN_CHARS):
+                continue
+            parts = [
+                (run.out_start, min(run.out_end, head)),
+                (max(run.out_start, tail), run.out_end),
+            ]
+            if run.out_start < tail and run.out_end > head and run.key != DIFF_KEY:
+                uncertain.add(run.key)  # some of it lay where the model may not have seen it
+            for first, last in parts:
+                if last <= first:
+                    continue
+                start = run.file_start + (first - run.out_start)
+                end = start + (last - first) - 1
+                if run.key == DIFF_KEY:
+                    diff.append((self._diff_offsets[start - 1], self._diff_offsets[end]))
+                elif len(found_credits) < MAX_CREDITS_PER_CALL:
+                    found_credits.append(Credit(run.key, start, end, self._blobs.get(run.key)))
+        credited = {credit.path for credit in found_credits}
+        return ContentSeen(
+            credits=tuple(found_credits),
+            uncertain=tuple(sorted(uncertain - credited)),
+            diff=tuple(diff),
+        )
+
+    def _runs(self, out: Sequence[str], own: set[str]) -> list[_Run]:
+        """Every maximal run of the text's lines that is a run of one file's lines."""
+        done: list[_Run] = []
+        active: dict[tuple[str, int], _Run] = {}  # (key, next file line wanted) -> run
+        where, files = self._where, self._lines
+        for index, line in enumerate(out):
+            if own and line in own:
+                done.extend(active.values())
+                active = {}
+                continue
+            places = where.get(line)
+            if places is None and not active:
+                continue  # no run goes on, none starts here: most lines of a long output
+            weight = _informative(line)
+            following: dict[tuple[str, int], _Run] = {}
+            for (key, wanted), run in active.items():
+                lines = files[key]
+                if wanted <= len(lines) and _same_line(line, lines[wanted - 1]):
+                    counted = weight if key != DIFF_KEY else _weight(key, line)
+                    run.out_end = index + 1
+                    run.lines_total += 1
+                    run.lines += 1 if counted else 0
+                    run.chars += counted
+                    following[(key, wanted + 1)] = run
+                else:
+                    done.append(run)
+            if places is not None and weight and len(places) <= MAX_START_OCCURRENCES:
+                for key, number in places:
+                    if (key, number + 1) in following:
+                        continue
+                    counted = weight if key != DIFF_KEY else _weight(key, line)
+                    run = _Run(key, number, index, index + 1, 1, counted, 1)
+                    self._extend_back(run, out, own)
+                    following[(key, number + 1)] = run
+            active = following
+        done.extend(active.values())
+        return done
+
+    def _extend_back(self, run: _Run, out: Sequence[str], own: set[str]) -> None:
+        """Take in the lines before a run's first informative line that are the file's too."""
+        lines = self._lines[run.key]
+        while run.out_start > 0 and run.file_start > 1:
+            before = out[run.out_start - 1]
+            if (
+                before in own
+                or _weight(run.key, before)
+                or not _same_line(before, lines[run.file_start - 2])
+            ):
+                return
+            run.out_start -= 1
+            run.file_start -= 1
+            run.lines_total += 1
+
+
+def _uncontested(runs: list[_Run]) -> list[_Run]:
+    """Runs that no other run covers as well: a run whose stretch of text lies within another's
+    (or is the same as another's) is not that file's alone."""
+    ordered = sorted(runs, key=lambda run: (run.out_start, -run.out_end))
+    kept: list[_Run] = []
+    furthest = -1
+    for position, run in enumerate(ordered):
+        if run.out_end <= furthest:
+            continue  # inside a run that started earlier (or at the same line, longer)
+        twin = position + 1 < len(ordered) and (
+            ordered[position + 1].out_start == run.out_start
+            and ordered[position + 1].out_end == run.out_end
+        )
+        furthest = max(furthest, run.out_end)
+        if not twin:
+            kept.append(run)
+    return kept
+
+
+def _kept_lines(out: Sequence[str], kept: int | None, *, tail_kept: bool = True) -> tuple[int, int]:
+    """Line indices ``[0, head)`` and ``[tail, len)`` lie within the first and last ``kept``
+    bytes of the text: what surely reached the model (all of it when ``kept`` is ``None``;
+    ``tail_kept`` false: the text itself was cut short, so its end is not the model's)."""
+    if kept is None:
+        return len(out), len(out)
+    sizes = [len(line.encode("utf-8", "surrogatepass")) + 1 for line in out]
+    if sum(sizes) <= 2 * kept and tail_kept:
+        return len(out), len(out)
+    head = used = 0
+    while head < len(out) and used + sizes[head] <= kept:
+        used += sizes[head]
+        head += 1
+    tail, used = len(out), 0
+    while tail_kept and tail > head and used + sizes[tail - 1] <= kept:
+        used += sizes[tail - 1]
+        tail -= 1
+    return head, tail
+
+
+# --- per call ----------------------------------------------------------------------------------
+
+#: The files outside the pinned diff whose content is kept for checking reads of them: at most
+#: this many, and this many bytes in all.
+MAX_OTHER_FILES = 4096
+MAX_OTHER_BYTES = 32 * 1024 * 1024
+#: Ends remembered to tell a repeated line (their text is kept until then).
+MAX_REMEMBERED_ENDS = 8
+#: Characters of a call's own arguments kept to tell its output's echo of them.
+MAX_SAID_CHARS = 1 << 16
+
+
+class CallChecker:
+    """The content checks of one stream, call by call, as its events flow (module notes).
+
+    ``source`` gives the files at the revision (``None``: none can be had, every read is
+    unchecked); ``scope`` the in-scope paths (the pinned diff's) and ``diff`` its bytes. Each
+    in-scope file is asked for once; a read's text is checked when its end arrives and then
+    dropped, so memory follows the in-scope files and the calls still open, not the stream.
+    """
+
+    def __init__(
+        self,
+        source: ContentSource | None,
+        *,
+        scope: Sequence[str] = (),
+        unchecked: Sequence[str] = (),
+        diff: bytes | None = None,
+        place: Callable[[ReadAction], str | None] = lambda action: None,
+    ) -> None:
+        self._source = source
+        self._scope = tuple(scope)
+        self._in_scope = frozenset(self._scope)
+        self._unchecked = frozenset(unchecked)  # binary files of the diff: never compared
+        self._diff = diff
+        self._place = place
+        self._index: ContentIndex | None = None
+        self._scoped: dict[str, bytes | None] = {}
+        self._others: OrderedDict[str, bytes | None] = OrderedDict()
+        self._absent: set[str] = set()  # files outside the diff the revision does not have
+        self._other_bytes = 0
+        self._open: dict[str, tuple[Action, str | None]] = {}
+        # the last ends checked, so that a line repeated to the byte is checked the same
+        self._ended: OrderedDict[str, tuple[Returned, ContentSeen]] = OrderedDict()
+
+    def start(self, event: ToolStart) -> ToolStart:
+        """Remember what the call asked for and said; pass the start on without its words."""
+        if len(self._open) < MAX_CALLS or event.call_id in self._open:
+            said = event.said[:MAX_SAID_CHARS] if event.said else None
+            self._open[event.call_id] = (event.action, said)
+        if event.said is None:
+            return event
+        action = event.action
+        if isinstance(action, IgnoredAction) and not action.known:
+            # the drift watch looks for in-scope paths in an unknown tool's arguments
+            return replace(event, said=event.said[:MAX_SAID_CHARS])
+        return replace(event, said=None)
+
+    def end(self, event: ToolEnd) -> ToolEnd:
+        """The end with what its text showed (``content``) in place of the text."""
+        returned = event.returned
+        if returned is None:
+            return event
+        if not event.succeeded:
+            return replace(event, returned=None)
+        again = self._ended.get(event.call_id)
+        if again is not None and again[0] == returned:
+            return replace(event, returned=None, content=again[1])  # a repeated line: the same
+        action, said = self._open.pop(event.call_id, (None, None))
+        path, checked = (
+            self._read(action, returned, event) if isinstance(action, ReadAction) else (None, None)
+        )
+        if checked is not None and checked.check is ContentCheck.MATCHED:
+            # its text is its own file's: no other file's run is longer than that whole text,
+            # so scanning it could credit nothing (the rule of uncontested runs)
+            seen = checked
+        else:
+            seen = (
+                self._index_of().scan(
+                    returned.text,
+                    said=(said,) if said else (),
+                    kept=returned.kept,
+                    tail_kept=not (returned.cut and returned.kept is not None),
+                )
+                if not returned.placeholder
+                else ContentSeen()
+            )
+            if checked is not None:
+                seen = self._joined(checked, seen, path)
+        self._ended[event.call_id] = (returned, seen)
+        if len(self._ended) > MAX_REMEMBERED_ENDS:
+            self._ended.popitem(last=False)
+        return replace(event, returned=None, content=seen)
+
+    def _read(
+        self, action: ReadAction, returned: Returned, event: ToolEnd
+    ) -> tuple[str | None, ContentSeen]:
+        """The read check of one read (module notes), with the file it read."""
+        path = self._place(action)
+        if path is None:
+            return None, ContentSeen(check=ContentCheck.UNCHECKED)
+        asked = event.shown or action.shown
+        told = asked is None or asked.kind is not ShownKind.UNKNOWN
+        if path in self._unchecked or not returned.own or not told:
+            # a binary file; one output of several reads; a read whose range is not told (a
+            # command of a shape not recognised, an output cut to a head and a tail)
+            return path, ContentSeen(check=ContentCheck.UNCHECKED)
+        data = self._file(path)
+        result = check_read(returned, data, asked)
+        return path, ContentSeen(
+            check=result.check,
+            first_difference=result.first_difference,
+            shown=result.shown,
+            blob=blob_id(data) if data is not None else None,
+        )
+
+    @staticmethod
+    def _joined(checked: ContentSeen, seen: ContentSeen, path: str | None) -> ContentSeen:
+        """A read's check with what its text showed of other files: its own file is judged by
+        the read check alone (a mismatched read of a file is no evidence of it, not even of the
+        lines its older text shares)."""
+        found_credits = tuple(credit for credit in seen.credits if credit.path != path)
+        uncertain = tuple(other for other in seen.uncertain if other != path)
+        return replace(checked, credits=found_credits, uncertain=uncertain, diff=seen.diff)
+
+    def can_judge_absence(self) -> bool:
+        """Whether every in-scope file's content (or the pinned diff) was had, so that a
+        format whose evidence is only what calls printed can say what was not shown."""
+        self._index_of()
+        return bool(self._scope) and all(self._scoped.get(path) is not None for path in self._scope)
+
+    def content(self, path: str) -> bytes | None:
+        """The file at the revision, fetched once per record (a ``ContentSource`` itself, so
+        that depth asks through the same cache)."""
+        return self._file(path)
+
+    def _index_of(self) -> ContentIndex:
+        if self._index is None:
+            prefetch = getattr(self._source, "prefetch", None)
+            if prefetch is not None and self._scope:
+                found = prefetch(self._scope)  # every in-scope file in one batch
+                self._scoped.update({path: found.get(path) for path in self._scope})
+            for path in self._scope:
+                if path not in self._scoped:
+                    self._scoped[path] = self._fetch(path)
+            scoped = self._scoped
+            files = {path: data for path in self._scope if (data := scoped[path]) is not None}
+            self._index = ContentIndex(files, self._diff)
+        return self._index
+
+    def _file(self, path: str) -> bytes | None:
+        if path in self._scoped:
+            return self._scoped[path]
+        if path in self._in_scope and self._index is None:
+            self._index_of()  # the in-scope files come in one batch, with the index
+            return self._scoped.get(path)
+        if path in self._in_scope:
+            found = self._scoped[path] = self._fetch(path)
+            return found
+        if path in self._others:
+            self._others.move_to_end(path)
+            return self._others[path]
+        if path in self._absent:
+            return None
+        found = self._fetch(path)
+        if found is None:
+            if len(self._absent) < MAX_CALLS:
+                self._absent.add(path)  # asked once: the revision has no such file to read
+            return None
+        self._others[path] = found
+        self._other_bytes += len(found)
+        while len(self._others) > MAX_OTHER_FILES or self._other_bytes > MAX_OTHER_BYTES:
+            _, dropped = self._others.popitem(last=False)
+            self._other_bytes -= len(dropped or b"")
+        return found
+
+    def _fetch(self, path: str) -> bytes | None:
+        return self._source.content(path) if self._source is not None else None

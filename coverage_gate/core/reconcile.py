@@ -1,0 +1,964 @@
+"""The pure reconciler: claims + evidence + scope + mode → decision (DESIGN §7).
+
+No clock, environment, files, flags or telemetry. Same inputs, same decision: every list in the
+output is sorted, and nothing here depends on the order reviewers or files were given in, beyond
+the reviewers' own order in the output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from coverage_gate.contracts.model import (
+    Capability,
+    CitationCheck,
+    CitationPolicy,
+    CitationReason,
+    Claim,
+    Coverage,
+    DecisionDocument,
+    Depth,
+    DepthPolicy,
+    DriftKind,
+    EvidenceDocument,
+    FileContent,
+    FileDecision,
+    FileDepth,
+    FileEvidence,
+    FileStatus,
+    LineRange,
+    Mode,
+    ModeSource,
+    MutationPolicy,
+    PolicyOutcome,
+    PolicySource,
+    Reason,
+    RejectedClaim,
+    ReviewerCitations,
+    ReviewerDecision,
+    ReviewerOutput,
+    ReviewerPolicyOutcome,
+    UnknownPolicy,
+    UnknownReason,
+    UnsupportedReason,
+    Verdict,
+)
+from coverage_gate.core.citations import (
+    MAX_CITATIONS,
+    WINDOW,
+    FileCache,
+    citations_of,
+    excerpt,
+    flat,
+    replay,
+)
+from coverage_gate.core.paths import RepoTree, normalise_claims
+from coverage_gate.core.revision_files import Presence, RevisionFiles, blob_id
+
+_REASON_ORDER = list(Reason)
+#: Unseen line ranges a note names per shallow file; the rest are counted.
+NOTE_RANGES = 5
+#: Failed citations a note names per reviewer; the rest are counted.
+NOTE_CITATIONS = 10
+#: Characters of cited content and of a file's line a note quotes.
+NOTE_EXCERPT = 80
+#: Why a claimed file has unknown depth when its evidence carries none (evidence 1.1: no depth
+#: is recorded without the pinned diff).
+NO_DEPTH_RECORDED = "no depth recorded (it needs the pinned diff)"
+
+
+@dataclass(frozen=True)
+class ReviewerInput:
+    agent_id: str
+    claims: ReviewerOutput | None
+    evidence: EvidenceDocument | None
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class ReviewInput:
+    repo: str
+    revision: str
+    verdict_in: Verdict
+    mode: Mode
+    mode_source: ModeSource
+    scope: Sequence[str]
+    reviewers: Sequence[ReviewerInput]
+    unknown_policy: UnknownPolicy = UnknownPolicy.ACCEPT
+    repo_root: str | None = None
+    # The repository at the revision, for claimed paths with '..' (DESIGN §6 rule 4).
+    tree: RepoTree | None = None
+    depth_policy: DepthPolicy = DepthPolicy.ACCEPT
+    # Where each policy came from; recorded in the decision, never read by the rules.
+    unknown_policy_source: PolicySource = PolicySource.DEFAULT
+    depth_policy_source: PolicySource = PolicySource.DEFAULT
+    citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
+    citation_policy_source: PolicySource = PolicySource.DEFAULT
+    mutation_policy: MutationPolicy = MutationPolicy.ACCEPT
+    mutation_policy_source: PolicySource = PolicySource.DEFAULT
+    # The files at the revision that citations are replayed against (DESIGN §7.9); ``None``:
+    # no repository to read, every citation that needs a read is unavailable.
+    files: RevisionFiles | None = None
+    max_citations: int = MAX_CITATIONS
+    # False: citations are not replayed at all (the legacy-only decision of a failed shadow check).
+    replay_citations: bool = True
+
+
+def short(revision: str) -> str:
+    return revision[:12] if revision else "(no revision)"
+
+
+MIN_ABBREVIATED_SHA = 7
+"""The shortest abbreviated commit SHA taken for the full one (git's own default length)."""
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def same_revision(first: str, second: str) -> bool:
+    """Whether two revision names name the same commit.
+
+    Equal names do. Two hexadecimal SHAs do, in any letter case, when the shorter one has at
+    least ``MIN_ABBREVIATED_SHA`` digits and begins the longer one: ``4b825dc`` is
+    ``4b825dc642cb6eb9a060e54bf8d69288fbee4904`` abbreviated. Anything else is another revision.
+    """
+    if first == second:
+        return True
+    if not (set(first) <= _HEX_DIGITS and set(second) <= _HEX_DIGITS):
+        return False
+    shorter, longer = sorted((first.lower(), second.lower()), key=len)
+    return len(shorter) >= MIN_ABBREVIATED_SHA and longer.startswith(shorter)
+
+
+def is_stale(evidence: EvidenceDocument | None, revision: str) -> bool:
+    """Evidence recorded at another revision than the review's (DESIGN §6.8)."""
+    return evidence is not None and not same_revision(evidence.revision, revision)
+
+
+def _unavailable(evidence: EvidenceDocument | None, revision: str) -> UnknownReason | None:
+    if evidence is None:
+        return UnknownReason.NO_EVIDENCE_DOCUMENT
+    if is_stale(evidence, revision):
+        return UnknownReason.STALE
+    return _unavailable_here(evidence)
+
+
+def _unavailable_here(evidence: EvidenceDocument) -> UnknownReason | None:
+    """Why the evidence cannot speak at all, its revision aside."""
+    if evidence.capability is Capability.NONE:
+        return UnknownReason.CAPABILITY_NONE
+    if not evidence.stream_complete:
+        return UnknownReason.STREAM_INCOMPLETE
+    return None
+
+
+def hides_reads(evidence: EvidenceDocument) -> bool:
+    """Whether the stream held drift the model cannot cause that could hide reads (DESIGN §6
+    rule 19): its claims without evidence are unknown."""
+    return any(entry.hides_reads for entry in evidence.drift)
+
+
+def _describe(entry: FileEvidence | None) -> str:
+    if entry is None:
+        return "no read or diff recorded"
+    parts: list[str] = []
+    if entry.reads_succeeded:
+        partial = " (partial)" if entry.partial else ""
+        parts.append(f"{entry.reads_succeeded} successful read(s){partial}")
+    if entry.diff_pages_succeeded:
+        parts.append(f"{entry.diff_pages_succeeded} diff page(s)")
+    content = entry.content
+    if content is not None and content.credited:
+        parts.append(f"shown by content in {content.credited} call(s)")
+    if content is not None and content.mismatched:
+        parts.append(f"{content.mismatched} read(s) whose text is not the file at the revision")
+    if entry.reads_failed:
+        parts.append(f"{entry.reads_failed} failed read(s)")
+    return ", ".join(parts) if parts else "no read or diff recorded"
+
+
+@dataclass(frozen=True)
+class _Claims:
+    inspected: set[str]
+    skipped: set[str]
+    rejected: list[RejectedClaim]
+
+
+def _claims(output: ReviewerOutput | None, root: str | None, tree: RepoTree | None) -> _Claims:
+    """The claimed paths through the one normaliser (a claim never drops ``@``); those that name
+    no file of the repository count for nothing and are listed with the reason."""
+    if output is None:
+        return _Claims(set(), set(), [])
+    inspected, rejected_inspected = normalise_claims(output.inspected_files, root, tree)
+    skipped, rejected_skipped = normalise_claims(output.skipped_files, root, tree)
+    rejected = {
+        (r.raw, claim): RejectedClaim(path=r.raw, claim=claim, reason=r.reason)
+        for claim, rejections in (
+            (Claim.INSPECTED, rejected_inspected),
+            (Claim.SKIPPED, rejected_skipped),
+        )
+        for r in rejections
+    }
+    return _Claims(set(inspected), set(skipped), [rejected[key] for key in sorted(rejected)])
+
+
+def supported_by(entry: FileEvidence | None) -> bool:
+    """Whether a file's evidence holds something of it: a successful read whose text was not
+    another (a mismatch is no read), a covering diff page, or its lines shown by content."""
+    if entry is None:
+        return False
+    credited = entry.content.credited if entry.content is not None else 0
+    return entry.reads_succeeded > 0 or entry.diff_pages_succeeded > 0 or credited > 0
+
+
+def content_outcome(entry: FileEvidence | None) -> FileContent:
+    """One word for how a file's evidence was checked (``FileContent``)."""
+    content = entry.content if entry is not None else None
+    if content is None:
+        return FileContent.UNCHECKED if supported_by(entry) else FileContent.NONE
+    if content.matched:
+        return FileContent.MATCHED
+    if content.credited:
+        return FileContent.VIA_CONTENT
+    if content.mismatched and not supported_by(entry):
+        return FileContent.MISMATCH
+    return FileContent.UNCHECKED if supported_by(entry) else FileContent.NONE
+
+
+def _mismatched(entry: FileEvidence | None) -> bool:
+    return entry is not None and entry.content is not None and entry.content.mismatched > 0
+
+
+def _file_decision(
+    path: str,
+    inspected: set[str],
+    skipped: set[str],
+    evidence: EvidenceDocument | None,
+    unavailable: UnknownReason | None,
+    fresh: Freshness | None = None,
+) -> FileDecision:
+    """One file's status. ``fresh`` tells, for evidence recorded at another revision, whether
+    the file is the very content that evidence saw (DESIGN §6 rule 18)."""
+    entry = evidence.file(path) if evidence is not None else None
+    summary = _describe(entry)
+    if unavailable is UnknownReason.STALE and evidence is not None and fresh is not None:
+        carried = fresh(path, entry)
+        if carried is True:
+            unavailable = _unavailable_here(evidence)  # the same blob: what it saw holds
+        elif carried is False and _unavailable_here(evidence) is None and path in inspected:
+            return FileDecision(
+                path=path,
+                claim=Claim.INSPECTED,
+                evidence=f"recorded at {short(evidence.revision)}, of other content; {summary}",
+                status=FileStatus.UNSUPPORTED,
+                unsupported_reason=UnsupportedReason.EVIDENCE_STALE,
+            )
+    if path in skipped:
+        return FileDecision(
+            path=path, claim=Claim.SKIPPED, evidence=summary, status=FileStatus.SKIPPED
+        )
+    if path not in inspected:
+        return FileDecision(
+            path=path, claim=Claim.NONE, evidence=summary, status=FileStatus.MISSING
+        )
+    if unavailable is not UnknownReason.STALE and supported_by(entry):
+        return FileDecision(
+            path=path, claim=Claim.INSPECTED, evidence=summary, status=FileStatus.VERIFIED
+        )
+    reason = unavailable or _absence_unproven(evidence, entry)
+    if reason is not None:
+        return FileDecision(
+            path=path,
+            claim=Claim.INSPECTED,
+            evidence=f"evidence unavailable ({reason.value}); {summary}",
+            status=FileStatus.UNKNOWN,
+            unknown_reason=reason,
+        )
+    why = (
+        UnsupportedReason.CONTENT_MISMATCH if _mismatched(entry) else UnsupportedReason.NO_EVIDENCE
+    )
+    return FileDecision(
+        path=path,
+        claim=Claim.INSPECTED,
+        evidence=summary,
+        status=FileStatus.UNSUPPORTED,
+        unsupported_reason=why,
+    )
+
+
+def _absence_unproven(
+    evidence: EvidenceDocument | None, entry: FileEvidence | None
+) -> UnknownReason | None:
+    """Why available, complete evidence without a read of a claimed file still cannot show it
+    was not read; ``None`` when it can."""
+    if evidence is None:
+        return None
+    if evidence.truncated and entry is None:
+        return UnknownReason.TRUNCATED
+    if entry is not None and entry.reads_unknown:
+        return UnknownReason.OUTCOME_UNREADABLE
+    if evidence.unattributed_calls:
+        return UnknownReason.UNATTRIBUTED_CALLS
+    if hides_reads(evidence) and not _mismatched(entry):
+        # the classifier cannot vouch for an absence in a stream it did not fully understand; a
+        # read whose text was not the file is still no evidence of it
+        return UnknownReason.FORMAT_DRIFT
+    return None
+
+
+#: Whether a file at the review's revision is the content evidence recorded elsewhere saw:
+#: ``True`` (the same blob), ``False`` (another), ``None`` (cannot be told).
+Freshness = Callable[[str, FileEvidence | None], bool | None]
+
+
+def freshness(files: RevisionFiles | None) -> Freshness | None:
+    """Compare a file's blob at the review's revision with the blob its evidence recorded."""
+    if files is None:
+        return None
+
+    def fresh(path: str, entry: FileEvidence | None) -> bool | None:
+        found = files.file_at_revision(path)
+        if found.presence is Presence.MISSING:
+            return False
+        if found.presence is not Presence.FOUND or found.lines is not None:
+            return None
+        if not supported_by(entry):
+            return False  # it showed nothing of the file, then or now
+        blob = entry.content.blob if entry is not None and entry.content is not None else None
+        if blob is None:
+            return None  # what it saw is not known by its content (an unchecked read)
+        return (found.blob or blob_id(found.data)) == blob
+
+    return fresh
+
+
+# A reviewer's coverage is named after its first reason that has one. A stale evidence document
+# has none of its own: its claimed files are unknown, which the unknown policy judges.
+_COVERAGE = {
+    Reason.REVIEWER_FAILED: Coverage.INCOMPLETE_FAILED,
+    Reason.NOTHING_TO_REVIEW: Coverage.NOTHING_TO_REVIEW,
+    Reason.FILES_SKIPPED: Coverage.INCOMPLETE_SKIPPED,
+    Reason.FILES_MISSING: Coverage.INCOMPLETE_MISSING,
+    Reason.CLAIMS_UNSUPPORTED: Coverage.INCOMPLETE_UNSUPPORTED,
+    Reason.CLAIMS_SHALLOW: Coverage.INCOMPLETE_SHALLOW,
+    Reason.CLAIMS_UNVERIFIABLE: Coverage.INCOMPLETE_UNVERIFIABLE,
+    Reason.CITATIONS_FAILED: Coverage.INCOMPLETE_CITATIONS,
+    Reason.REVIEWER_MUTATED: Coverage.INCOMPLETE_MUTATED,
+}
+
+
+def is_shallow(depth: Depth, policy: DepthPolicy) -> bool:
+    """Whether ``policy`` holds a claimed file of this depth to be shallow. Unknown never is."""
+    if policy is DepthPolicy.ANY_HUNK:
+        return depth is Depth.NONE
+    if policy is DepthPolicy.ALL_HUNKS:
+        return depth in {Depth.PARTIAL, Depth.NONE}
+    return False
+
+
+def _blind_spot(
+    entry: FileEvidence, evidence: EvidenceDocument, unavailable: UnknownReason | None
+) -> str | None:
+    """Why calls the evidence did not see may have shown the rest of this file's change: then
+    what it did see is a lower bound, and its depth cannot be held against the reviewer."""
+    if unavailable is not None:
+        return f"evidence unavailable ({unavailable.value})"
+    if entry.reads_unknown:
+        return f"{entry.reads_unknown} call(s) on this file whose outcome could not be read"
+    if evidence.unattributed_calls:
+        return f"{evidence.unattributed_calls} call(s) whose file could not be told"
+    return None
+
+
+def _depth(
+    entry: FileEvidence, evidence: EvidenceDocument, unavailable: UnknownReason | None
+) -> FileDepth:
+    recorded = entry.depth or FileDepth(depth=Depth.UNKNOWN, detail=NO_DEPTH_RECORDED)
+    blind = _blind_spot(entry, evidence, unavailable)
+    if blind is None or recorded.depth is Depth.UNKNOWN:
+        return recorded
+    return recorded.model_copy(
+        update={
+            "depth": Depth.UNKNOWN,
+            "detail": f"recorded {recorded.depth.value}, but {blind} may have shown the rest",
+        }
+    )
+
+
+def _with_depth(
+    decision: FileDecision,
+    evidence: EvidenceDocument | None,
+    unavailable: UnknownReason | None,
+    policy: DepthPolicy,
+) -> FileDecision:
+    """A verified claim gets its depth, and is shallow when the policy asks for more."""
+    entry = evidence.file(decision.path) if evidence is not None else None
+    if decision.status is not FileStatus.VERIFIED or evidence is None or entry is None:
+        return decision
+    depth = _depth(entry, evidence, unavailable)
+    status = FileStatus.SHALLOW if is_shallow(depth.depth, policy) else FileStatus.VERIFIED
+    return decision.model_copy(update={"depth": depth, "status": status})
+
+
+def _with_content(decision: FileDecision, evidence: EvidenceDocument | None) -> FileDecision:
+    """A claimed file with how its evidence was checked (none without an evidence document)."""
+    if decision.claim is not Claim.INSPECTED or evidence is None:
+        return decision
+    content = content_outcome(evidence.file(decision.path))
+    return decision.model_copy(update={"content": content})
+
+
+def _policy_outcomes(
+    files: Sequence[FileDecision], reasons: Sequence[Reason]
+) -> list[ReviewerPolicyOutcome]:
+    """What each depth policy would make of this reviewer, on the same evidence: the claims
+    it holds against the reviewer besides depth, plus the files it would find shallow."""
+    otherwise = bool(
+        {Reason.CLAIMS_UNSUPPORTED, Reason.CLAIMS_UNVERIFIABLE, Reason.CITATIONS_FAILED}
+        & set(reasons)
+    )
+    depths = [f.depth.depth for f in files if f.depth is not None]
+    outcomes: list[ReviewerPolicyOutcome] = []
+    for policy in DepthPolicy:
+        shallow = sum(1 for depth in depths if is_shallow(depth, policy))
+        outcomes.append(
+            ReviewerPolicyOutcome(
+                depth_policy=policy, shallow_files=shallow, would_downgrade=otherwise or shallow > 0
+            )
+        )
+    return outcomes
+
+
+def _citations(
+    review: ReviewInput,
+    reviewer: ReviewerInput,
+    unavailable: UnknownReason | None,
+    files: FileCache | None,
+) -> ReviewerCitations | None:
+    """The reviewer's citations replayed (``None``: it cited nothing). A cited file is
+    uncorroborated when the reviewer's evidence could show a read of it and shows none: what
+    would make a claim of it unsupported."""
+    if not review.replay_citations or reviewer.claims is None:
+        return None
+    cited = citations_of(reviewer.claims)
+    if not cited:
+        return None
+
+    def uncorroborated(path: str) -> bool:
+        claimed = _file_decision(path, {path}, set(), reviewer.evidence, unavailable)
+        return claimed.status is FileStatus.UNSUPPORTED
+
+    return replay(
+        cited,
+        root=review.repo_root,
+        tree=review.tree,
+        files=files,
+        uncorroborated=uncorroborated,
+        limit=review.max_citations,
+    )
+
+
+def _reviewer(
+    review: ReviewInput, reviewer: ReviewerInput, cache: FileCache | None
+) -> ReviewerDecision:
+    failed = reviewer.failed or reviewer.claims is None
+    claims = _claims(reviewer.claims, review.repo_root, review.tree)
+    inspected, skipped = claims.inspected, claims.skipped
+    unavailable = _unavailable(reviewer.evidence, review.revision)
+    citations = _citations(review, reviewer, unavailable, cache)
+    fresh = freshness(review.files)
+    files = [
+        _with_content(
+            _with_depth(
+                _file_decision(path, inspected, skipped, reviewer.evidence, unavailable, fresh),
+                reviewer.evidence,
+                unavailable,
+                review.depth_policy,
+            ),
+            reviewer.evidence,
+        )
+        for path in sorted(set(review.scope))
+    ]
+    statuses = {decision.status for decision in files}
+    reasons: list[Reason] = []
+    if failed:
+        reasons.append(Reason.REVIEWER_FAILED)
+    if not files:
+        reasons.append(Reason.NOTHING_TO_REVIEW)
+    if FileStatus.SKIPPED in statuses:
+        reasons.append(Reason.FILES_SKIPPED)
+    if FileStatus.MISSING in statuses and not failed:
+        reasons.append(Reason.FILES_MISSING)
+    if FileStatus.UNSUPPORTED in statuses:
+        reasons.append(Reason.CLAIMS_UNSUPPORTED)
+    if FileStatus.SHALLOW in statuses:
+        reasons.append(Reason.CLAIMS_SHALLOW)
+    if FileStatus.UNKNOWN in statuses and review.unknown_policy is UnknownPolicy.DOWNGRADE:
+        reasons.append(Reason.CLAIMS_UNVERIFIABLE)
+    if citations and citations.failed and review.citation_policy is CitationPolicy.DOWNGRADE:
+        reasons.append(Reason.CITATIONS_FAILED)
+    mutations = list(reviewer.evidence.mutations) if reviewer.evidence is not None else []
+    if mutations and review.mutation_policy is MutationPolicy.DOWNGRADE:
+        reasons.append(Reason.REVIEWER_MUTATED)
+    if is_stale(reviewer.evidence, review.revision):
+        reasons.append(Reason.EVIDENCE_STALE)
+    coverage = next(
+        (_COVERAGE[reason] for reason in reasons if reason in _COVERAGE), Coverage.COMPLETE
+    )
+    evidence = reviewer.evidence
+    return ReviewerDecision(
+        agent_id=reviewer.agent_id,
+        coverage=coverage,
+        reasons=reasons,
+        would_downgrade=bool(_NEW & set(reasons)),
+        evidence_source=evidence.source if evidence else None,
+        evidence_capability=evidence.capability if evidence else None,
+        evidence_revision=evidence.revision if evidence else None,
+        evidence_client_version=evidence.client_version if evidence else None,
+        claims_outside_scope=sorted(inspected - set(review.scope)),
+        claims_rejected=claims.rejected,
+        files=files,
+        depth_policies=_policy_outcomes(files, reasons),
+        citations=citations,
+        mutations=mutations,
+        drift=list(evidence.drift) if evidence else [],
+    )
+
+
+_LEGACY = {Reason.REVIEWER_FAILED, Reason.FILES_SKIPPED, Reason.FILES_MISSING}
+_NEW = {
+    Reason.CLAIMS_UNSUPPORTED,
+    Reason.CLAIMS_SHALLOW,
+    Reason.CLAIMS_UNVERIFIABLE,
+    Reason.CITATIONS_FAILED,
+    Reason.REVIEWER_MUTATED,
+}
+
+
+def reconcile(review: ReviewInput) -> DecisionDocument:
+    # One cache for the review: each cited file is read once, whichever reviewers cite it.
+    cache = FileCache(review.files) if review.files is not None else None
+    reviewers = [_reviewer(review, reviewer, cache) for reviewer in review.reviewers]
+    reasons = sorted(
+        {reason for decision in reviewers for reason in decision.reasons},
+        key=_REASON_ORDER.index,
+    )
+    legacy_incomplete = bool(_LEGACY & set(reasons))
+    new_incomplete = any(decision.would_downgrade for decision in reviewers)
+    approve = review.verdict_in is Verdict.APPROVE
+    legacy_out = Verdict.COMMENT if approve and legacy_incomplete else review.verdict_in
+    would_downgrade = approve and new_incomplete and not legacy_incomplete
+    verdict_out = legacy_out
+    if review.mode is Mode.ENFORCE and would_downgrade:
+        verdict_out = Verdict.COMMENT
+    depth_policies = [
+        PolicyOutcome(
+            depth_policy=policy,
+            would_downgrade=approve
+            and not legacy_incomplete
+            and any(
+                outcome.would_downgrade
+                for decision in reviewers
+                for outcome in decision.depth_policies
+                if outcome.depth_policy is policy
+            ),
+        )
+        for policy in DepthPolicy
+    ]
+    cited_wrong = any(d.citations is not None and d.citations.failed for d in reviewers)
+    return DecisionDocument(
+        repo=review.repo,
+        revision=review.revision,
+        verdict_in=review.verdict_in,
+        verdict_out=verdict_out,
+        mode=review.mode,
+        mode_source=review.mode_source,
+        unknown_policy=review.unknown_policy,
+        unknown_policy_source=review.unknown_policy_source,
+        depth_policy=review.depth_policy,
+        depth_policy_source=review.depth_policy_source,
+        downgraded=verdict_out is not review.verdict_in,
+        would_downgrade=would_downgrade,
+        reasons=reasons,
+        note=_note(review, reviewers, verdict_out, would_downgrade, legacy_incomplete),
+        scope=sorted(set(review.scope)),
+        reviewers=reviewers,
+        depth_policies=depth_policies,
+        citation_policy=review.citation_policy,
+        citation_policy_source=review.citation_policy_source,
+        citations_would_downgrade=approve and not legacy_incomplete and cited_wrong,
+        mutation_policy=review.mutation_policy,
+        mutation_policy_source=review.mutation_policy_source,
+        mutations_would_downgrade=approve
+        and not legacy_incomplete
+        and any(decision.mutations for decision in reviewers),
+    )
+
+
+def _file_lines(reviewers: Sequence[ReviewerDecision], revision: str, legacy: bool) -> list[str]:
+    lines: list[str] = []
+    for decision in reviewers:
+        who = decision.agent_id
+        if legacy and Reason.REVIEWER_FAILED in decision.reasons:
+            lines.append(f"- reviewer `{who}` failed: its coverage cannot count")
+        for file in decision.files:
+            if legacy and file.status is FileStatus.SKIPPED:
+                lines.append(f"- `{file.path}`: skipped by reviewer `{who}`")
+            elif (
+                legacy
+                and file.status is FileStatus.MISSING
+                and Reason.FILES_MISSING in (decision.reasons)
+            ):
+                lines.append(f"- `{file.path}`: neither inspected nor skipped by reviewer `{who}`")
+            elif not legacy and file.status is FileStatus.UNSUPPORTED:
+                lines.append(_unsupported_line(file, who, revision, decision.evidence_revision))
+            elif not legacy and file.status is FileStatus.SHALLOW:
+                lines.append(_shallow_line(file, who, revision))
+            elif (
+                not legacy
+                and file.status is FileStatus.UNKNOWN
+                and Reason.CLAIMS_UNVERIFIABLE in decision.reasons
+            ):
+                lines.append(
+                    f"- `{file.path}`: claimed inspected by `{who}`; evidence unavailable "
+                    f"({file.unknown_reason.value if file.unknown_reason else 'unknown'}), "
+                    "and this repository's policy treats that as unsupported"
+                )
+        if not legacy and Reason.CITATIONS_FAILED in decision.reasons:
+            lines += failed_citation_lines(decision, revision)
+    return lines
+
+
+def _unsupported_line(file: FileDecision, who: str, revision: str, recorded_at: str | None) -> str:
+    """Why a claimed file counts as not inspected, in words a person reads at a glance."""
+    claimed = f"- `{file.path}`: claimed inspected by `{who}`;"
+    if file.unsupported_reason is UnsupportedReason.CONTENT_MISMATCH:
+        return (
+            f"{claimed} what the read of {file.path} returned is not {file.path} at "
+            f"{short(revision)} (the reviewer's own edit, an older version or another file)"
+        )
+    if file.unsupported_reason is UnsupportedReason.EVIDENCE_STALE:
+        return (
+            f"{claimed} its evidence was recorded at {short(recorded_at or '')}, and "
+            f"{file.path} changed since: nothing showed it as it is at {short(revision)}"
+        )
+    failed = f" ({file.evidence})" if "failed" in file.evidence else ""
+    return f"{claimed} no successful read or diff recorded at {short(revision)}{failed}"
+
+
+def code_span(text: str) -> str:
+    """``text`` as a Markdown code span, whatever backticks it holds."""
+    longest = run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    if not longest:
+        return f"`{text}`"
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every character a terminal or a Markdown renderer would act on (control
+    characters, escapes, line and paragraph separators) spelled as ``\\uXXXX``."""
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
+
+
+def quoted(text: str) -> str:
+    """Cited or found text for a person: on one line, at most ``NOTE_EXCERPT`` characters, no
+    control characters, as a code span."""
+    return code_span(printable(excerpt(flat(text), NOTE_EXCERPT)))
+
+
+def citation_line(check: CitationCheck, who: str, revision: str) -> str:
+    """One failed citation for a person: where, what it claimed, what is there, and why."""
+    where = f"- {code_span(check.file or check.path)} line {check.line}, cited by {code_span(who)}"
+    rev = short(revision)
+    if check.reason is CitationReason.EMPTY_CONTENT:
+        return f"{where}: the cited content is empty, so it says nothing that can be checked"
+    said = f"{where} as {quoted(check.content)}"
+    if check.reason is CitationReason.MISSING_AT_REVISION:
+        return f"{said}: no such file at {rev}"
+    if check.reason is CitationReason.LINE_OUT_OF_RANGE:
+        return f"{said}: the file has {check.file_lines or 0} line(s) at {rev}"
+    found = check.found or ""
+    there = quoted(found) if flat(found) else "nothing (a blank line)"
+    return (
+        f"{said}: line {check.line} reads {there} at {rev}, and no line within {WINDOW} of it "
+        "holds the cited content"
+    )
+
+
+def failed_citation_lines(
+    decision: ReviewerDecision, revision: str, limit: int = NOTE_CITATIONS
+) -> list[str]:
+    """The note's lines for a reviewer's failed citations: at most ``limit``, then a count."""
+    failed = decision.citations.failed if decision.citations is not None else []
+    who = decision.agent_id
+    lines = [citation_line(check, who, revision) for check in failed[:limit]]
+    if len(failed) > limit:
+        lines.append(
+            f"- and {len(failed) - limit} more failed citation(s) by {code_span(who)} (listed in "
+            "the decision)"
+        )
+    return lines
+
+
+def _nothing_to_review(review: ReviewInput) -> list[str]:
+    """The note's paragraph for an empty scope: there was nothing to verify, and it says so
+    rather than "verified"."""
+    if review.scope:
+        return []
+    return [
+        f"Nothing to review: no changed file is in scope at {short(review.revision)} (no file "
+        "changed, or the reviewable-path filter excluded every changed file), so no claimed "
+        "coverage was checked."
+    ]
+
+
+def _stale(review: ReviewInput, reviewers: Sequence[ReviewerDecision]) -> list[str]:
+    """The note's paragraph for evidence recorded at another revision, naming both."""
+    lines = [
+        f"- reviewer `{decision.agent_id}`: evidence recorded at `{decision.evidence_revision}`, "
+        f"the review is at `{review.revision}`"
+        for decision in reviewers
+        if Reason.EVIDENCE_STALE in decision.reasons
+    ]
+    if not lines:
+        return []
+    head = (
+        "Evidence recorded at another revision verifies nothing here: the claimed files it was "
+        "given for are unknown (held against the reviewer only under the unknown policy "
+        "`downgrade`)."
+    )
+    return ["\n".join([head, *lines])]
+
+
+def line_ranges(ranges: Sequence[LineRange], limit: int = NOTE_RANGES) -> str:
+    """``480-492, 510`` (at most ``limit`` ranges, then how many more)."""
+    shown = [str(r.start) if r.start == r.end else f"{r.start}-{r.end}" for r in ranges[:limit]]
+    rest = len(ranges) - len(shown)
+    return ", ".join(shown) + (f" and {rest} more range(s)" if rest > 0 else "")
+
+
+def _shallow_line(file: FileDecision, who: str, revision: str) -> str:
+    depth = file.depth or FileDepth(depth=Depth.UNKNOWN)
+    unseen = (
+        f"changed lines {line_ranges(depth.unseen)} not seen"
+        if depth.unseen
+        else "changed lines not seen"
+    )
+    return (
+        f"- `{file.path}`: {unseen} by `{who}` at {short(revision)} (claimed inspected; depth "
+        f"{depth.depth.value}: {depth.changed_lines_seen} of {depth.changed_lines} changed lines, "
+        f"{depth.hunks_seen} of {depth.hunks} hunks)"
+    )
+
+
+_NO_EVIDENCE = "claimed coverage has no recorded evidence"
+_CITED_WRONG = "cited lines do not hold what the reviewer quoted"
+
+
+def _cause(reviewers: Sequence[ReviewerDecision], policy: DepthPolicy) -> str:
+    """Why the evidence check holds claims against this review, in a few words."""
+    causes: list[str] = []
+    if any(
+        f.status is FileStatus.UNSUPPORTED
+        or (f.status is FileStatus.UNKNOWN and Reason.CLAIMS_UNVERIFIABLE in d.reasons)
+        for d in reviewers
+        for f in d.files
+    ):
+        causes.append(_NO_EVIDENCE)
+    if any(f.status is FileStatus.SHALLOW for d in reviewers for f in d.files):
+        seen = "none" if policy is DepthPolicy.ANY_HUNK else "not all"
+        causes.append(
+            f"claimed files were read, but {seen} of their changed lines were seen (depth policy "
+            f"{policy.value})"
+        )
+    if any(Reason.CITATIONS_FAILED in d.reasons for d in reviewers):
+        causes.append(_CITED_WRONG)
+    return " and ".join(causes)
+
+
+def _citation_notes(review: ReviewInput, reviewers: Sequence[ReviewerDecision]) -> list[str]:
+    """Failed citations the policy does not hold against the reviewer, and citations past the
+    replay limit: said, never silent."""
+    if review.mode is Mode.OFF:
+        return []
+    parts: list[str] = []
+    if review.citation_policy is CitationPolicy.ACCEPT:
+        lines = [
+            line
+            for decision in reviewers
+            for line in failed_citation_lines(decision, review.revision)
+        ]
+        if lines:
+            head = (
+                f"Citations that do not match the code at {short(review.revision)} (citation "
+                "policy accept: not held against the reviewer):"
+            )
+            parts.append("\n".join([head, *lines]))
+    over = [
+        f"reviewer {code_span(d.agent_id)} gave {len(d.citations.checks) + d.citations.over_limit} "
+        f"citations; {d.citations.over_limit} past the first {d.citations.limit} were not replayed"
+        for d in reviewers
+        if d.citations is not None and d.citations.over_limit
+    ]
+    if over:
+        parts.append("Citations not replayed: " + "; ".join(over) + ".")
+    return parts
+
+
+def agent_mismatches(reviewers: Sequence[ReviewerInput]) -> list[str]:
+    """One sentence per reviewer whose evidence was recorded for another agent than the one
+    whose claims it is checked against (evidence without an agent name is not judged)."""
+    return [
+        f"The claims of {reviewer.claims.agent_id} were checked against evidence recorded for "
+        f"agent {reviewer.evidence.agent}."
+        for reviewer in reviewers
+        if reviewer.claims is not None
+        and reviewer.evidence is not None
+        and reviewer.evidence.agent
+        and reviewer.evidence.agent != reviewer.claims.agent_id
+    ]
+
+
+#: Mutations and drift entries a note names per reviewer; the rest are counted.
+NOTE_MUTATIONS = 5
+NOTE_DRIFT = 5
+
+_DRIFT_WORDS = {
+    DriftKind.UNKNOWN_EVENT: "an event type",
+    DriftKind.MISSING_FIELD: "a field gone",
+    DriftKind.FIELD_TYPE: "a field of a type it never has",
+    DriftKind.UNPAIRED: "a call left unpaired",
+    DriftKind.UNLISTED_TOOL: "a built-in tool",
+    DriftKind.UNKNOWN_TOOL: "a tool naming a file in scope",
+    DriftKind.CLIENT_VERSION: "a client version",
+    DriftKind.FOREIGN_COMMIT: "a session commit that is not the revision",
+}
+
+
+def _mutation_notes(
+    review: ReviewInput, reviewers: Sequence[ReviewerDecision], head_needed: bool
+) -> list[str]:
+    """What each reviewer changed during the review, and what the policy makes of it."""
+    lines: list[str] = []
+    for decision in reviewers:
+        if not decision.mutations:
+            continue
+        named = [
+            f"`{m.path}` ({m.tool}, line {m.line})"
+            if m.path
+            else f"files ({m.tool}, line {m.line})"
+            for m in decision.mutations[:NOTE_MUTATIONS]
+        ]
+        more = len(decision.mutations) - len(named)
+        tail = f", and {more} more change(s)" if more > 0 else ""
+        lines.append(
+            f"- the reviewer `{decision.agent_id}` changed {', '.join(named)}{tail} "
+            "during the review"
+        )
+    if not lines:
+        return []
+    policy = review.mutation_policy
+    if policy is MutationPolicy.DOWNGRADE:
+        said = "this repository's mutation policy (downgrade) counts that as incomplete coverage"
+    else:
+        said = (
+            "this repository's mutation policy (accept) records it and does not hold it against "
+            "the reviewer"
+        )
+    head = f"A reviewer changed the code it reviewed; {said}:"
+    if head_needed and review.mode is Mode.ENFORCE:
+        head = "Approve became Comment: a reviewer changed the code it reviewed:"
+    elif head_needed and review.mode is Mode.SHADOW:
+        head = (
+            "Shadow mode, verdict unchanged: in enforce mode this Approve would become a Comment, "
+            "because a reviewer changed the code it reviewed:"
+        )
+    return ["\n".join([head, *lines])]
+
+
+def _drift_notes(reviewers: Sequence[ReviewerDecision]) -> list[str]:
+    """What each reviewer's stream held that this version does not understand (DESIGN §7.11)."""
+    parts: list[str] = []
+    for decision in reviewers:
+        if not decision.drift:
+            continue
+        named = [
+            f"{_DRIFT_WORDS[entry.kind]} `{printable(entry.name)}`"
+            + (f" {entry.count} times" if entry.count > 1 else "")
+            for entry in decision.drift[:NOTE_DRIFT]
+        ]
+        more = len(decision.drift) - len(named)
+        tail = f", and {more} more" if more > 0 else ""
+        hiding = any(entry.hides_reads for entry in decision.drift)
+        effect = (
+            "claims without evidence are unknown, not unsupported; upgrade coverage-gate, or pin "
+            "the client to a version it was checked with"
+            if hiding
+            else "nothing here could hide a read, so the verdict rules are unchanged"
+        )
+        parts.append(
+            f"The stream of reviewer `{decision.agent_id}` held what this version of "
+            f"coverage-gate does not know ({'; '.join(named)}{tail}): {effect}."
+        )
+    return parts
+
+
+def _note(
+    review: ReviewInput,
+    reviewers: Sequence[ReviewerDecision],
+    verdict_out: Verdict,
+    would_downgrade: bool,
+    legacy_incomplete: bool,
+) -> str:
+    rev = short(review.revision)
+    verdict_in = review.verdict_in
+    parts = _nothing_to_review(review)
+    if legacy_incomplete:
+        head = (
+            "Approve became Comment: review coverage is incomplete."
+            if verdict_in is Verdict.APPROVE
+            else "Review coverage is incomplete."
+        )
+        parts.append("\n".join([head, *_file_lines(reviewers, review.revision, legacy=True)]))
+    new_lines = _file_lines(reviewers, review.revision, legacy=False)
+    if new_lines:
+        cause = _cause(reviewers, review.depth_policy)
+        if review.mode is Mode.ENFORCE and would_downgrade:
+            head = f"Approve became Comment: {cause}."
+        elif review.mode is Mode.SHADOW and would_downgrade:
+            head = (
+                "Shadow mode, verdict unchanged: in enforce mode this Approve would become a "
+                f"Comment, because {cause}."
+            )
+        elif review.mode is Mode.OFF:
+            head = ""
+        elif cause == _NO_EVIDENCE:
+            head = "Claimed coverage without recorded evidence (verdict not affected):"
+        else:
+            head = f"{cause[0].upper()}{cause[1:]} (verdict not affected):"
+        if head:
+            parts.append("\n".join([head, *new_lines]))
+    parts += _mutation_notes(review, reviewers, would_downgrade and not new_lines)
+    parts += _drift_notes(reviewers)
+    parts += _citation_notes(review, reviewers)
+    parts += _stale(review, reviewers)
+    parts += agent_mismatches(review.reviewers)
+    unknown = sum(1 for d in reviewers for f in d.files if f.status is FileStatus.UNKNOWN)
+    if unknown and review.unknown_policy is UnknownPolicy.ACCEPT and review.mode is not Mode.OFF:
+        parts.append(
+            f"{unknown} claimed file(s) could not be verified (evidence unavailable); "
+            "unverifiable claims are accepted by this repository's policy."
+        )
+    if not parts:
+        if review.mode is Mode.OFF:
+            parts.append(f"Coverage complete as claimed at {rev} (evidence check off).")
+        else:
+            parts.append(
+                f"Coverage verified: every claimed file has a successful read or diff recorded "
+                f"at {rev}."
+            )
+    parts.append(f"Verdict: {verdict_in.value} → {verdict_out.value} (mode {review.mode.value}).")
+    return "\n\n".join(parts)

@@ -1,0 +1,2 @@
+"""Stream → evidence: the line scanner, format sniffing, the recorder over an adapter,
+codereview-cli runs, and evidence as spans."""

@@ -1,0 +1,3 @@
+"""Where signals go and how they are exported: the environment's OTLP settings, the local
+telemetry folder, the SDK providers (loaded only when asked for), and OTLP encoding and
+decoding without the SDK."""
