@@ -13,7 +13,7 @@
 #   - @google/gemini-cli            (Gemini CLI, `gemini -p ... --output-format stream-json`)
 #   - @qwen-code/qwen-code          (Qwen Code, `qwen -p ... --output-format stream-json`)
 # The versions are NEWEST and OLDER below, and nowhere else in this script;
-# coverage_gate/contracts/client_versions.py holds the same pairs (tests/test_client_versions.py checks).
+# coverage_gate/contracts/client_versions.py holds the same pairs (tests/contracts/test_client_versions.py checks).
 # Re-running is cheap: nothing is installed into a prefix whose packages are all at their pins.
 # Needs node >= 20 with npm. Network: the npm registry only.
 set -euo pipefail

@@ -147,7 +147,7 @@ MOUNTS: dict[str, Callable[[typer.Typer], None]] = {
 
 
 #: The line the main --help lists for each command: the first sentence of its own help, which a
-#: test holds equal to what the built command says (tests/test_cli_help.py).
+#: test holds equal to what the built command says (tests/commands/test_cli_help.py).
 SUMMARIES: dict[str, str] = {
     "record": "Read an agent's event stream and write the evidence document (JSON).",
     "reconcile": ("Reconcile claims with evidence over the changed files and print the decision."),

@@ -213,7 +213,7 @@ CONTENT_CAPTURE_PREFIX = "content_"
 def stream_truths(folder: Path) -> list[Path]:
     """The truth files of ``folder``'s captures that pin what each call was and how it ended.
     Captures named ``content_*`` pin what the calls *returned* against the revision instead:
-    ``tests/test_content_captures.py`` judges them, with the repository they ran in."""
+    ``tests/record/test_content_captures.py`` judges them, with the repository they ran in."""
     return [
         path
         for path in sorted(folder.glob("*.truth.json"))

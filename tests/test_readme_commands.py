@@ -43,7 +43,7 @@ def shown_commands() -> list[str]:
     return commands
 
 
-SIMULATE = ".venv/bin/python tests/simulate_rollout.py"
+SIMULATE = ".venv/bin/python tests/_support/simulate_rollout.py"
 BENCH = ".venv/bin/python -m pytest -m bench -s"
 RECORD = (
     'coverage-gate record reviewer.jsonl --format pi-rpc --revision "$HEAD_SHA" '
@@ -100,7 +100,7 @@ RUN_HERE = {
     **dict.fromkeys(SNAPSHOT_PIPELINE, "test_uncommitted_changes_pipeline_runs_as_written"),
     **dict.fromkeys(RUNBOOK, "test_rollout_runbook_runs_as_written"),
     "coverage-gate report --format html -o report.html": (
-        "tests/test_report_html.py::test_readme_html_command_runs_as_written"
+        "tests/outputs/test_report_html.py::test_readme_html_command_runs_as_written"
     ),
 }
 
@@ -139,7 +139,7 @@ CANNOT_RUN = {
         "replaces the virtualenv the tests run in (CI's script runs it, with -q)"
     ),
     ".venv/bin/python -m pytest": "is the test run itself (CI's script runs it with --cov)",
-    "COVERAGE_GATE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_pi_rpc.py": (
+    "COVERAGE_GATE_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/adapters/test_pi_rpc.py": (
         "rewrites the tracked golden files in place, which the golden tests exist to pin"
     ),
     BENCH: (
@@ -152,7 +152,7 @@ CANNOT_RUN = {
         ".ci/setup-clients.sh installs"
     ),
     "promtool test rules dashboards/prometheus-rules.test.yml": (
-        "needs promtool; tests/test_dashboards.py runs `promtool test rules` on that file when "
+        "needs promtool; tests/rollout/test_dashboards.py runs `promtool test rules` on that file when "
         "it is installed (always in CI)"
     ),
 }
@@ -316,7 +316,7 @@ def test_rollout_runbook_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_simulated_rollout_command_runs_as_written() -> None:
-    """`.venv/bin/python tests/simulate_rollout.py`, from the checkout, prints its report."""
+    """`.venv/bin/python tests/_support/simulate_rollout.py`, from the checkout, prints its report."""
     if not (ROOT / ".venv" / "bin" / "python").exists():
         pytest.skip("no .venv in the checkout (README: Develop makes it)")
     done = _bash(SIMULATE, ROOT, dict(os.environ))
@@ -326,12 +326,12 @@ def test_simulated_rollout_command_runs_as_written() -> None:
 
 
 def _benchmarks() -> set[str]:
-    """Each test function of tests/bench_*.py, as a pytest node id."""
+    """Each test function of tests/bench/bench_*.py, as a pytest node id."""
     found: set[str] = set()
-    for path in sorted((ROOT / "tests").glob("bench_*.py")):
+    for path in sorted((ROOT / "tests" / "bench").glob("bench_*.py")):
         tree = ast.parse(path.read_text())
         found |= {
-            f"tests/{path.name}::{node.name}"
+            f"tests/bench/{path.name}::{node.name}"
             for node in tree.body
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
         }
@@ -352,10 +352,10 @@ def _collected(*args: str) -> set[str]:
 
 @pytest.mark.slow
 def test_bench_command_selects_every_benchmark_and_the_default_run_none() -> None:
-    """The README's benchmark command (`-m bench`) selects each test of tests/bench_*.py; the
+    """The README's benchmark command (`-m bench`) selects each test of tests/bench/bench_*.py; the
     default run, which CI makes, selects none of them."""
     benchmarks = _benchmarks()
     assert len(benchmarks) >= 4
     assert BENCH.split(" -m pytest ", 1)[1] == "-m bench -s"
     assert _collected("-m", "bench", "-s") == benchmarks
-    assert not {node for node in _collected() if node.startswith("tests/bench_")}
+    assert not {node for node in _collected() if node.startswith("tests/bench/")}

@@ -1,6 +1,6 @@
 """A command loads what it uses: `--help` loads no pydantic model, adapter, OpenTelemetry or rich,
 and `record` on the local files no OpenTelemetry. Checked in a fresh interpreter, by the modules
-it holds once the command is done (timings are the benchmark's: tests/bench_speed.py).
+it holds once the command is done (timings are the benchmark's: tests/bench/bench_speed.py).
 
 The defaults --help shows come from ``coverage_gate.contracts.defaults``, which the modules using them read
 too; the schema names, spelled out for --help, are held equal to the schemas here.
@@ -127,7 +127,7 @@ def test_record_on_the_local_files_loads_no_opentelemetry_or_pydantic(
 ) -> None:
     """`record` with the embedded default sink: its spans are encoded directly, and its
     document is built and written as plain values (``coverage_gate.contracts.evidence_doc``), without
-    loading pydantic or the contracts (tests/test_evidence_doc.py holds the two equal)."""
+    loading pydantic or the contracts (tests/contracts/test_evidence_doc.py holds the two equal)."""
     stream = DATA / "pi-rpc" / "pi_a_honest.jsonl"
     out = tmp_path / "evidence.json"
     pinned = ["--diff", str(DATA / "pi-rpc" / "review.diff"), "--repo-root", str(tmp_path)]
@@ -156,7 +156,7 @@ def test_record_with_its_format_loads_that_adapter_alone(tmp_path: Path) -> None
 
 def test_reconcile_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> None:
     """`reconcile` with the embedded default sink: its metrics and its span are written
-    directly, as the SDK would write them (tests/test_otlp_direct.py). It reads evidence through
+    directly, as the SDK would write them (tests/telemetry/test_otlp_direct.py). It reads evidence through
     the contracts, so it loads neither msgspec nor the plain evidence document `record` writes."""
     modules = loaded_by(
         *lying_reconcile_args(tmp_path, "-o", str(tmp_path / "d.json")), cwd=tmp_path
@@ -182,7 +182,7 @@ main()
 
 def test_the_run_leaves_what_it_loaded_to_the_os_at_exit() -> None:
     """The interpreter's last full collection, at exit, walks nothing the run loaded: main()
-    freezes the collector's objects as the process ends (tests/bench_speed.py measures it)."""
+    freezes the collector's objects as the process ends (tests/bench/bench_speed.py measures it)."""
     done = subprocess.run(
         [sys.executable, "-c", FROZEN_AT_EXIT],
         capture_output=True,

@@ -13,7 +13,7 @@ coercion is plain: a ``choice`` value by its parser, a string as itself, an inte
 within its bounds as itself, a path by typer's own path checks on ``Path(value)`` (what the
 adapter hands them). Options left out or defaulted cost nothing, ``--help`` loads no pydantic,
 and a command whose options are strings, paths and choices loads none for them; anything else
-goes through typer's adapter. ``tests/test_cli_coercion.py`` holds the two alike.
+goes through typer's adapter. ``tests/commands/test_cli_coercion.py`` holds the two alike.
 """
 
 from __future__ import annotations

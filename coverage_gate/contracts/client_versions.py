@@ -4,7 +4,7 @@
 ``$CG_TOOLS/clients`` and an older one into ``$CG_TOOLS/clients-older``, and the real-client
 tests run every scenario at both. ``CHECKED`` holds, per format name, the ``(oldest, newest)``
 pair of those releases: the range of client versions the format's adapter was checked with.
-``tests/test_client_versions.py`` holds it to the versions the script declares.
+``tests/contracts/test_client_versions.py`` holds it to the versions the script declares.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ from coverage_gate.contracts.model import (
 )
 from coverage_gate.rollout import metrics as m
 from coverage_gate.rollout.metrics import INSTRUMENTS
-from tests.simulate_rollout import (
+from tests._support.simulate_rollout import (
     CLIENT_VERSION,
     FABRICATED_CITATION,
     REAL_CITATION,
@@ -65,7 +65,7 @@ from tests.simulate_rollout import (
     ReviewerSpec,
     decide,
 )
-from tests.test_dashboards import (
+from tests.rollout.test_dashboards import (
     RULES,
     content_panel,
     dashboard,

@@ -1,0 +1,1 @@
+"""What the tests share: generators of hostile input and streams, simulated runners, the simulated rollout."""

@@ -1,0 +1,1 @@
+"""Tests of `run`: live capture, the watchdog and subreaper, telemetry intake."""

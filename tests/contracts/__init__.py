@@ -1,0 +1,1 @@
+"""Tests of the published contracts and their versions."""

@@ -1,0 +1,1 @@
+"""Tests of the views of a decision and of the report."""

@@ -1,0 +1,242 @@
+"""``report --format html``: one self-contained page drawn from the JSON document, the html
+extra loaded on that path alone, and a one-line error without it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import coverage_gate
+from coverage_gate.commands.report import HTML_EXTRA_MISSING, report_app
+from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV
+from tests._support.simulate_rollout import simulate
+from tests.test_startup import loaded_by
+
+ROOT = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+#: The README's command (README: Report, "One page to look at").
+README_HTML = "coverage-gate report --format html -o report.html"
+
+
+@pytest.fixture(scope="module")
+def rollout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("rollout")
+    simulate(folder, reviews=70)
+    return folder
+
+
+def _report(*args: str) -> tuple[int, str]:
+    result = runner.invoke(report_app, list(args))
+    return result.exit_code, result.stdout
+
+
+class _Page(HTMLParser):
+    """Every start tag with its attributes, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(page: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _Page()
+    parser.feed(page)
+    return parser.tags
+
+
+def test_without_the_html_extra_the_page_exits_3_with_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, rollout: Path, tmp_path: Path
+) -> None:
+    """A missing extra is one line naming what to install, exit 3, before any reading (and no
+    file is written)."""
+    monkeypatch.setitem(sys.modules, "vl_convert", None)  # import vl_convert raises ImportError
+    # an earlier test may have loaded the page's module: it must be imported again, and fail
+    monkeypatch.delitem(sys.modules, "coverage_gate.outputs.report_html", raising=False)
+    monkeypatch.delattr(coverage_gate, "report_html", raising=False)
+    page = tmp_path / "x.html"
+    result = runner.invoke(
+        report_app, ["--telemetry-dir", str(rollout), "--format", "html", "-o", str(page)]
+    )
+    assert not page.exists()
+    assert result.exit_code == 3
+    assert result.stdout == ""
+    assert result.stderr == f"coverage-gate report: {HTML_EXTRA_MISSING}\n"
+    assert "pip install 'coverage-gate[html]'" in result.stderr
+
+
+def test_the_html_module_is_loaded_by_the_html_format_alone(rollout: Path) -> None:
+    """The json and text reports, and record, load neither the page's module nor its extra."""
+    for argv in (
+        ["report", "--telemetry-dir", str(rollout), "--format", "json"],
+        ["report", "--telemetry-dir", str(rollout)],
+        ["record", "--help"],
+    ):
+        modules = loaded_by(*argv)
+        assert "coverage_gate.outputs.report_html" not in modules, argv
+        assert not [m for m in modules if m.startswith("vl_convert")], argv
+
+
+def test_the_page_is_self_contained_and_has_no_script(rollout: Path, tmp_path: Path) -> None:
+    """No script, no style sheet, font or image from elsewhere: nothing to fetch offline."""
+    out = tmp_path / "report.html"
+    code, stdout = _report("--telemetry-dir", str(rollout), "--format", "html", "-o", str(out))
+    assert (code, stdout) == (0, "")
+    page = out.read_text()
+    tags = _tags(page)
+    assert not [t for t, _ in tags if t in {"script", "link", "img", "iframe", "object"}]
+    for _, attrs in tags:
+        for name in ("src", "href", "xlink:href"):
+            value = attrs.get(name) or ""
+            assert not value or value.startswith("#"), (name, value)
+    assert "@import" not in page and "url(" not in page
+    assert "http://www.w3.org/" in page  # SVG namespaces only
+    assert not [
+        u
+        for u in page.split('"')
+        if u.startswith(("http://", "https://")) and not u.startswith("http://www.w3.org/")
+    ]
+
+
+def test_every_chart_has_a_title_a_text_alternative_and_a_caption(rollout: Path) -> None:
+    code, page = _report("--telemetry-dir", str(rollout), "--format", "html")
+    assert code == 0
+    svgs = page.count("<svg ")
+    assert svgs == page.count('role="img" aria-labelledby=')
+    assert svgs == page.count("<title id=") == page.count("<desc id=")
+    # every chart but the fleet's trend lines (whose row says what they are) has a caption
+    figures = [a for t, a in _tags(page) if t == "figure" and a.get("data-chart") != "trend"]
+    assert len(figures) == page.count("<figcaption>") > 0
+
+
+def test_the_fleet_table_holds_the_json_figures_and_orders_worse_first(rollout: Path) -> None:
+    """Each row's data attributes are the JSON's values; worse trends come first, then by
+    how few checks fail."""
+    _, text = _report("--telemetry-dir", str(rollout), "--format", "json")
+    document = json.loads(text)
+    _, page = _report("--telemetry-dir", str(rollout), "--format", "html")
+    rows = [a for t, a in _tags(page) if t == "tr" and "data-repository" in a]
+    by_name = {r["repository"]: r for r in document["repositories"]}
+    assert sorted(a["data-repository"] or "" for a in rows) == sorted(by_name)
+    for attrs in rows:
+        repo = by_name[attrs["data-repository"] or ""]
+        interval = repo["would_downgrade_interval"]
+        assert attrs["data-readiness"] == repo["readiness"]
+        for key, value in (
+            ("data-reviews", repo["reviews"]),
+            ("data-approvals", repo["approvals"]),
+            ("data-days", repo["days"]),
+            ("data-would-downgrade", repo["would_downgrade"]),
+            ("data-would-downgrade-rate", repo["would_downgrade_rate"]),
+            ("data-interval-low", interval["low"]),
+            ("data-interval-high", interval["high"]),
+        ):
+            assert json.loads(attrs[key] or "") == value, (repo["repository"], key)
+    worse = [a["data-trend"] == "worse" for a in rows]
+    assert worse == sorted(worse, reverse=True)
+    for group in (True, False):
+        failing = [len((a["data-failing"] or "").split()) for a in rows if worse_of(a) is group]
+        assert failing == sorted(failing)
+    assert any(a["data-readiness"] == "ready" for a in rows)
+
+
+def worse_of(attrs: dict[str, str | None]) -> bool:
+    return attrs["data-trend"] == "worse"
+
+
+def _document(repo: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "schema": "coverage-gate/report",
+        "version": "1.3",
+        "criteria": {
+            "min_approvals": 50,
+            "min_days": 7.0,
+            "min_evidence_availability": 0.99,
+            "max_errors": 0,
+            "max_fallbacks": 0,
+            "max_would_downgrade_rate": 0.1,
+            "depth_policy": None,
+        },
+        "readiness_rule": "rule",
+        "input": {
+            "source": "prometheus",
+            "prometheus": "http://p:9090",
+            "start": "a",
+            "end": "b",
+            "queries": 3,
+        },
+        "repositories": [repo],
+    }
+
+
+def _repo(rollout: Path, **changes: Any) -> dict[str, Any]:
+    _, text = _report("--telemetry-dir", str(rollout), "--format", "json")
+    repo: dict[str, Any] = json.loads(text)["repositories"][0]
+    repo.update(changes)
+    return {k: v for k, v in repo.items() if v is not None or k not in changes}
+
+
+def test_drift_is_drawn_where_the_json_has_it_and_said_absent_where_not(rollout: Path) -> None:
+    """acme/search's client was upgraded mid-window: its streams of the new version drifted
+    (two kinds), so its page draws them per client version; a repository whose streams never
+    drifted says it has none."""
+    from coverage_gate.outputs.report_html import render_html  # noqa: PLC0415 - the html extra
+
+    _, text = _report("--telemetry-dir", str(rollout), "--format", "json")
+    repositories = {r["repository"]: r for r in json.loads(text)["repositories"]}
+    search = repositories["acme/search"]
+    upgraded = [row for row in search["drift"] if row["kinds"]]
+    assert [(row["client_version"], sorted(row["kinds"])) for row in upgraded] == [
+        ("0.80.0", ["client_version", "unknown_event"])
+    ]
+    with_drift = render_html(_document(search))
+    assert 'data-chart="drift" data-marks="cg_bars_marks" data-count="2"' in with_drift
+    assert "pi-rpc 0.80.0" in with_drift
+    assert f"unknown_event {upgraded[0]['kinds']['unknown_event']}" in with_drift
+    without = render_html(_document(repositories["acme/docs"]))
+    assert 'data-chart="drift" data-empty="true">no data: no drift recorded' in without
+
+
+def test_a_page_from_prometheus_says_it_has_no_per_day_figures(rollout: Path) -> None:
+    """Prometheus is read over its window as a whole: no daily key, no per-day charts, and
+    the page says why instead of drawing an empty chart."""
+    from coverage_gate.outputs.report_html import render_html  # noqa: PLC0415 - the html extra
+
+    repo = _repo(rollout)
+    del repo["daily"]
+    page = render_html(_document(repo))
+    assert page.count("Prometheus is read over its window as a whole") == 2  # rate, status
+    assert 'data-chart="policies" data-marks' in page
+    assert '<span class="nodata" data-chart="trend" data-empty="true">' in page
+
+
+def test_readme_html_command_runs_as_written(rollout: Path, tmp_path: Path) -> None:
+    """The README's command, verbatim, over the simulated rollout's folder."""
+    assert README_HTML in (ROOT / "README.md").read_text()
+    bin_dir = str(Path(sys.executable).parent)
+    env = {
+        **os.environ,
+        TELEMETRY_DIR_ENV: str(rollout),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    }
+    done = subprocess.run(
+        ["bash", "-c", README_HTML],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and 'data-repository="acme/payments"' in page

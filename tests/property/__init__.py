@@ -1,0 +1,1 @@
+"""Hypothesis properties and seeded fuzzing: what must always hold."""

@@ -1,0 +1,1 @@
+"""Tests of stream → evidence: recording, sniffing, spans, and every real capture recorded."""

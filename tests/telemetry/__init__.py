@@ -1,0 +1,1 @@
+"""Tests of where signals go and how they are exported."""
