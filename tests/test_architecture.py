@@ -1,4 +1,7 @@
-"""Imports point one way: the pure core imports nothing from the edges."""
+"""Imports point one way, as the folders say (``tests/architecture_report.py`` reads them): each
+part of ``coverage_gate`` imports only the parts below it in ``LAYERS``, no modules import each
+other in a cycle, the pure parts import nothing from the edges, and the adapters do no I/O.
+Every import counts: at the top, inside functions, and under ``if TYPE_CHECKING:``."""
 
 from __future__ import annotations
 
@@ -6,82 +9,124 @@ import ast
 import importlib.util
 from pathlib import Path
 
-import coverage_gate
+import pytest
+
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.core.events import Adapter, Decoder
+from tests.architecture_report import (
+    LAYERS,
+    Module,
+    against_the_order,
+    cycles,
+    main,
+    modules,
+    part_of,
+    parts,
+)
 
-PACKAGE = Path(coverage_gate.__file__).parent
-CORE = [
-    "contracts/model.py",
-    "contracts/enums.py",
-    "contracts/defaults.py",
-    "core/events.py",
-    "core/paths.py",
-    "core/diffmap.py",
-    "core/evidence.py",
-    "core/reconcile.py",
-]
-CORE += ["core/tracecalls.py"]  # a harness's trace of paired calls → call records
-CORE += ["core/citations.py"]  # replaying citations against the files at the revision
-CORE += ["outputs/findings.py"]  # what a decision holds against a reviewer, per file
-CORE += ["contracts/evidence_doc.py"]  # the evidence document as plain values (record writes them)
-CORE += ["core/revision_files.py"]  # the files at the revision: the port citations and depth read
-FORBIDDEN = (
+#: What the pure parts never import, anywhere in a module: the command line, telemetry, the flag
+#: client, and the machine (files, clock, processes, network).
+PURE = ("contracts", "core")
+NOT_PURE = (
     "typer",
     "click",
     "opentelemetry",
     "UnleashClient",
-    "adapters",
-    "coverage_gate.adapters",
-    "coverage_gate.cli",
-    "coverage_gate.commands",
-    "coverage_gate.record.spans",
-    "coverage_gate.edges.files",
-    "coverage_gate.edges.content",
-    "coverage_gate.edges.gittree",
     "os",
+    "io",
     "time",
     "datetime",
     "random",
     "subprocess",
     "socket",
     "urllib",
+    "urllib3",
     "requests",
+    "shutil",
+    "tempfile",
 )
+#: What an adapter never imports: it decodes lines handed to it.
+ADAPTER_IO = ("os", "io", "subprocess", "socket", "time", "datetime", "pathlib", "shutil")
+
+FOUND = modules()
 
 
-def imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module if node.level == 0 else f".{node.module}")
-    return names
+def test_every_part_has_its_place_in_the_order() -> None:
+    """A new subpackage (or a module at the top) is placed in ``LAYERS`` before it lands."""
+    assert set(parts(FOUND)) == set(LAYERS)
 
 
-def test_core_imports_nothing_from_the_edges() -> None:
-    for name in CORE:
-        for module in imported_modules(PACKAGE / name):
-            root = module.split(".")[0]
-            banned = any(module == f or module.startswith(f"{f}.") for f in FORBIDDEN)
-            assert not banned and root not in FORBIDDEN, f"{name} imports {module}"
+def test_imports_point_one_way() -> None:
+    assert against_the_order(FOUND) == []
+
+
+def test_no_modules_import_each_other_in_a_cycle() -> None:
+    assert cycles(FOUND) == []
+
+
+def test_the_order_check_sees_an_import_back_up_and_a_lazy_cycle() -> None:
+    """The checks can fail: a core module importing the command line inside a function, and two
+    core modules importing each other, are both found."""
+    paths = FOUND["coverage_gate.core.paths"]
+    diffmap = FOUND["coverage_gate.core.diffmap"]
+    upward = {**FOUND, paths.name: Module(paths.name, paths.path, 0, {"coverage_gate.cli"})}
+    found = set(against_the_order(upward)) - set(against_the_order(FOUND))
+    assert found == {"coverage_gate.core.paths imports coverage_gate.cli (core → cli)"}
+    looped = {
+        **FOUND,
+        paths.name: Module(paths.name, paths.path, 0, {*paths.imports, diffmap.name}),
+        diffmap.name: Module(diffmap.name, diffmap.path, 0, {*diffmap.imports, paths.name}),
+    }
+    assert sorted([paths.name, diffmap.name]) in cycles(looped)
+
+
+@pytest.mark.parametrize("part", PURE)
+def test_the_pure_parts_import_nothing_from_the_edges(part: str) -> None:
+    for module in parts(FOUND)[part]:
+        banned = module.external & set(NOT_PURE)
+        assert not banned, f"{module.name} imports {sorted(banned)}"
 
 
 def test_adapters_do_no_io() -> None:
-    adapters_dir = Path(__import__("coverage_gate.adapters").adapters.__file__).parent
-    for path in adapters_dir.glob("*.py"):
-        for module in imported_modules(path):
-            assert module.split(".")[0] not in {
-                "os",
-                "io",
-                "subprocess",
-                "socket",
-                "time",
-                "datetime",
-                "pathlib",
-            }, f"{path.name} imports {module}"
+    for module in parts(FOUND)["adapters"]:
+        banned = module.external & set(ADAPTER_IO)
+        assert not banned, f"{module.name} imports {sorted(banned)}"
+
+
+def test_a_module_over_800_lines_says_why() -> None:
+    """A long module is a module waiting to be split, unless its docstring says why not."""
+    for module in FOUND.values():
+        if module.lines > 800:
+            docstring = ast.get_docstring(ast.parse(module.path.read_text("utf-8"))) or ""
+            assert "800 lines" in docstring, f"{module.name}: {module.lines} lines"
+
+
+def test_every_module_declares_its_public_names() -> None:
+    for module in FOUND.values():
+        tree = ast.parse(module.path.read_text("utf-8"))
+        if module.path.name == "__init__.py" and not any(
+            isinstance(node, (ast.Import, ast.ImportFrom)) for node in tree.body
+        ):
+            continue  # a package's docstring, nothing to export
+        declared = [
+            node
+            for node in tree.body
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            and any(
+                isinstance(target, ast.Name) and target.id == "__all__"
+                for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            )
+        ]
+        assert declared, f"{module.name} declares no __all__"
+
+
+def test_the_report_names_every_part(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main() == 0
+    printed = capsys.readouterr().out
+    for part in LAYERS:
+        assert any(line.split()[:1] == [part] for line in printed.splitlines()), part
+    assert "imports run one way; no cycle" in printed
+    assert part_of("coverage_gate.core.paths") == "core"
 
 
 def test_every_format_has_an_adapter_satisfying_the_protocol() -> None:
