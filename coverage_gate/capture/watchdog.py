@@ -97,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def command(pgid: int, grace: float) -> list[str]:
     """The argument list that starts a watchdog for ``pgid`` with this interpreter."""
-    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # coverage_gate/capture/watchdog.py → the folder holding coverage_gate/ (-I -S: no site)
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = (
         f"import sys; sys.path.insert(0, {package_parent!r}); "
         "from coverage_gate.capture.watchdog import main; sys.exit(main())"
