@@ -10,7 +10,7 @@ from coverage_gate.contracts.model import (
     ReviewBundle,
     ReviewerOutput,
 )
-from coverage_gate.rollout.receipts import Receipt
+from coverage_gate.contracts.receipt import Receipt
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "reviewer-output": ReviewerOutput,

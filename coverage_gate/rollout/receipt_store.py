@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from coverage_gate.contracts.receipt import Receipt
 from coverage_gate.edges.files import write_atomic
 from coverage_gate.errors import BadInputError
 from coverage_gate.rollout.receipts import (
     HEX_DIGITS,
     SUFFIX,
-    Receipt,
     ReceiptError,
     compress,
     content,

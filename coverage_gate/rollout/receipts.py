@@ -43,23 +43,26 @@ import json
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Annotated, Any, Literal, overload
+from typing import Any, overload
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PositiveInt, ValidationError
+from pydantic import ValidationError
 
 from coverage_gate.contracts.model import (
-    CitationPolicy,
     DecisionDocument,
-    DepthPolicy,
-    EvidenceDocument,
-    Mode,
-    ModeSource,
-    MutationPolicy,
-    PolicySource,
-    ReviewerOutput,
-    UnknownPolicy,
-    Verdict,
+)
+from coverage_gate.contracts.receipt import (
+    RECEIPT_SCHEMA,
+    SUPPORTED_RECEIPT_MAJOR,
+    FileState,
+    FlagRecord,
+    LineAnswer,
+    Receipt,
+    ReceiptInputs,
+    ReceiptReviewer,
+    RecordedFile,
+    RecordedLine,
+    RecordedPorts,
+    SymlinkAnswer,
 )
 from coverage_gate.core.citations import excerpt, found_on, is_binary, line_holds, lines_of
 from coverage_gate.core.paths import RepoTree, TreeUnavailableError
@@ -72,136 +75,13 @@ from coverage_gate.core.revision_files import (
     RevisionFiles,
 )
 
-RECEIPT_SCHEMA = "coverage-gate/receipt"
-RECEIPT_VERSION = "1.1"
-SUPPORTED_RECEIPT_MAJOR = int(RECEIPT_VERSION.split(".", maxsplit=1)[0])
 #: A receipt's file name: its content's SHA-256 (64 lowercase hex digits) and this suffix.
 SUFFIX = ".receipt.json.gz"
 HEX_DIGITS = 64
-
-
-class _Contract(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class SymlinkAnswer(_Contract):
-    """One question the reconciler asked the repository at the revision, and its answer: the
-    link's ``target``, ``None`` when the path is no link, or why the tree could not tell."""
-
-    path: str
-    target: str | None = None
-    unavailable: str | None = None
-
-
-class FileState(StrEnum):
-    """What the files port answered for a cited path."""
-
-    TEXT = "text"
-    BINARY = "binary"
-    MISSING = "missing"
-    UNAVAILABLE = "unavailable"
-
-
 #: Characters of a line a receipt keeps as text; a longer line is kept by its answers.
 LINE_CHARS = 512
 #: Characters kept of why a file was unavailable.
 DETAIL_CHARS = 256
-
-
-class LineAnswer(_Contract):
-    """One comparison asked of a line kept by its answers: the SHA-256 of the flattened text
-    looked for, whether it had to be the whole line, and whether the line held it."""
-
-    wanted_sha256: str
-    strict: bool
-    holds: bool
-
-
-class RecordedLine(_Contract):
-    """A line that replaying citations looked at (``number`` is 1-based). A line of at most
-    ``LINE_CHARS`` characters is kept as ``text``; a longer one by its length, what a check shows
-    of it (``found``) and each comparison asked of it with its answer."""
-
-    number: PositiveInt
-    text: str | None = None
-    chars: NonNegativeInt | None = None
-    found: str | None = None
-    answers: list[LineAnswer] = Field(default_factory=list)
-
-
-class RecordedFile(_Contract):
-    """What the files port answered for one cited path: its state, its number of lines (text)
-    and the lines replay looked at, sorted."""
-
-    path: str
-    state: FileState
-    detail: str = ""
-    line_count: NonNegativeInt | None = None
-    lines: list[RecordedLine] = Field(default_factory=list)
-
-
-class RecordedPorts(_Contract):
-    """What the ports answered during the decision, sorted by question. ``files``: what the files
-    port answered for each cited path (``None``: the review had no repository to read)."""
-
-    symlink_targets: list[SymlinkAnswer] = Field(default_factory=list)
-    files: list[RecordedFile] | None = None
-
-
-class FlagRecord(_Contract):
-    """The flag that answered for the repository (absent when no flag source was consulted)."""
-
-    name: str
-    variant: str | None = None
-    payload: dict[str, object] | None = None
-    # A snapshot that answered: its SHA-256 and the flag's own definition in it (the feature and
-    # the segments it uses), enough to evaluate the flag again offline.
-    snapshot_sha256: str | None = None
-    snapshot_flag: dict[str, object] | None = None
-
-
-class ReceiptReviewer(_Contract):
-    agent_id: Annotated[str, Field(min_length=1)]
-    claims: ReviewerOutput | None = None
-    evidence: EvidenceDocument | None = None
-    failed: bool = False
-
-
-class ReceiptInputs(_Contract):
-    """What ``reconcile`` was given (DESIGN §7): enough to decide the review again."""
-
-    repo: str
-    revision: str
-    verdict_in: Verdict
-    mode: Mode
-    mode_source: ModeSource
-    scope: list[str]
-    unknown_policy: UnknownPolicy
-    unknown_policy_source: PolicySource
-    depth_policy: DepthPolicy
-    depth_policy_source: PolicySource
-    repo_root: str | None = None
-    reviewers: list[ReceiptReviewer]
-    flag: FlagRecord | None = None
-    citation_policy: CitationPolicy = CitationPolicy.DOWNGRADE
-    citation_policy_source: PolicySource = PolicySource.DEFAULT
-    replay_citations: bool = True
-    mutation_policy: MutationPolicy = MutationPolicy.ACCEPT
-    mutation_policy_source: PolicySource = PolicySource.DEFAULT
-
-
-class Receipt(_Contract):
-    """A review receipt (``coverage-gate schema receipt``)."""
-
-    schema_: Literal["coverage-gate/receipt"] = Field(
-        alias="schema", default="coverage-gate/receipt"
-    )
-    version: str = RECEIPT_VERSION
-    inputs: ReceiptInputs
-    ports: RecordedPorts = Field(default_factory=RecordedPorts)
-    decision: DecisionDocument
-
-    model_config = ConfigDict(populate_by_name=True)
 
 
 class ReceiptError(Exception):
