@@ -53,8 +53,8 @@ ADAPTERS: Mapping[str, Adapter] = _Registry(
         "pi-rpc": ("pi_rpc", "ADAPTER"),
         "subprocess": ("placeholder", "ADAPTER"),
         "claude-code": ("claude_code", "ADAPTER"),
-        "codex-rollout": ("codex", "ROLLOUT_ADAPTER"),
-        "codex-exec": ("codex", "EXEC_ADAPTER"),
+        "codex-rollout": ("codex_rollout", "ROLLOUT_ADAPTER"),
+        "codex-exec": ("codex_exec", "EXEC_ADAPTER"),
         "otlp-json": ("otlp_json", "ADAPTER"),
         # OpenCode and GitHub Copilot CLI
         "opencode": ("opencode", "ADAPTER"),

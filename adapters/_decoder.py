@@ -66,14 +66,14 @@ class JsonLinesDecoder(ABC):
     def _mark_complete(self, lineno: int) -> list[Event]:
         """The stream's completion marker: the stream is complete from here on."""
         self._complete = True
-        return [StreamComplete(lineno)]
+        return [StreamComplete(line=lineno)]
 
     def _mark_reopened(self, lineno: int) -> list[Event]:
         """Activity after the completion marker reopens the stream (nothing before it)."""
         if not self._complete:
             return []
         self._complete = False
-        return [StreamReopened(lineno)]
+        return [StreamReopened(line=lineno)]
 
     def _streamed(self, obj: JsonObject | Malformed, seen: bytes, lineno: int) -> Sequence[Event]:
         return self._decoded(obj, seen, lineno, whole=False)

@@ -96,15 +96,17 @@ def load_object(line: bytes, lineno: int) -> JsonObject | Malformed:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Malformed(lineno, f"not UTF-8 (byte {exc.start})")
+        return Malformed(line=lineno, detail=f"not UTF-8 (byte {exc.start})")
     try:
         value = json.loads(text)
     except RecursionError:
-        return Malformed(lineno, "JSON nested too deeply")
+        return Malformed(line=lineno, detail="JSON nested too deeply")
     except ValueError as exc:
-        return Malformed(lineno, f"not JSON: {exc}")
+        return Malformed(line=lineno, detail=f"not JSON: {exc}")
     if not isinstance(value, dict):
-        return Malformed(lineno, f"a JSON {_JSON_KINDS.get(type(value), 'value')}, not an object")
+        return Malformed(
+            line=lineno, detail=f"a JSON {_JSON_KINDS.get(type(value), 'value')}, not an object"
+        )
     return value
 
 

@@ -40,10 +40,10 @@ def read_input(
     """The path a read tool's ``input`` names, and that ``input``; or why they cannot be read."""
     arguments = get_obj(holder, "input")
     if arguments is None:
-        return UnreadableArguments(f"{tool} input is missing or not an object")
+        return UnreadableArguments(detail=f"{tool} input is missing or not an object")
     path = get_str(arguments, path_key)
     if path is None:
-        return UnreadableArguments(f"{tool} input has no string '{path_key}'")
+        return UnreadableArguments(detail=f"{tool} input has no string '{path_key}'")
     return path, arguments
 
 

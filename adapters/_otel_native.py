@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
+from coverage_gate.core.calls import MAX_CALLS
 from coverage_gate.core.events import (
     UNKNOWN_SHOWN,
     Action,
@@ -33,7 +34,6 @@ from coverage_gate.core.events import (
     ToolStart,
     WriteAction,
 )
-from coverage_gate.core.evidence import MAX_CALLS
 
 from ._json import key
 
@@ -106,13 +106,29 @@ class _Call:
         events: list[Event] = []
         if self.tools:
             action = self.actions[0] if self.actions else IgnoredAction()
-            events.append(ToolStart(call_id, self.tools[0], action, self.line, said=self.said))
-            events.extend(ToolStart(call_id, tool, action, self.line) for tool in self.tools[1:])
+            events.append(
+                ToolStart(
+                    call_id=call_id,
+                    tool=self.tools[0],
+                    action=action,
+                    line=self.line,
+                    said=self.said,
+                )
+            )
             events.extend(
-                ToolStart(call_id, self.tools[0], other, self.line) for other in self.actions[1:]
+                ToolStart(call_id=call_id, tool=tool, action=action, line=self.line)
+                for tool in self.tools[1:]
+            )
+            events.extend(
+                ToolStart(call_id=call_id, tool=self.tools[0], action=other, line=self.line)
+                for other in self.actions[1:]
             )
         for succeeded, error, line in self.ends[:2]:
-            events.append(ToolEnd(call_id, None, succeeded, line, error_type=error))
+            events.append(
+                ToolEnd(
+                    call_id=call_id, tool=None, succeeded=succeeded, line=line, error_type=error
+                )
+            )
         return events
 
 

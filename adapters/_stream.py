@@ -368,10 +368,10 @@ class ObjectReader:
             else:
                 self._builder.take(self._events)
         if self._error is not None:
-            return Malformed(0, f"not JSON: {self._error}")
+            return Malformed(line=0, detail=f"not JSON: {self._error}")
         value = self._builder.value
         if not isinstance(value, dict):
-            return Malformed(0, "not a JSON object")
+            return Malformed(line=0, detail="not a JSON object")
         return value
 
     def _send(self, data: bytes) -> None:
@@ -428,5 +428,7 @@ class ObjectLineReader:
     def close(self, lineno: int) -> Sequence[Event]:
         found = self._reader.result()
         if isinstance(found, Malformed):
-            found = Malformed(lineno, f"{found.detail} (in a line of {self._reader.size} bytes)")
+            found = Malformed(
+                line=lineno, detail=f"{found.detail} (in a line of {self._reader.size} bytes)"
+            )
         return self._decode(found, self._reader.seen, lineno)

@@ -97,8 +97,10 @@ from typing import Final
 
 from coverage_gate.contracts.client_versions import CHECKED
 from coverage_gate.contracts.enums import Capability, DriftKind
+from coverage_gate.core.calls import MAX_CALLS
 from coverage_gate.core.events import (
-    EMPTY_SHOWN,
+    ANY_CALL,
+    NO_CALLS,
     Action,
     ByteSpan,
     ClientSeen,
@@ -107,8 +109,6 @@ from coverage_gate.core.events import (
     FormatKnowledge,
     IgnoredAction,
     Malformed,
-    Returned,
-    Shown,
     ToolEnd,
     ToolStart,
     Unreadable,
@@ -116,15 +116,20 @@ from coverage_gate.core.events import (
     WorkingDirectory,
     WriteAction,
 )
-from coverage_gate.core.evidence import MAX_CALLS
 
+from ._claude_results import (
+    LINE_RANGE,
+    denied_by_meta,
+    line_span,
+    reported_lines,
+    result_text,
+    returned_text,
+    span_drift,
+)
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, sniff_lines
 from ._json import (
-    INT64_MAX,
-    OUT_OF_RANGE,
     JsonObject,
     OutOfRange,
-    get_int,
     get_list,
     get_obj,
     get_str,
@@ -134,7 +139,6 @@ from ._json import (
 )
 from ._line_reads import line_read
 from ._mutations import shell_write
-from ._returned import returned, without_reminders
 from ._stream import Items, Spec
 
 NAME: Final = "claude-code"
@@ -151,14 +155,11 @@ DENIAL_PREFIXES: Final = (
     "Claude requested permissions to ",
     "Permission denied by ",
 )
-DENIED_DECISIONS: Final = frozenset({"deny", "denied", "reject", "rejected"})
 # Tools whose result text is not what the tool read of the revision: a sub-agent's answer (model
 # text) and the writing tools' view of the reviewer's own change.
 NOT_READ_TEXT_TOOLS: Final = frozenset(
     {"Task", "Agent", "Edit", "Write", "MultiEdit", "NotebookEdit", "TodoWrite"}
 )
-# What Claude Code returns instead of a file it already gave the model unchanged.
-PLACEHOLDER_PREFIXES: Final = ("File unchanged since last read",)
 
 SHELL_TOOL: Final = "Bash"
 # The tools that change files, and the input field naming the file each changes.
@@ -281,7 +282,6 @@ _RESULT_ID = re.compile(rb'"tool_use_id"\s*:\s*"([^"\\]{1,256})"')
 _RESULT_KEY = re.compile(rb'"tool_use_id"\s*:')
 _USE_ID = re.compile(rb'"type"\s*:\s*"tool_use"\s*,\s*"id"\s*:\s*"([^"\\]{1,256})"')
 _USE_KEY = re.compile(rb'"type"\s*:\s*"tool_use"')
-_LINE_RANGE: Final = {"startLine": None, "numLines": None, "totalLines": None}
 # What decoding needs of a line; a line read as it flows keeps only this.
 SPEC: Final[Spec] = {
     "type": None,
@@ -313,8 +313,8 @@ SPEC: Final[Spec] = {
             }
         ),
     },
-    "tool_use_result": {"file": _LINE_RANGE},
-    "toolUseResult": {"file": _LINE_RANGE},
+    "tool_use_result": {"file": LINE_RANGE},
+    "toolUseResult": {"file": LINE_RANGE},
     "tool_result_meta": Items({"id": None, "permission_decision": {"decision": None}}),
     "permission_denials": Items({"tool_use_id": None}),
 }
@@ -375,35 +375,6 @@ def unlisted_tools(line: JsonObject, lineno: int, knows: FormatKnowledge) -> lis
     ]
 
 
-def _line_span(detail: object) -> ByteSpan | OutOfRange | None:
-    """The zero-based, end-exclusive line range a successful ``Read`` reports about itself;
-    ``OUT_OF_RANGE`` when a value of it does not fit a 64-bit integer."""
-    if not isinstance(detail, dict):
-        return None
-    file = get_obj(detail, "file")
-    if file is None:
-        return None
-    start, count, total = (get_int(file, key) for key in ("startLine", "numLines", "totalLines"))
-    if OUT_OF_RANGE in (start, count, total):
-        return OUT_OF_RANGE
-    if not isinstance(start, int) or not isinstance(count, int) or not isinstance(total, int):
-        return None
-    if start < 1 or count < 0 or total < 0:
-        return None
-    if start - 1 + count > INT64_MAX:
-        return OUT_OF_RANGE
-    return ByteSpan(offset=start - 1, end=start - 1 + count, total=total)
-
-
-def _returned(span: ByteSpan | None) -> Shown | None:
-    """The lines a successful ``Read`` reports it returned (1-based, inclusive)."""
-    if span is None:
-        return None
-    if span.end <= span.offset:
-        return EMPTY_SHOWN
-    return Shown.lines(span.offset + 1, span.end, span.total)
-
-
 def _said(block: JsonObject, knows: FormatKnowledge) -> str | None:
     """The text the model wrote into a call: its input's string values; for a tool ``knows``
     does not know, all of its input (a path it names is drift when it is in scope)."""
@@ -415,50 +386,6 @@ def _said(block: JsonObject, knows: FormatKnowledge) -> str | None:
         return json.dumps(found, ensure_ascii=False, default=str) if found else None
     said = "\n".join(value for value in found.values() if isinstance(value, str))
     return said or None
-
-
-def _returned_text(block: JsonObject) -> Returned | None:
-    """What a successful ``tool_result`` gave the model: its text, Claude Code's system
-    reminders and line numbers taken off; a placeholder for a file already given."""
-    content = block.get("content")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        texts = [get_str(item, "text") for item in objects(content)]
-        text = "\n".join(part for part in texts if part is not None)
-    else:
-        return None
-    text = without_reminders(text)
-    if text.startswith(PLACEHOLDER_PREFIXES):
-        return returned(text, placeholder=True)
-    return returned(text, numbers=True)
-
-
-def _result_text(block: JsonObject) -> str:
-    content = block.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        for item in objects(content):
-            text = get_str(item, "text")
-            if text is not None:
-                return text
-    return ""
-
-
-def _denied_by_meta(line: JsonObject) -> frozenset[str]:
-    """Call ids whose ``tool_result_meta`` permission decision was a denial."""
-    denied: set[str] = set()
-    for meta in objects(get_list(line, "tool_result_meta") or []):
-        decision = get_obj(meta, "permission_decision")
-        call_id = get_str(meta, "id")
-        if (
-            decision is not None
-            and call_id is not None
-            and get_str(decision, "decision") in DENIED_DECISIONS
-        ):
-            denied.add(call_id)
-    return frozenset(denied)
 
 
 def _main_chain(line: JsonObject) -> bool:
@@ -497,17 +424,23 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
         if kind is None:
             detail = "field 'type' is missing or not a string"
             if "message" not in obj:
-                return [Malformed(lineno, detail)]  # tool calls live in a message
-            return [Unreadable(lineno, detail, None, None), _odd(obj, "type", lineno)]
+                return [Malformed(line=lineno, detail=detail)]  # tool calls live in a message
+            return [
+                Unreadable(line=lineno, detail=detail, starts=ANY_CALL, ends=ANY_CALL),
+                _odd(obj, "type", lineno),
+            ]
         handler = self._handlers.get(kind)
         if handler is not None:
             return handler(obj, lineno)
         if kind in _QUIET_KINDS:
             return []
         if kind in self.knows.events:
-            return [Unrecognised(lineno)]
+            return [Unrecognised(line=lineno)]
         # a type this client does not write: a renamed line type hides its calls
-        return [Unrecognised(lineno), Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind)]
+        return [
+            Unrecognised(line=lineno),
+            Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind),
+        ]
 
     def _action(self, block: JsonObject, cwd: str | None) -> Action:
         """What a ``tool_use`` block asks for (a client with other tools overrides it)."""
@@ -522,7 +455,7 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
         cwd = get_str(line, "cwd")
         if cwd is not None:
             self._cwd = cwd
-            events.append(WorkingDirectory(cwd, lineno))
+            events.append(WorkingDirectory(path=cwd, line=lineno))
         version = get_str(line, self.version_field)
         if version is not None:
             events.append(ClientSeen(line=lineno, version=version))
@@ -537,8 +470,9 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
         it could start (``starts``) or end, and are drift, as are block types it does not know."""
 
         def unread(detail: str, ids: tuple[str, ...] | None, drift: Drift) -> list[Event]:
-            side = (ids, ()) if starts else ((), ids)
-            return [Unreadable(lineno, detail, *side), drift]
+            if starts:
+                return [Unreadable(line=lineno, detail=detail, starts=ids, ends=NO_CALLS), drift]
+            return [Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=ids), drift]
 
         message = get_obj(line, "message")
         if message is None:
@@ -566,7 +500,7 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
             if not isinstance(kind, str):
                 # A block whose kind cannot be read could be any call's start (or end).
                 call_id = get_str(block, "id" if starts else "tool_use_id")
-                ids = None if call_id is None else (call_id,)
+                ids = ANY_CALL if call_id is None else (call_id,)
                 drift = _odd(block, "type", lineno, "message.content[].type")
                 events.extend(unread("content block 'type' is not a string", ids, drift))
                 continue
@@ -585,15 +519,23 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
             call_id, tool = get_str(block, "id"), get_str(block, "name")
             if call_id is None or tool is None:
                 detail = "tool_use block without string 'id' and 'name'"
-                ids = None if call_id is None else (call_id,)
+                ids = ANY_CALL if call_id is None else (call_id,)
                 field = "id" if call_id is None else "name"
-                events.append(Unreadable(lineno, detail, ids))
+                events.append(Unreadable(line=lineno, detail=detail, starts=ids))
                 events.append(_odd(block, field, lineno, f"tool_use.{field}"))
                 continue
             if tool in self.no_text_tools:
                 self._remember(self._no_text, call_id)
             said = _said(block, self.knows)
-            events.append(ToolStart(call_id, tool, self._action(block, cwd), lineno, said=said))
+            events.append(
+                ToolStart(
+                    call_id=call_id,
+                    tool=tool,
+                    action=self._action(block, cwd),
+                    line=lineno,
+                    said=said,
+                )
+            )
         if _main_chain(line):
             events.extend(self._turn_state(line, message, lineno, asks_for_tools=bool(uses)))
         return events
@@ -618,37 +560,48 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
             return events
         results = [block for block in blocks if block.get("type") == "tool_result"]
         detail = line.get("tool_use_result", line.get("toolUseResult"))
-        denied = _denied_by_meta(line)
+        denied = denied_by_meta(line)
         for block in results:
             call_id = get_str(block, "tool_use_id")
             if call_id is None:
                 missing = "tool_result block without string 'tool_use_id'"
-                events.append(Unreadable(lineno, missing, (), None))
+                events.append(
+                    Unreadable(line=lineno, detail=missing, starts=NO_CALLS, ends=ANY_CALL)
+                )
                 events.append(_odd(block, "tool_use_id", lineno, "tool_result.tool_use_id"))
                 continue
-            span = _line_span(detail) if len(results) == 1 else None
+            span = line_span(detail) if len(results) == 1 else None
             flag = block.get("is_error", False)
             if not isinstance(flag, bool) and call_id not in denied:
                 # Claude Code writes a boolean; anything else is damage, not a failure.
                 events.append(
-                    Unreadable(lineno, "field 'is_error' is not a boolean", (), (call_id,))
+                    Unreadable(
+                        line=lineno,
+                        detail="field 'is_error' is not a boolean",
+                        starts=NO_CALLS,
+                        ends=(call_id,),
+                    )
                 )
                 events.append(_odd(block, "is_error", lineno, "tool_result.is_error"))
                 continue
             if not isinstance(block.get("content", ""), str | list):
                 wrong = "field 'content' of a tool_result is neither text nor a list"
-                events.append(Unreadable(lineno, wrong, (), (call_id,)))
+                events.append(
+                    Unreadable(line=lineno, detail=wrong, starts=NO_CALLS, ends=(call_id,))
+                )
                 events.append(_odd(block, "content", lineno, "tool_result.content"))
                 continue
             end = self._end(block, call_id, lineno, denied=call_id in denied, span=span)
-            odd_span = _odd_span(detail, lineno) if len(results) == 1 else None
+            odd_span = span_drift(detail, lineno) if len(results) == 1 else None
             if end.succeeded and (isinstance(span, OutOfRange) or odd_span is not None):
                 text = (
                     "Read result line range out of the 64-bit range"
                     if odd_span is None
                     else "Read result line range of a type Claude Code never writes"
                 )
-                events.append(Unreadable(lineno, text, (), (call_id,)))
+                events.append(
+                    Unreadable(line=lineno, detail=text, starts=NO_CALLS, ends=(call_id,))
+                )
                 events.extend(() if odd_span is None else (odd_span,))
                 continue
             events.append(end)
@@ -664,23 +617,25 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
         span: ByteSpan | OutOfRange | None,
     ) -> ToolEnd:
         """The end of one call; ``span`` is the line range the line's result detail reports."""
-        denied = denied or _result_text(block).startswith(DENIAL_PREFIXES)
+        denied = denied or result_text(block).startswith(DENIAL_PREFIXES)
         no_error = "is_error" not in block or block["is_error"] is False
         succeeded = no_error and not denied
         self._remember(self._ended, call_id)
         if not succeeded:
             kind = PERMISSION_DENIED if denied else TOOL_ERROR
-            return ToolEnd(call_id, None, False, lineno, error_type=kind)
+            return ToolEnd(
+                call_id=call_id, tool=None, succeeded=False, line=lineno, error_type=kind
+            )
         self._remember(self._succeeded, call_id)
         reported = span if isinstance(span, ByteSpan) else None
         return ToolEnd(
-            call_id,
-            None,
-            True,
-            lineno,
+            call_id=call_id,
+            tool=None,
+            succeeded=True,
+            line=lineno,
             result_range=reported,
-            shown=_returned(reported),
-            returned=None if key(call_id) in self._no_text else _returned_text(block),
+            shown=reported_lines(reported),
+            returned=None if key(call_id) in self._no_text else returned_text(block),
         )
 
     @staticmethod
@@ -699,7 +654,15 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
             if key(call_id) in self._succeeded or key(call_id) not in self._ended:
                 self._succeeded.discard(key(call_id))
                 self._remember(self._ended, call_id)
-                events.append(ToolEnd(call_id, None, False, lineno, error_type=PERMISSION_DENIED))
+                events.append(
+                    ToolEnd(
+                        call_id=call_id,
+                        tool=None,
+                        succeeded=False,
+                        line=lineno,
+                        error_type=PERMISSION_DENIED,
+                    )
+                )
         events.extend(self._mark_complete(lineno))
         return events
 
@@ -710,33 +673,24 @@ def _odd(holder: JsonObject, field: str, lineno: int, name: str | None = None) -
     return Drift(line=lineno, kind=kind, name=name or field)
 
 
-def _odd_span(detail: object, lineno: int) -> Drift | None:
-    """Drift when a result's ``file`` line range holds a value that is not a number."""
-    file = get_obj(detail, "file") if isinstance(detail, dict) else None
-    if file is None:
-        return None
-    for field in _LINE_RANGE:
-        if field in file and get_int(file, field) is None:
-            name = f"tool_use_result.file.{field}"
-            return Drift(line=lineno, kind=DriftKind.FIELD_TYPE, name=name)
-    return None
-
-
 def _unreadable(seen: bytes, lineno: int, detail: str, *, whole: bool) -> Event:
     """A line that could not be read, with the calls it could start or end as far as the bytes
     seen tell (all of them only when the whole line was seen, intact, and every id was read)."""
     head = _TYPE_HEAD.match(seen)
     kind = head.group(1) if head else None
     if not opens_object(seen) or (kind is not None and kind not in (b"user", b"assistant")):
-        return Malformed(lineno, detail)  # not an object, or a line that carries no tool call
+        # not an object, or a line that carries no tool call
+        return Malformed(line=lineno, detail=detail)
     complete = whole and seen.rstrip().endswith(b"}")
-    starts = () if kind == b"user" else _recovered(seen, _USE_ID, _USE_KEY, complete=complete)
+    starts = NO_CALLS if kind == b"user" else _recovered(seen, _USE_ID, _USE_KEY, complete=complete)
     ends = (
-        () if kind == b"assistant" else _recovered(seen, _RESULT_ID, _RESULT_KEY, complete=complete)
+        NO_CALLS
+        if kind == b"assistant"
+        else _recovered(seen, _RESULT_ID, _RESULT_KEY, complete=complete)
     )
-    if starts == () and ends == ():
-        return Malformed(lineno, detail)
-    return Unreadable(lineno, detail, starts, ends)
+    if starts == NO_CALLS and ends == NO_CALLS:
+        return Malformed(line=lineno, detail=detail)
+    return Unreadable(line=lineno, detail=detail, starts=starts, ends=ends)
 
 
 def _recovered(

@@ -75,8 +75,11 @@ import msgspec
 
 from coverage_gate.contracts.client_versions import CHECKED
 from coverage_gate.contracts.enums import Capability, DriftKind
+from coverage_gate.core.calls import MAX_CALLS
 from coverage_gate.core.events import (
+    ANY_CALL,
     EMPTY_SHOWN,
+    NO_CALLS,
     UNKNOWN_SHOWN,
     Action,
     Drift,
@@ -95,7 +98,6 @@ from coverage_gate.core.events import (
     Unrecognised,
     WriteAction,
 )
-from coverage_gate.core.evidence import MAX_CALLS
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
@@ -281,10 +283,10 @@ def _action(tool: str, data: JsonObject) -> Action:
         return _other_action(tool, data)
     arguments = get_obj(data, "arguments")
     if arguments is None:
-        return UnreadableArguments("view arguments are missing or not an object")
+        return UnreadableArguments(detail="view arguments are missing or not an object")
     path = get_str(arguments, "path")
     if path is None:
-        return UnreadableArguments("view arguments have no string 'path'")
+        return UnreadableArguments(detail="view arguments have no string 'path'")
     shown = _asked(arguments)
     if shown.kind is not ShownKind.LINES:
         return ReadAction(path=path, shown=shown)
@@ -429,8 +431,8 @@ class CopilotDecoder(JsonLinesDecoder):
         if kind is None:
             detail = "field 'type' is missing or not a string"
             if "data" not in obj:
-                return [Malformed(lineno, detail)]  # a tool call lives in its data
-            return [Unreadable(lineno, detail, None, None)]
+                return [Malformed(line=lineno, detail=detail)]  # a tool call lives in its data
+            return [Unreadable(line=lineno, detail=detail, starts=ANY_CALL, ends=ANY_CALL)]
         handler = self._handlers.get(kind)
         if handler is not None:
             data = get_obj(obj, "data")
@@ -449,7 +451,7 @@ class CopilotDecoder(JsonLinesDecoder):
         # a type Copilot does not write: drift (a renamed tool event hides calls); counted as
         # unrecognised when it is not even of Copilot's kinds
         drift = Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind)
-        return [drift] if kind.startswith(_EVENT_PREFIXES) else [Unrecognised(lineno), drift]
+        return [drift] if kind.startswith(_EVENT_PREFIXES) else [Unrecognised(line=lineno), drift]
 
     def _start(self, data: JsonObject, lineno: int) -> list[Event]:
         call_id, tool = get_str(data, "toolCallId"), get_str(data, "toolName")
@@ -457,27 +459,52 @@ class CopilotDecoder(JsonLinesDecoder):
             detail = "tool.execution_start without string 'toolCallId' and 'toolName'"
             field = "toolCallId" if call_id is None else "toolName"
             drift = _field_drift(data, field, lineno)
-            return [Unreadable(lineno, detail, None if call_id is None else (call_id,), ()), drift]
+            return [
+                Unreadable(
+                    line=lineno,
+                    detail=detail,
+                    starts=ANY_CALL if call_id is None else (call_id,),
+                    ends=NO_CALLS,
+                ),
+                drift,
+            ]
         if tool in NOT_READ_TEXT_TOOLS and len(self._no_text) < MAX_CALLS:
             self._no_text.add(call_id)
-        return [ToolStart(call_id, tool, _action(tool, data), lineno, said=_said(tool, data))]
+        return [
+            ToolStart(
+                call_id=call_id,
+                tool=tool,
+                action=_action(tool, data),
+                line=lineno,
+                said=_said(tool, data),
+            )
+        ]
 
     def _end(self, data: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(data, "toolCallId")
         if call_id is None:
             detail = "tool.execution_complete without a string 'toolCallId'"
-            return [Unreadable(lineno, detail, (), None), _field_drift(data, "toolCallId", lineno)]
+            return [
+                Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=ANY_CALL),
+                _field_drift(data, "toolCallId", lineno),
+            ]
         outcome = _outcome(data)
         if isinstance(outcome[0], str):
             detail, field = outcome
             drift = _field_drift(data, field, lineno)
-            return [Unreadable(lineno, detail, (), (call_id,)), drift]
+            return [Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=(call_id,)), drift]
         succeeded, error = outcome
         if not succeeded:
-            return [ToolEnd(call_id, None, False, lineno, error_type=error)]
+            return [
+                ToolEnd(call_id=call_id, tool=None, succeeded=False, line=lineno, error_type=error)
+            ]
         shown = _shown(data)
         given = None if call_id in self._no_text else _given(data, shown)
-        return [ToolEnd(call_id, None, True, lineno, shown=shown, returned=given)]
+        return [
+            ToolEnd(
+                call_id=call_id, tool=None, succeeded=True, line=lineno, shown=shown, returned=given
+            )
+        ]
 
 
 def _field_drift(data: JsonObject, field: str, lineno: int) -> Drift:
@@ -502,10 +529,10 @@ def _unlisted(obj: JsonObject, lineno: int) -> list[Event]:
 
 
 def _unreadable_kind(kind: str, lineno: int, detail: str, call_id: str | None) -> Event:
-    ids = None if call_id is None else (call_id,)
+    ids = ANY_CALL if call_id is None else (call_id,)
     if kind == START:
-        return Unreadable(lineno, detail, ids, ())
-    return Unreadable(lineno, detail, (), ids)
+        return Unreadable(line=lineno, detail=detail, starts=ids, ends=NO_CALLS)
+    return Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=ids)
 
 
 def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:
@@ -514,11 +541,12 @@ def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:
     head = _HEAD.match(seen)
     kind = head.group(1).decode("ascii") if head else None
     if not opens_object(seen) or (kind is not None and kind not in (START, COMPLETE)):
-        return Malformed(lineno, detail)  # not an object, or a line that carries no tool call
+        # not an object, or a line that carries no tool call
+        return Malformed(line=lineno, detail=detail)
     call_id = single_id(seen, _CALL_ID)
     if kind is None:
-        ids = None if call_id is None else (call_id,)
-        return Unreadable(lineno, detail, ids, ids)
+        ids = ANY_CALL if call_id is None else (call_id,)
+        return Unreadable(line=lineno, detail=detail, starts=ids, ends=ids)
     return _unreadable_kind(kind, lineno, detail, call_id)
 
 

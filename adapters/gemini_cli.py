@@ -80,8 +80,11 @@ from typing import Final
 
 from coverage_gate.contracts.client_versions import CHECKED
 from coverage_gate.contracts.enums import Capability, DriftKind
+from coverage_gate.core.calls import MAX_CALLS
 from coverage_gate.core.events import (
+    ANY_CALL,
     EMPTY_SHOWN,
+    NO_CALLS,
     UNKNOWN_SHOWN,
     Action,
     ByteSpan,
@@ -99,7 +102,6 @@ from coverage_gate.core.events import (
     Unrecognised,
     WriteAction,
 )
-from coverage_gate.core.evidence import MAX_CALLS
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder
 from ._json import (
@@ -253,10 +255,10 @@ def _read_action(tool: str, parameters: JsonObject | None) -> Action:
     if tool != READ_TOOL:
         return _other_action(tool, parameters)
     if parameters is None:
-        return UnreadableArguments("read_file parameters are missing or not an object")
+        return UnreadableArguments(detail="read_file parameters are missing or not an object")
     path = get_str(parameters, "file_path")
     if path is None:
-        return UnreadableArguments("read_file parameters have no string 'file_path'")
+        return UnreadableArguments(detail="read_file parameters have no string 'file_path'")
     start, end = _line_number(parameters, "start_line"), _line_number(parameters, "end_line")
     if isinstance(start, OutOfRange) or isinstance(end, OutOfRange):
         # The file is clear, the range is not: a read of that file whose lines cannot be told.
@@ -325,29 +327,39 @@ class GeminiCliDecoder(JsonLinesDecoder):
         if kind is None:
             detail = "field 'type' is missing or not a string"
             if "tool_id" not in obj:
-                return [Malformed(lineno, detail)]
+                return [Malformed(line=lineno, detail=detail)]
             call_id = get_str(obj, "tool_id")
-            ids = None if call_id is None else (call_id,)
-            return [Unreadable(lineno, detail, ids, ids), _odd(obj, "type", lineno)]
+            ids = ANY_CALL if call_id is None else (call_id,)
+            return [
+                Unreadable(line=lineno, detail=detail, starts=ids, ends=ids),
+                _odd(obj, "type", lineno),
+            ]
         handler = self._handlers.get(kind)
         if handler is not None:
             return handler(obj, lineno)
         if kind in _QUIET_KINDS:
             return []
         if kind in EVENTS:
-            return [Unrecognised(lineno)]
+            return [Unrecognised(line=lineno)]
         # a type Gemini CLI does not write: a renamed tool line hides its calls
-        return [Unrecognised(lineno), Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind)]
+        return [
+            Unrecognised(line=lineno),
+            Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind),
+        ]
 
     # --- line kinds ----------------------------------------------------------------------------
 
     def _use(self, line: JsonObject, lineno: int) -> list[Event]:
         call_id, tool = get_str(line, "tool_id"), get_str(line, "tool_name")
         if call_id is None or tool is None:
-            ids = None if call_id is None else (call_id,)
+            ids = ANY_CALL if call_id is None else (call_id,)
             field = "tool_id" if call_id is None else "tool_name"
             return [
-                Unreadable(lineno, "tool_use without string 'tool_id' and 'tool_name'", ids),
+                Unreadable(
+                    line=lineno,
+                    detail="tool_use without string 'tool_id' and 'tool_name'",
+                    starts=ids,
+                ),
                 _odd(line, field, lineno, f"tool_use.{field}"),
             ]
         if tool == READ_MANY_TOOL and len(self._many) < MAX_CALLS:
@@ -355,48 +367,81 @@ class GeminiCliDecoder(JsonLinesDecoder):
         events = self._mark_reopened(lineno)
         parameters = get_obj(line, "parameters")
         action = _read_action(tool, parameters)
-        events.append(ToolStart(call_id, tool, action, lineno, said=_said(tool, parameters)))
+        events.append(
+            ToolStart(
+                call_id=call_id, tool=tool, action=action, line=lineno, said=_said(tool, parameters)
+            )
+        )
         return events
 
     def _result(self, line: JsonObject, lineno: int) -> list[Event]:
         call_id = get_str(line, "tool_id")
         if call_id is None:
             return [
-                Unreadable(lineno, "tool_result without a string 'tool_id'", (), None),
+                Unreadable(
+                    line=lineno,
+                    detail="tool_result without a string 'tool_id'",
+                    starts=NO_CALLS,
+                    ends=ANY_CALL,
+                ),
                 _odd(line, "tool_id", lineno, "tool_result.tool_id"),
             ]
         status = line.get("status")
         if status == "error":
             error = get_obj(line, "error")
             kind = (get_str(error, "type") if error is not None else None) or TOOL_ERROR
-            return [ToolEnd(call_id, None, False, lineno, error_type=kind)]
+            return [
+                ToolEnd(call_id=call_id, tool=None, succeeded=False, line=lineno, error_type=kind)
+            ]
         if status != "success":
             detail = "field 'status' is neither 'success' nor 'error'"
             return [
-                Unreadable(lineno, detail, (), (call_id,)),
+                Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=(call_id,)),
                 _odd(line, "status", lineno, "tool_result.status"),
             ]
         output = line.get("output")
         if output is not None and not isinstance(output, str):
             return [
-                Unreadable(lineno, "field 'output' is not a string", (), (call_id,)),
+                Unreadable(
+                    line=lineno,
+                    detail="field 'output' is not a string",
+                    starts=NO_CALLS,
+                    ends=(call_id,),
+                ),
                 _odd(line, "output", lineno, "tool_result.output"),
             ]
         if key(call_id) in self._many:
             return self._many_end(call_id, output or "", lineno)
         told = _returned(output) if output is not None else None
         shown, span = told if told is not None else (None, None)
-        return [ToolEnd(call_id, None, True, lineno, result_range=span, shown=shown)]
+        return [
+            ToolEnd(
+                call_id=call_id,
+                tool=None,
+                succeeded=True,
+                line=lineno,
+                result_range=span,
+                shown=shown,
+            )
+        ]
 
     def _many_end(self, call_id: str, output: str, lineno: int) -> list[Event]:
         """A successful ``read_many_files``: the call itself, and a read of each file its result
         names (``<tool_id>#<n>``), whose lines are unknown."""
-        events: list[Event] = [ToolEnd(call_id, None, True, lineno)]
+        events: list[Event] = [ToolEnd(call_id=call_id, tool=None, succeeded=True, line=lineno)]
         for number, path in enumerate(_listed_files(output), start=1):
             part = f"{call_id}#{number}"
             read = ReadAction(path=path, shown=UNKNOWN_SHOWN)
-            events.append(ToolStart(part, READ_MANY_TOOL, read, lineno))
-            events.append(ToolEnd(part, READ_MANY_TOOL, True, lineno, shown=UNKNOWN_SHOWN))
+            events.append(ToolStart(call_id=part, tool=READ_MANY_TOOL, action=read, line=lineno))
+            events.append(
+                ToolEnd(
+                    call_id=part,
+                    tool=READ_MANY_TOOL,
+                    succeeded=True,
+                    line=lineno,
+                    shown=UNKNOWN_SHOWN,
+                )
+            )
         return events
 
     def _done(self, line: JsonObject, lineno: int) -> list[Event]:
@@ -415,19 +460,20 @@ def _unreadable(seen: bytes, lineno: int, detail: str, *, whole: bool) -> Event:
     head = _TYPE_HEAD.match(seen)
     kind = head.group(1) if head else None
     if not opens_object(seen) or (kind is not None and kind not in (b"tool_use", b"tool_result")):
-        return Malformed(lineno, detail)  # not an object, or a line that carries no call
+        # not an object, or a line that carries no call
+        return Malformed(line=lineno, detail=detail)
     if kind is None and _ID_KEY.search(seen) is None:
-        return Malformed(lineno, detail)
-    ids: tuple[str, ...] | None = None
+        return Malformed(line=lineno, detail=detail)
+    ids: tuple[str, ...] | None = ANY_CALL
     found = _ID.findall(seen)
     if whole and seen.rstrip().endswith(b"}") and len(found) == len(_ID_KEY.findall(seen)) == 1:
         try:
             ids = (found[0].decode("utf-8"),)
         except UnicodeDecodeError:
-            ids = None
-    starts = () if kind == b"tool_result" else ids
-    ends = () if kind == b"tool_use" else ids
-    return Unreadable(lineno, detail, starts, ends)
+            ids = ANY_CALL
+    starts = NO_CALLS if kind == b"tool_result" else ids
+    ends = NO_CALLS if kind == b"tool_use" else ids
+    return Unreadable(line=lineno, detail=detail, starts=starts, ends=ends)
 
 
 def _looks_like(obj: JsonObject) -> bool:

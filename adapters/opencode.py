@@ -74,8 +74,10 @@ from typing import Final
 
 from coverage_gate.contracts.client_versions import CHECKED
 from coverage_gate.contracts.enums import Capability, DriftKind
+from coverage_gate.core.calls import MAX_CALLS
 from coverage_gate.core.events import (
     EMPTY_SHOWN,
+    NO_CALLS,
     UNKNOWN_SHOWN,
     Action,
     ByteSpan,
@@ -94,7 +96,6 @@ from coverage_gate.core.events import (
     Unrecognised,
     WriteAction,
 )
-from coverage_gate.core.evidence import MAX_CALLS
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
@@ -183,7 +184,8 @@ def _action(tool: str, state: JsonObject) -> Action:
     nothing for any other tool."""
     if tool == TASK_TOOL:
         return UnreadableArguments(
-            "task: the sub-agent's own calls are not in this stream; what it read cannot be told"
+            detail="task: the sub-agent's own calls are not in this stream; "
+            "what it read cannot be told"
         )
     if tool != READ_TOOL:
         return _other_action(tool, state)
@@ -311,7 +313,7 @@ class OpenCodeDecoder(JsonLinesDecoder):
         if kind is None:
             detail = "field 'type' is missing or not a string"
             if "part" not in obj:
-                return [Malformed(lineno, detail)]  # a tool call lives in a part
+                return [Malformed(line=lineno, detail=detail)]  # a tool call lives in a part
             return [_unnamed(seen, lineno, detail)]
         if kind == "tool_use":
             return self._tool_use(obj, seen, lineno)
@@ -322,7 +324,10 @@ class OpenCodeDecoder(JsonLinesDecoder):
         if kind in _KINDS:
             return []
         # a type OpenCode does not write: counted, and drift (a renamed tool_use hides calls)
-        return [Unrecognised(lineno), Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind)]
+        return [
+            Unrecognised(line=lineno),
+            Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind),
+        ]
 
     def _step_finish(self, obj: JsonObject, lineno: int) -> list[Event]:
         part = get_obj(obj, "part")
@@ -346,7 +351,10 @@ class OpenCodeDecoder(JsonLinesDecoder):
         if tool is None or state is None:
             what = "part.tool" if tool is None else "part.state"
             unreadable = Unreadable(
-                lineno, f"field '{what}' is missing or of the wrong type", ids, ids
+                line=lineno,
+                detail=f"field '{what}' is missing or of the wrong type",
+                starts=ids,
+                ends=ids,
             )
             return [unreadable, _field_drift(part, what, lineno)]
         action = _action(tool, state)
@@ -356,10 +364,12 @@ class OpenCodeDecoder(JsonLinesDecoder):
             drift = _field_drift(state, "part.state.status", lineno)
             if isinstance(action, UnreadableArguments):
                 # neither its file nor its outcome
-                return [Unreadable(lineno, detail, ids, ids), drift]
-            start = ToolStart(call_id, tool, action, lineno)
-            return [start, Unreadable(lineno, detail, (), ids), drift]
-        start = ToolStart(call_id, tool, action, lineno, said=_said(tool, state))
+                return [Unreadable(line=lineno, detail=detail, starts=ids, ends=ids), drift]
+            start = ToolStart(call_id=call_id, tool=tool, action=action, line=lineno)
+            return [start, Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=ids), drift]
+        start = ToolStart(
+            call_id=call_id, tool=tool, action=action, line=lineno, said=_said(tool, state)
+        )
         if status not in (COMPLETED, ERROR):
             return [start]  # not finished: a start without its end
         said = _identity(tool, state)
@@ -369,8 +379,8 @@ class OpenCodeDecoder(JsonLinesDecoder):
             return []  # the same report again: one call
         if earlier is not None:
             # Another report under the same id: two starts, so the core labels it ambiguous.
-            again = UnreadableArguments("call id reported again with another outcome")
-            return [ToolStart(call_id, tool, again, lineno)]
+            again = UnreadableArguments(detail="call id reported again with another outcome")
+            return [ToolStart(call_id=call_id, tool=tool, action=again, line=lineno)]
         if len(self._finished) < MAX_CALLS:
             self._finished[kept] = said
         return [start, *self._end(call_id, tool, status, state, action, lineno)]
@@ -380,28 +390,43 @@ class OpenCodeDecoder(JsonLinesDecoder):
         call_id: str, tool: str, status: str, state: JsonObject, action: Action, lineno: int
     ) -> list[Event]:
         if status == ERROR:
-            return [ToolEnd(call_id, tool, False, lineno, error_type=TOOL_ERROR)]
+            return [
+                ToolEnd(
+                    call_id=call_id, tool=tool, succeeded=False, line=lineno, error_type=TOOL_ERROR
+                )
+            ]
         given = _given(tool, state)
         if not isinstance(action, ReadAction):
-            return [ToolEnd(call_id, tool, True, lineno, returned=given)]
+            return [
+                ToolEnd(call_id=call_id, tool=tool, succeeded=True, line=lineno, returned=given)
+            ]
         returned = _returned(state)
         if isinstance(returned, OutOfRange):
             text = "read result line range out of the 64-bit range"
-            return [Unreadable(lineno, text, (), (call_id,))]
+            return [Unreadable(line=lineno, detail=text, starts=NO_CALLS, ends=(call_id,))]
         if isinstance(returned, ByteSpan):
             shown = Shown.lines(returned.offset + 1, returned.end, returned.total)
             return [
                 ToolEnd(
-                    call_id,
-                    tool,
-                    True,
-                    lineno,
+                    call_id=call_id,
+                    tool=tool,
+                    succeeded=True,
+                    line=lineno,
                     result_range=returned,
                     shown=shown,
                     returned=given,
                 )
             ]
-        return [ToolEnd(call_id, tool, True, lineno, shown=returned, returned=given)]
+        return [
+            ToolEnd(
+                call_id=call_id,
+                tool=tool,
+                succeeded=True,
+                line=lineno,
+                shown=returned,
+                returned=given,
+            )
+        ]
 
 
 def _field_drift(obj: JsonObject, field: str, lineno: int) -> Drift:
@@ -415,7 +440,8 @@ def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:
     head = _HEAD.match(seen)
     kind = head.group(1) if head else None
     if not opens_object(seen) or (kind is not None and kind != b"tool_use"):
-        return Malformed(lineno, detail)  # not an object, or a line that carries no tool call
+        # not an object, or a line that carries no tool call
+        return Malformed(line=lineno, detail=detail)
     return _unnamed(seen, lineno, detail)
 
 
@@ -425,9 +451,9 @@ def _unnamed(seen: bytes, lineno: int, detail: str) -> Unreadable:
     file."""
     call_id = single_id(seen, _CALL_ID)
     if call_id is not None:
-        return Unreadable(lineno, detail, (call_id,), (call_id,))
+        return Unreadable(line=lineno, detail=detail, starts=(call_id,), ends=(call_id,))
     unnamed = (f"(unreadable line {lineno})",)
-    return Unreadable(lineno, detail, unnamed, unnamed)
+    return Unreadable(line=lineno, detail=detail, starts=unnamed, ends=unnamed)
 
 
 def _looks_like(obj: JsonObject) -> bool:

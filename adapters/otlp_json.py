@@ -58,6 +58,12 @@ mutations, never as reads.
 
 Spans from several traces in one file are all read; a call id used in two of them is ambiguous and
 gives no evidence. Keep one review per file.
+
+The module stays whole past 800 lines: its kinds of record (coverage-gate's own spans, GenAI
+agents' ``execute_tool`` spans, Claude Code's and Codex's own spans and logs) share the attribute
+decoding, the call id and failure rules, Claude Code's tool rules and the one ``KNOWS`` that
+unknown tools are judged by, and one decoder walks each request for all of them: a cut by client
+would leave the parts importing one another.
 """
 
 from __future__ import annotations
@@ -71,7 +77,31 @@ import msgspec.structs
 
 from coverage_gate.contracts.client_versions import CHECKED
 from coverage_gate.contracts.enums import CallKind, Capability, DriftKind, IssueKind
+from coverage_gate.contracts.spans import (
+    CAPABILITY,
+    CLIENT_VERSION,
+    DRIFT_COUNTS,
+    DRIFT_KINDS,
+    DRIFT_LINES,
+    DRIFT_NAMES,
+    ERROR_TYPE,
+    EXECUTE_TOOL,
+    INVOKE_AGENT,
+    LINE_ISSUE_EVENT,
+    OPERATION,
+    RANGE_END,
+    RANGE_OFFSET,
+    RANGE_TOTAL,
+    REQ_LIMIT,
+    REQ_OFFSET,
+    STREAM_COMPLETE,
+    STREAM_DROPPED_CALLS,
+    TOOL_CALL_ID,
+    TOOL_NAME,
+)
+from coverage_gate.core.calls import CallOutcome, CallRecord
 from coverage_gate.core.events import (
+    NO_CALLS,
     UNKNOWN_SHOWN,
     Action,
     ClientSeen,
@@ -93,32 +123,8 @@ from coverage_gate.core.events import (
     Unrecognised,
     WriteAction,
 )
-from coverage_gate.core.evidence import CallRecord, Outcome
 from coverage_gate.core.versions import outside
-from coverage_gate.record.spans import (
-    CAPABILITY,
-    CLIENT_VERSION,
-    DRIFT_COUNTS,
-    DRIFT_KINDS,
-    DRIFT_LINES,
-    DRIFT_NAMES,
-    ERROR_TYPE,
-    EXECUTE_TOOL,
-    INVOKE_AGENT,
-    LINE_ISSUE_EVENT,
-    OPERATION,
-    RANGE_END,
-    RANGE_OFFSET,
-    RANGE_TOTAL,
-    REQ_LIMIT,
-    REQ_OFFSET,
-    STREAM_COMPLETE,
-    STREAM_DROPPED_CALLS,
-    TOOL_CALL_ID,
-    TOOL_NAME,
-    issue_from_event,
-    record_from_attributes,
-)
+from coverage_gate.telemetry.evidence_attributes import issue_from_event, record_from_attributes
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder
 from ._json import (
@@ -352,7 +358,7 @@ def _log_records(request: JsonObject) -> Iterator[JsonObject | str]:
 def _unreadable(lineno: int, detail: str) -> Unreadable:
     """A line (or part of one) that could have held whole calls of any file."""
     tag = f"(unreadable line {lineno})"
-    return Unreadable(lineno, detail, (tag,), (tag,))
+    return Unreadable(line=lineno, detail=detail, starts=(tag,), ends=(tag,))
 
 
 def _is_operation(name: str, attrs: Attributes, operation: str) -> bool:
@@ -378,39 +384,53 @@ def _own_action(record: CallRecord) -> Action:
     if record.path is not None:
         return ReadAction(path=record.path, offset=record.offset, limit=record.limit)
     if record.issue is IssueKind.PATH_WITHOUT_ROOT:
-        return UnplacedRead(record.detail)
-    return UnreadableArguments(record.detail or "read recorded without a path")
+        return UnplacedRead(detail=record.detail)
+    return UnreadableArguments(detail=record.detail or "read recorded without a path")
 
 
 def _own_events(record: CallRecord, lineno: int) -> list[Event]:
     """Replay one recorded call so that pairing it again gives the same record."""
     line = record.line or lineno
-    succeeded = record.outcome is Outcome.SUCCEEDED
-    start = ToolStart(record.call_id, record.tool, _own_action(record), line)
+    succeeded = record.outcome is CallOutcome.SUCCEEDED
+    start = ToolStart(
+        call_id=record.call_id, tool=record.tool, action=_own_action(record), line=line
+    )
     if record.issue is IssueKind.OUTCOME_UNREADABLE:
         ids = (record.call_id,)
         if record.path is not None or record.kind is CallKind.DIFF_PAGE:
-            return [start, Unreadable(line, record.detail, (), ids, replayed=True)]
-        return [Unreadable(line, record.detail, ids, ids, replayed=True)]
-    if record.outcome is not Outcome.INCOMPLETE:
+            return [
+                start,
+                Unreadable(
+                    line=line, detail=record.detail, starts=NO_CALLS, ends=ids, replayed=True
+                ),
+            ]
+        return [Unreadable(line=line, detail=record.detail, starts=ids, ends=ids, replayed=True)]
+    if record.outcome is not CallOutcome.INCOMPLETE:
         error = None if succeeded else record.error_type
         end = ToolEnd(
-            record.call_id,
-            record.tool,
-            succeeded,
-            line,
-            error,
-            record.result_range,
-            record.shown,
+            call_id=record.call_id,
+            tool=record.tool,
+            succeeded=succeeded,
+            line=line,
+            error_type=error,
+            result_range=record.result_range,
+            shown=record.shown,
             content=record.content if succeeded else None,  # what its text showed, as recorded
         )
         return [start, end]
     if record.issue is IssueKind.MISSING_START:
-        return [ToolEnd(record.call_id, record.tool or None, False, line)]
+        return [
+            ToolEnd(call_id=record.call_id, tool=record.tool or None, succeeded=False, line=line)
+        ]
     if record.issue is IssueKind.AMBIGUOUS_CALL_ID:
         # A second start that differs from the first, so the pairer labels the id ambiguous
         # again (an identical repeat would be one call).
-        again = ToolStart(record.call_id, record.tool, UnreadableArguments(record.detail), line)
+        again = ToolStart(
+            call_id=record.call_id,
+            tool=record.tool,
+            action=UnreadableArguments(detail=record.detail),
+            line=line,
+        )
         return [start, again]
     return [start]
 
@@ -429,15 +449,15 @@ def _foreign_action(tool: str, arguments: AttributeValue | None, attrs: Attribut
         known = attrs.get(FILE_PATH)
         if tool in READ_TOOLS and isinstance(known, str) and known:
             return path_only(known)
-        return UnreadableArguments(f"{tool} span has no JSON object in {TOOL_ARGUMENTS}")
+        return UnreadableArguments(detail=f"{tool} span has no JSON object in {TOOL_ARGUMENTS}")
     offset, limit = get_int(parsed, "offset"), get_int(parsed, "limit")
     if isinstance(offset, OutOfRange) or isinstance(limit, OutOfRange):
-        return UnreadableArguments(f"{tool} offset/limit out of the 64-bit range")
+        return UnreadableArguments(detail=f"{tool} offset/limit out of the 64-bit range")
     if tool in DIFF_TOOLS:
         return DiffPageAction(offset=offset, limit=limit)
     path = next((found for name in _PATH_KEYS if (found := get_str(parsed, name))), None)
     if path is None:
-        return UnreadableArguments(f"{tool} arguments have no string 'path' or 'file_path'")
+        return UnreadableArguments(detail=f"{tool} arguments have no string 'path' or 'file_path'")
     return ReadAction(path=path, offset=offset, limit=limit, mention=tool in MENTION_TOOLS)
 
 
@@ -517,10 +537,10 @@ def _claude_action(tool: str, attrs: Attributes) -> tuple[Action, bool]:
         given = loads_object(raw) if isinstance(raw, str) else None
         return _claude_other(tool, given, attrs), given is not None or raw is None
     if raw is None:
-        return UnreadableArguments(CLAUDE_NO_DETAILS), False
+        return UnreadableArguments(detail=CLAUDE_NO_DETAILS), False
     parsed = loads_object(raw) if isinstance(raw, str) else None
     if parsed is None:
-        return UnreadableArguments(f"{CLAUDE_INPUT} is not a JSON object"), False
+        return UnreadableArguments(detail=f"{CLAUDE_INPUT} is not a JSON object"), False
     action = claude_read_action({"name": tool, "input": parsed}, None)
     if not isinstance(action, ReadAction):
         return action, True
@@ -539,7 +559,7 @@ def _claude_result(attrs: Attributes, lineno: int) -> list[Part | Event]:
         return [_unreadable(lineno, f"tool_result without string {CLAUDE_CALL_ID}, {CLAUDE_TOOL}")]
     out: list[Part | Event] = []
     if CLAUDE_INPUT not in attrs:
-        out.append(FilesNotShown(lineno, CLAUDE_NO_DETAILS))
+        out.append(FilesNotShown(line=lineno, detail=CLAUDE_NO_DETAILS))
     action, exact = _claude_action(tool, attrs)
     succeeded = _flag(attrs.get("success"))
     error = str(attrs.get("error_type") or TOOL_ERROR)
@@ -547,7 +567,7 @@ def _claude_result(attrs: Attributes, lineno: int) -> list[Part | Event]:
     out.append(Part(call_id, lineno, tool, action, exact, succeeded, error, said=said))
     if succeeded is None:
         detail = f"tool_result 'success' is {attrs.get('success')!r}, not true or false"
-        out.append(Unreadable(lineno, detail, (), (call_id,)))
+        out.append(Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=(call_id,)))
     return out
 
 
@@ -566,8 +586,8 @@ def _claude_tool_span(span: JsonObject, attrs: Attributes, lineno: int) -> list[
         if isinstance(path, str) and path:
             action, exact = path_only(path), False
         else:
-            action, exact = UnreadableArguments(CLAUDE_NO_DETAILS), False
-            out.append(FilesNotShown(lineno, CLAUDE_NO_DETAILS))
+            action, exact = UnreadableArguments(detail=CLAUDE_NO_DETAILS), False
+            out.append(FilesNotShown(line=lineno, detail=CLAUDE_NO_DETAILS))
     failed = True if _failed(span, attrs) else None
     error = str(attrs.get(ERROR_TYPE, SPAN_ERROR))
     out.append(Part(call_id, lineno, tool, action, exact, None if failed is None else False, error))
@@ -587,9 +607,11 @@ def _claude_execution_span(span: JsonObject, attrs: Attributes, lineno: int) -> 
 def _codex_result(attrs: Attributes, lineno: int) -> list[Part | Event]:
     """A ``codex.tool_result`` log: a shell command (or another tool), never a file read."""
     call_id, tool = attrs.get(CODEX_CALL_ID), attrs.get(CLAUDE_TOOL)
-    out: list[Part | Event] = [FilesNotShown(lineno, CODEX_NO_FILES)]
+    out: list[Part | Event] = [FilesNotShown(line=lineno, detail=CODEX_NO_FILES)]
     if not isinstance(call_id, str) or not call_id or not isinstance(tool, str) or not tool:
-        out.append(Malformed(lineno, f"codex.tool_result without string {CODEX_CALL_ID}"))
+        out.append(
+            Malformed(line=lineno, detail=f"codex.tool_result without string {CODEX_CALL_ID}")
+        )
         return out
     succeeded = _flag(attrs.get("success"))
     arguments = attrs.get("arguments")
@@ -644,7 +666,7 @@ def _without_usable_ends(events: list[Event], keys: list[str]) -> list[Event]:
     """A call whose range is out of range: its start stands, its outcome is unreadable."""
     detail = f"{', '.join(keys)} out of the 64-bit range"
     return [
-        Unreadable(event.line, detail, (), (event.call_id,))
+        Unreadable(line=event.line, detail=detail, starts=NO_CALLS, ends=(event.call_id,))
         if isinstance(event, ToolEnd)
         else event
         for event in events
@@ -670,7 +692,7 @@ class OtlpJsonDecoder(JsonLinesDecoder):
             return [_unreadable(lineno, request.detail)]
         has_spans, has_logs = "resourceSpans" in request, "resourceLogs" in request
         if not has_spans and not has_logs and "resourceMetrics" in request:
-            return [Unrecognised(lineno)]
+            return [Unrecognised(line=lineno)]
         events: list[Event] = [] if self._client is not None else self._client_seen(request, lineno)
         problem: str | None = None
         used = False
@@ -693,7 +715,7 @@ class OtlpJsonDecoder(JsonLinesDecoder):
         if problem is not None:
             events.append(_unreadable(lineno, problem))
         elif not used:
-            events.append(Unrecognised(lineno))
+            events.append(Unrecognised(line=lineno))
         return events
 
     def _client_seen(self, request: JsonObject, lineno: int) -> list[Event]:
@@ -747,10 +769,15 @@ class OtlpJsonDecoder(JsonLinesDecoder):
                     return [part]
                 detail = f"{', '.join(unusable)} out of the 64-bit range"
                 start = replace(part, succeeded=None)
-                return [start, Unreadable(lineno, detail, (), (part.call_id,))]
-            if record.outcome is Outcome.SUCCEEDED and _failed(span, attrs):
+                return [
+                    start,
+                    Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=(part.call_id,)),
+                ]
+            if record.outcome is CallOutcome.SUCCEEDED and _failed(span, attrs):
                 error = str(attrs.get(ERROR_TYPE, SPAN_ERROR))
-                record = msgspec.structs.replace(record, outcome=Outcome.FAILED, error_type=error)
+                record = msgspec.structs.replace(
+                    record, outcome=CallOutcome.FAILED, error_type=error
+                )
             events = _own_events(record, lineno)
             return _without_usable_ends(events, unusable) if unusable else events
         if name == CLAUDE_INTERACTION_SPAN or _is_operation(name, attrs, INVOKE_AGENT):
@@ -767,7 +794,7 @@ class OtlpJsonDecoder(JsonLinesDecoder):
                 continue
             issue = issue_from_event(attributes(raw.get("attributes")) or {})
             if issue is not None and issue.kind is IssueKind.MALFORMED_LINE:
-                events.append(Malformed(issue.line or lineno, issue.detail))
+                events.append(Malformed(line=issue.line or lineno, detail=issue.detail))
         unavailable = (
             attrs.get(STREAM_COMPLETE) is False
             or attrs.get(CAPABILITY) == Capability.NONE.value

@@ -60,7 +60,9 @@ import msgspec
 from coverage_gate.contracts.client_versions import CHECKED
 from coverage_gate.contracts.enums import Capability, DriftKind
 from coverage_gate.core.events import (
+    ANY_CALL,
     EMPTY_SHOWN,
+    NO_CALLS,
     UNKNOWN_SHOWN,
     WHOLE_SHOWN,
     Action,
@@ -186,7 +188,7 @@ def action_for(tool: str, args: object) -> Action:
         return _other_action(tool, args)
     # A JSON object is read as a dict (by msgspec, json.loads and the bounded reader alike).
     if not isinstance(args, dict):
-        return UnreadableArguments(f"{tool} arguments are not an object")
+        return UnreadableArguments(detail=f"{tool} arguments are not an object")
     offset = _int_or_none(args.get("offset"))
     limit = _int_or_none(args.get("limit"))
     path = args.get("path")
@@ -196,14 +198,21 @@ def action_for(tool: str, args: object) -> Action:
         return ReadAction(path=path, mention=True, shown=UNKNOWN_SHOWN)
     if isinstance(offset, str) or isinstance(limit, str):
         return UnreadableArguments(
-            f"{tool} offset/limit {offset if isinstance(offset, str) else limit}"
+            detail=f"{tool} offset/limit {offset if isinstance(offset, str) else limit}"
         )
     if tool in DIFF_TOOLS:
         return DiffPageAction(offset=offset, limit=limit)
     if not isinstance(path, str):
-        return UnreadableArguments(f"{tool} has no string 'path' argument")
+        return UnreadableArguments(detail=f"{tool} has no string 'path' argument")
     # Both pi's own read and the cr_read review tool drop one leading "@" (a file mention).
-    return ReadAction(path, offset, limit, None, True, _asked(tool, offset, limit))
+    return ReadAction(
+        path=path,
+        offset=offset,
+        limit=limit,
+        cwd=None,
+        mention=True,
+        shown=_asked(tool, offset, limit),
+    )
 
 
 def _other_action(tool: str, args: object) -> Action:
@@ -301,7 +310,7 @@ def result_range(text: str | None) -> ByteSpan | OutOfRange | None:
     offset, end, total = (int(group) for group in match.groups())
     if max(offset, end, total) > INT64_MAX:
         return OUT_OF_RANGE
-    return ByteSpan(offset, end, total)
+    return ByteSpan(offset=offset, end=end, total=total)
 
 
 def _end_flags(obj: JsonObject) -> tuple[bool | None, bool] | str:
@@ -368,18 +377,21 @@ class PiRpcDecoder:
     def _by_type(self, kind: str, lineno: int, intact: bool) -> Sequence[Event]:
         if kind in _DONE:
             if not intact:
-                return [Malformed(lineno, f"{kind} line is cut off")]
+                return [Malformed(line=lineno, detail=f"{kind} line is cut off")]
             self._done = True
-            return [StreamComplete(lineno)]
+            return [StreamComplete(line=lineno)]
         if kind == _REOPEN:
             if self._done:
                 self._done = False
-                return [StreamReopened(lineno)]
+                return [StreamReopened(line=lineno)]
             return []
         if kind in _KNOWN_SKIPPED:
             return []
         # a type pi does not write: counted, and drift (a renamed tool event hides calls)
-        return [Unrecognised(lineno), Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind)]
+        return [
+            Unrecognised(line=lineno),
+            Drift(line=lineno, kind=DriftKind.UNKNOWN_EVENT, name=kind),
+        ]
 
     def decode(self, line: bytes, lineno: int) -> Sequence[Event]:
         return self._decoded(load_line(line, lineno, SPEC), line, lineno)
@@ -407,10 +419,13 @@ class PiRpcDecoder:
         if isinstance(tool, str) and tool and tool not in COUNTED_TOOLS:
             if not isinstance(call_id, str) or not call_id:
                 detail = f"{kind} of tool {tool!r} without a string 'toolCallId'"
-                return [Malformed(lineno, detail), _field_drift(obj, "toolCallId", lineno)]
+                return [
+                    Malformed(line=lineno, detail=detail),
+                    _field_drift(obj, "toolCallId", lineno),
+                ]
             return call_id, tool
         if not isinstance(call_id, str) or not call_id:
-            unreadable = _side(kind, lineno, f"{kind} without a string 'toolCallId'", None)
+            unreadable = _side(kind, lineno, f"{kind} without a string 'toolCallId'", ANY_CALL)
             return [unreadable, _field_drift(obj, "toolCallId", lineno)]
         if not isinstance(tool, str) or not tool:
             unreadable = _side(kind, lineno, f"{kind} without a string 'toolName'", (call_id,))
@@ -426,10 +441,10 @@ class PiRpcDecoder:
         said = _said(tool, args)
         return [
             ToolStart(
-                call_id,
-                tool,
-                action_for(tool, args),
-                lineno,
+                call_id=call_id,
+                tool=tool,
+                action=action_for(tool, args),
+                line=lineno,
                 said=said if isinstance(said, str) else None,
             )
         ]
@@ -443,10 +458,18 @@ class PiRpcDecoder:
         if isinstance(flags, str):
             field = "result.isError" if "result.isError" in flags else "isError"
             drift = Drift(line=lineno, kind=DriftKind.FIELD_TYPE, name=field)
-            return [Unreadable(lineno, flags, (), (call_id,)), drift]
+            return [Unreadable(line=lineno, detail=flags, starts=NO_CALLS, ends=(call_id,)), drift]
         succeeded, error_type = _end_outcome(*flags)
         if not succeeded:
-            return [ToolEnd(call_id, tool, succeeded, lineno, error_type)]
+            return [
+                ToolEnd(
+                    call_id=call_id,
+                    tool=tool,
+                    succeeded=succeeded,
+                    line=lineno,
+                    error_type=error_type,
+                )
+            ]
         result = obj.get("result")
         odd = _odd_result(obj) if tool in COUNTED_TOOLS else None
         if odd is not None:
@@ -454,18 +477,38 @@ class PiRpcDecoder:
             gone = kind is DriftKind.MISSING_FIELD
             detail = f"field {field!r} is {'missing' if gone else 'of a type pi never writes'}"
             drift = Drift(line=lineno, kind=kind, name=field)
-            return [Unreadable(lineno, detail, (), (call_id,)), drift]
+            return [Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=(call_id,)), drift]
         text = _result_text(result)
         if tool not in COUNTED_TOOLS:
             given = None if tool in NOT_READ_TEXT_TOOLS or not text else _returned_text(text, None)
-            return [ToolEnd(call_id, tool, True, lineno, error_type, returned=given)]
+            return [
+                ToolEnd(
+                    call_id=call_id,
+                    tool=tool,
+                    succeeded=True,
+                    line=lineno,
+                    error_type=error_type,
+                    returned=given,
+                )
+            ]
         span = result_range(text) if tool in RANGE_HEADER_TOOLS else None
         if isinstance(span, OutOfRange):
             detail = "[cr-range] header value out of the 64-bit range"
-            return [Unreadable(lineno, detail, (), (call_id,))]
+            return [Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=(call_id,))]
         shown = _returned(tool, result, text, span) if tool in READ_TOOLS else None
         given = _returned_text(text, span, tool) if tool in READ_TOOLS and text else None
-        return [ToolEnd(call_id, tool, True, lineno, None, span, shown, returned=given)]
+        return [
+            ToolEnd(
+                call_id=call_id,
+                tool=tool,
+                succeeded=True,
+                line=lineno,
+                error_type=None,
+                result_range=span,
+                shown=shown,
+                returned=given,
+            )
+        ]
 
     def finish(self) -> Sequence[Event]:
         return []
@@ -511,10 +554,10 @@ def _field_drift(obj: JsonObject, field: str, lineno: int) -> Drift:
 
 
 def _side(kind: object, lineno: int, detail: str, ids: tuple[str, ...] | None) -> Unreadable:
-    """An unreadable tool line: the start or end of the calls ``ids`` (``None``: of any call)."""
+    """An unreadable tool line: the start or end of the calls ``ids`` (``ANY_CALL``: any call)."""
     if kind == "tool_execution_start":
-        return Unreadable(lineno, detail, ids, ())
-    return Unreadable(lineno, detail, (), ids)
+        return Unreadable(line=lineno, detail=detail, starts=ids, ends=NO_CALLS)
+    return Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=ids)
 
 
 def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:
@@ -526,26 +569,28 @@ def _unreadable(seen: bytes, lineno: int, detail: str) -> Event:
             or not opens_object(seen)
             or b'"toolCallId"' not in seen
         ):
-            return Malformed(lineno, detail)  # another event's line, or no tool event at all
+            # another event's line, or no tool event at all
+            return Malformed(line=lineno, detail=detail)
         found = _ANY_ID.search(seen)
         call_id = _text(found.group(1)) if found else None
-        ids = None if call_id is None else (call_id,)
-        return Unreadable(lineno, detail, ids, ids)
+        ids = ANY_CALL if call_id is None else (call_id,)
+        return Unreadable(line=lineno, detail=detail, starts=ids, ends=ids)
     kind = f"tool_execution_{head.group(1).decode('ascii')}"
     call_id, tool = (_text(head.group(n)) for n in (2, 3))
     if tool is not None and tool not in COUNTED_TOOLS:
-        return Malformed(lineno, detail)  # a tool that never counts: no evidence either way
-    return _side(kind, lineno, detail, None if call_id is None else (call_id,))
+        # a tool that never counts: no evidence either way
+        return Malformed(line=lineno, detail=detail)
+    return _side(kind, lineno, detail, ANY_CALL if call_id is None else (call_id,))
 
 
 def _untyped(obj: JsonObject, lineno: int) -> Event:
     """A line without a string type: a tool event's if it names a call id, else nothing."""
     detail = "no string 'type' field"
     if "toolCallId" not in obj:
-        return Malformed(lineno, detail)
+        return Malformed(line=lineno, detail=detail)
     call_id = obj["toolCallId"]
     ids = (call_id,) if isinstance(call_id, str) and call_id else None
-    return Unreadable(lineno, detail, ids, ids)
+    return Unreadable(line=lineno, detail=detail, starts=ids, ends=ids)
 
 
 def _text(raw: bytes | None) -> str | None:

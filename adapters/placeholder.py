@@ -34,7 +34,7 @@ class SubprocessDecoder:
         del max_string_bytes  # never asked for: no line is classified PARSE
 
     def finish(self) -> Sequence[Event]:
-        return [StreamComplete(0)]
+        return [StreamComplete(line=0)]
 
 
 class SubprocessAdapter:

@@ -273,12 +273,22 @@ class QwenCodeDecoder(ClaudeCodeDecoder):
         self._remember(self._ended, call_id)
         if not no_error or denied:
             kind = PERMISSION_DENIED if denied else TOOL_ERROR
-            return ToolEnd(call_id, None, False, lineno, error_type=kind)
+            return ToolEnd(
+                call_id=call_id, tool=None, succeeded=False, line=lineno, error_type=kind
+            )
         self._remember(self._succeeded, call_id)
         text = _content(block)
         shown, told = _returned(text)
         given = None if key(call_id) in self._no_text else _given(text)
-        return ToolEnd(call_id, None, True, lineno, result_range=told, shown=shown, returned=given)
+        return ToolEnd(
+            call_id=call_id,
+            tool=None,
+            succeeded=True,
+            line=lineno,
+            result_range=told,
+            shown=shown,
+            returned=given,
+        )
 
 
 def _looks_like(obj: JsonObject) -> bool:

@@ -292,7 +292,9 @@ class ContentIndex:
                 if run.key == DIFF_KEY:
                     diff.append((self._diff_offsets[start - 1], self._diff_offsets[end]))
                 elif len(found_credits) < MAX_CREDITS_PER_CALL:
-                    found_credits.append(Credit(run.key, start, end, self._blobs.get(run.key)))
+                    found_credits.append(
+                        Credit(path=run.key, start=start, end=end, blob=self._blobs.get(run.key))
+                    )
         credited = {credit.path for credit in found_credits}
         return ContentSeen(
             credits=tuple(found_credits),

@@ -6,7 +6,8 @@ with ends, normalising paths, bounding and truncation all happen once, in the co
 
 Events are frozen msgspec structs: a long stream makes several per call, and a struct costs a
 tenth of a frozen dataclass to build and next to nothing to define (defining these as dataclasses
-cost every ``record`` 8 ms at start-up). Change one with ``msgspec.structs.replace``.
+cost every ``record`` 8 ms at start-up). Change one with ``msgspec.structs.replace``. Every struct
+is keyword-only: a construction names each field it gives.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
-from typing import Protocol
+from typing import Final, Protocol
 
 import msgspec
 
@@ -34,7 +35,7 @@ class ShownKind(StrEnum):
     ASKED = "asked"
 
 
-class Shown(msgspec.Struct, frozen=True):
+class Shown(msgspec.Struct, frozen=True, kw_only=True):
     """What one read showed (DESIGN §6 rules 11-12).
 
     ``LINES``: 1-based, inclusive, new side of the revision; a negative ``start`` counts from the
@@ -50,27 +51,27 @@ class Shown(msgspec.Struct, frozen=True):
 
     @classmethod
     def whole(cls, total: int | None = None) -> Shown:
-        return WHOLE_SHOWN if total is None else cls(ShownKind.WHOLE, total=total)
+        return WHOLE_SHOWN if total is None else cls(kind=ShownKind.WHOLE, total=total)
 
     @classmethod
     def lines(cls, start: int, end: int | None, total: int | None = None) -> Shown:
-        return cls(ShownKind.LINES, start, end, total)
+        return cls(kind=ShownKind.LINES, start=start, end=end, total=total)
 
     @classmethod
     def bytes(cls, start: int, end: int, total: int | None = None) -> Shown:
-        return cls(ShownKind.BYTES, start, end, total)
+        return cls(kind=ShownKind.BYTES, start=start, end=end, total=total)
 
     @classmethod
     def asked(cls, start: int, end: int) -> Shown:
-        return cls(ShownKind.ASKED, start, end)
+        return cls(kind=ShownKind.ASKED, start=start, end=end)
 
 
-WHOLE_SHOWN = Shown(ShownKind.WHOLE)  # one shared value: most reads are whole
-UNKNOWN_SHOWN = Shown(ShownKind.UNKNOWN)
-EMPTY_SHOWN = Shown(ShownKind.EMPTY)
+WHOLE_SHOWN = Shown(kind=ShownKind.WHOLE)  # one shared value: most reads are whole
+UNKNOWN_SHOWN = Shown(kind=ShownKind.UNKNOWN)
+EMPTY_SHOWN = Shown(kind=ShownKind.EMPTY)
 
 
-class ReadAction(msgspec.Struct, frozen=True):
+class ReadAction(msgspec.Struct, frozen=True, kw_only=True):
     """A read of one file. ``cwd`` is the directory a relative ``path`` is relative to, when the
     stream says so (Claude Code, Codex); ``None`` means the repository root. ``mention``: the
     tool drops one leading ``@`` from ``path`` (a file mention, as pi's read tools do);
@@ -85,14 +86,14 @@ class ReadAction(msgspec.Struct, frozen=True):
     shown: Shown | None = None
 
 
-class DiffPageAction(msgspec.Struct, frozen=True):
+class DiffPageAction(msgspec.Struct, frozen=True, kw_only=True):
     """A page of the whole pinned diff (pi's ``cr_diff``)."""
 
     offset: int | None = None
     limit: int | None = None
 
 
-class IgnoredAction(msgspec.Struct, frozen=True):
+class IgnoredAction(msgspec.Struct, frozen=True, kw_only=True):
     """A tool that does not count as evidence for this format. ``known``: the adapter knows the
     tool (a search, a shell, a sub-agent); an unknown one is judged by what came back and, when
     its arguments name a file in scope, counted as drift (DESIGN §6 rule 19)."""
@@ -109,13 +110,13 @@ class WriteAction(msgspec.Struct, frozen=True, kw_only=True):
     cwd: str | None = None
 
 
-class UnreadableArguments(msgspec.Struct, frozen=True):
+class UnreadableArguments(msgspec.Struct, frozen=True, kw_only=True):
     """A counted tool whose arguments could not be read (missing or of the wrong type)."""
 
     detail: str
 
 
-class UnplacedRead(msgspec.Struct, frozen=True):
+class UnplacedRead(msgspec.Struct, frozen=True, kw_only=True):
     """A read recorded earlier whose absolute path could not be placed in the repository (no
     root was known): it read some file, which one cannot be told."""
 
@@ -127,7 +128,7 @@ Action = (
 )
 
 
-class ByteSpan(msgspec.Struct, frozen=True):
+class ByteSpan(msgspec.Struct, frozen=True, kw_only=True):
     """The ``[cr-range offset=.. end=.. total=..]`` a tool result reports about itself."""
 
     offset: int
@@ -156,7 +157,7 @@ class Returned(msgspec.Struct, frozen=True, kw_only=True):
     own: bool = True
 
 
-class Credit(msgspec.Struct, frozen=True):
+class Credit(msgspec.Struct, frozen=True, kw_only=True):
     """Lines ``start``..``end`` (1-based, inclusive) of ``path`` shown by content."""
 
     path: str
@@ -178,7 +179,7 @@ class ContentSeen(msgspec.Struct, frozen=True, kw_only=True):
     diff: tuple[tuple[int, int], ...] = ()  # byte ranges of the pinned diff shown
 
 
-class ToolStart(msgspec.Struct, frozen=True):
+class ToolStart(msgspec.Struct, frozen=True, kw_only=True):
     call_id: str
     tool: str
     action: Action
@@ -188,12 +189,12 @@ class ToolStart(msgspec.Struct, frozen=True):
     said: str | None = None
 
 
-class ToolEnd(msgspec.Struct, frozen=True):
+class ToolEnd(msgspec.Struct, frozen=True, kw_only=True):
     call_id: str
-    tool: str | None
+    tool: str | None  # ``None``: the end does not name its tool (the start's is the call's)
     succeeded: bool
     line: int
-    error_type: str | None = None
+    error_type: str | None = None  # a failed call's error: ``tool_error``, a span's ``error.type``
     result_range: ByteSpan | None = None
     shown: Shown | None = None  # what a successful read returned, when the end tells
     # the text a successful call returned as the model received it, when the stream carries it;
@@ -202,19 +203,19 @@ class ToolEnd(msgspec.Struct, frozen=True):
     content: ContentSeen | None = None
 
 
-class StreamComplete(msgspec.Struct, frozen=True):
+class StreamComplete(msgspec.Struct, frozen=True, kw_only=True):
     """The format's completion marker was seen."""
 
     line: int
 
 
-class StreamReopened(msgspec.Struct, frozen=True):
+class StreamReopened(msgspec.Struct, frozen=True, kw_only=True):
     """Work resumed after a completion marker (pi's auto-retry): completion is judged again."""
 
     line: int
 
 
-class WorkingDirectory(msgspec.Struct, frozen=True):
+class WorkingDirectory(msgspec.Struct, frozen=True, kw_only=True):
     """The working directory the stream records for its session (Claude Code's ``system/init``
     ``cwd``, Codex's ``session_meta`` ``cwd``): the repository root when none is given."""
 
@@ -222,7 +223,7 @@ class WorkingDirectory(msgspec.Struct, frozen=True):
     line: int
 
 
-class FilesNotShown(msgspec.Struct, frozen=True):
+class FilesNotShown(msgspec.Struct, frozen=True, kw_only=True):
     """The stream's source cannot show which files its calls read (Claude Code's telemetry
     without ``OTEL_LOG_TOOL_DETAILS=1``, Codex's shell-only telemetry): the evidence declares
     capability ``none`` (DESIGN §6 rule 10), whatever the adapter can see in other streams."""
@@ -231,37 +232,46 @@ class FilesNotShown(msgspec.Struct, frozen=True):
     detail: str
 
 
-class Malformed(msgspec.Struct, frozen=True):
+class Malformed(msgspec.Struct, frozen=True, kw_only=True):
     line: int
     detail: str
 
 
-class Unreadable(msgspec.Struct, frozen=True):
+#: ``Unreadable.starts`` / ``ends``: the line cannot hold that side of any call.
+NO_CALLS: Final[tuple[str, ...]] = ()
+#: ``Unreadable.starts`` / ``ends``: the line could hold that side of a call, of any call id.
+ANY_CALL: Final = None
+
+
+class Unreadable(msgspec.Struct, frozen=True, kw_only=True):
     """A line that could have carried tool starts or ends but could not be read.
 
     ``starts`` and ``ends`` name the call ids the line could start or end, as far as they could
-    be recovered from the bytes seen: ``()`` when the line cannot hold that side of a call,
-    ``None`` when it could hold it for any call. The core makes the evidence those calls could
-    have given unavailable (unknown), never absent (DESIGN §6 rule 14).
+    be recovered from the bytes seen: ``()`` (``NO_CALLS``) when the line cannot hold that side
+    of a call, ``None`` (``ANY_CALL``) when it could hold it for any call. The core makes the
+    evidence those calls could have given unavailable (unknown), never absent (DESIGN §6 rule
+    14).
     """
 
     line: int
     detail: str
-    starts: tuple[str, ...] | None = ()
-    ends: tuple[str, ...] | None = ()
+    # the ids of the calls the line could start: ``NO_CALLS`` none, ``ANY_CALL`` any
+    starts: tuple[str, ...] | None = NO_CALLS
+    # the ids of the calls the line could end: ``NO_CALLS`` none, ``ANY_CALL`` any
+    ends: tuple[str, ...] | None = NO_CALLS
     # A call recorded as ``outcome_unreadable`` read back from its span: not a line of its own
     # (the line was labelled when first recorded), and ``detail`` is the call's recorded detail.
     replayed: bool = False
 
 
-class TooLarge(msgspec.Struct, frozen=True):
+class TooLarge(msgspec.Struct, frozen=True, kw_only=True):
     """A line that had to be decoded whole but exceeded the line size limit."""
 
     line: int
     limit: int
 
 
-class Unrecognised(msgspec.Struct, frozen=True):
+class Unrecognised(msgspec.Struct, frozen=True, kw_only=True):
     """A well-formed line of an event kind this adapter knows and does not use."""
 
     line: int

@@ -190,7 +190,7 @@ class LineScanner:
         """A whole line longer than the limit, read as if it had flowed past."""
         reader = self._decoder.reader(self._max)
         if reader is None:
-            return [TooLarge(self.lines, self._max)]
+            return [TooLarge(line=self.lines, limit=self._max)]
         reader.feed(line)
         return reader.close(self.lines)
 
@@ -213,7 +213,7 @@ class LineScanner:
         self.lines += 1
         self._state = _State.LINE_START
         if self._too_large:
-            self._sink([TooLarge(self.lines, self._max)])
+            self._sink([TooLarge(line=self.lines, limit=self._max)])
         elif self._class is LineClass.HEAD_ONLY:
             self._sink(self._decoder.decode_head(self._head, self.lines, _intact(self._last)))
         self._too_large = False

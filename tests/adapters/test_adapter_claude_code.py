@@ -263,7 +263,9 @@ def test_requested_offset_is_one_based_and_becomes_zero_based() -> None:
     decoder = ADAPTER.decoder()
     (event,) = decoder.decode(use("a", file_path="a.py", offset=5, limit=3).encode(), 1)
     assert isinstance(event, ToolStart)
-    assert event.action == ReadAction("a.py", offset=4, limit=3, cwd=None, shown=Shown.lines(5, 7))
+    assert event.action == ReadAction(
+        path="a.py", offset=4, limit=3, cwd=None, shown=Shown.lines(5, 7)
+    )
 
 
 @pytest.mark.parametrize(
@@ -290,7 +292,7 @@ def test_result_range_is_only_taken_from_a_line_with_one_result() -> None:
         result("c", file={"startLine": 1, "numLines": 2, "totalLines": 9}).encode(), 4
     )
     assert isinstance(single, ToolEnd)
-    assert single.result_range == ByteSpan(0, 2, 9)
+    assert single.result_range == ByteSpan(offset=0, end=2, total=9)
 
 
 # --- denials -----------------------------------------------------------------------------------

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.adapters import codex
-from coverage_gate.adapters.codex import EXEC_ADAPTER, ROLLOUT_ADAPTER, shown_by_command
+from coverage_gate.adapters import codex_rollout
+from coverage_gate.adapters._codex_commands import shown_by_command
+from coverage_gate.adapters.codex_exec import EXEC_ADAPTER
+from coverage_gate.adapters.codex_rollout import ROLLOUT_ADAPTER
 from coverage_gate.contracts.model import Capability, Depth, EvidenceDocument, IssueKind, LineRange
 from coverage_gate.core.events import (
     EMPTY_SHOWN,
@@ -173,8 +175,8 @@ def test_one_command_parsed_into_several_reads_gives_one_call_per_read() -> None
     events = decoder.decode(output("c1").encode(), 3)  # passed on with the output
     starts = [e for e in events if isinstance(e, ToolStart)]
     assert [(s.call_id, s.action) for s in starts] == [
-        ("c1#1", ReadAction("a.py", cwd=REPO_ROOT, shown=Shown.whole())),
-        ("c1#2", ReadAction("b.py", cwd=REPO_ROOT, shown=Shown.whole())),
+        ("c1#1", ReadAction(path="a.py", cwd=REPO_ROOT, shown=Shown.whole())),
+        ("c1#2", ReadAction(path="b.py", cwd=REPO_ROOT, shown=Shown.whole())),
     ]
     doc = record(rollout(call("c1"), completed("c1", "a.py", "b.py", exit_code=1)))
     assert reads(doc) == {"a.py": (0, 1), "b.py": (0, 1)}
@@ -722,7 +724,7 @@ def test_more_open_calls_than_are_followed_make_the_rollout_incomplete(
 ) -> None:
     """Past the bound, a command's start is not held: what it read is not known, so the rollout
     cannot prove an absence."""
-    monkeypatch.setattr(codex, "MAX_CALLS", 3)
+    monkeypatch.setattr(codex_rollout, "MAX_CALLS", 3)
     calls = [call(f"c{n}") for n in range(5)]
     done = [completed(f"c{n}", f"f{n}.py") for n in range(5)]
     doc = record(rollout(*calls, *done))

@@ -266,10 +266,10 @@ def test_without_an_output_the_request_says_which_lines() -> None:
         use("read_file__a", file_path="a.py", start_line=3, end_line=8).encode(), 1
     )
     assert isinstance(event, ToolStart)
-    assert event.action == ReadAction("a.py", offset=2, limit=6, shown=Shown.lines(3, 8))
+    assert event.action == ReadAction(path="a.py", offset=2, limit=6, shown=Shown.lines(3, 8))
     (alone,) = decoder.decode(use("read_file__b", file_path="a.py", start_line=3).encode(), 2)
     assert isinstance(alone, ToolStart)
-    assert alone.action == ReadAction("a.py", offset=2, limit=2000, shown=Shown.lines(3, 2002))
+    assert alone.action == ReadAction(path="a.py", offset=2, limit=2000, shown=Shown.lines(3, 2002))
     data = stream(
         use("read_file__c", file_path="README.md", start_line=14, end_line=15),
         result("read_file__c", output=None),

@@ -18,10 +18,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters.otlp_json import ADAPTER, attributes
 from coverage_gate.contracts.model import Depth, EvidenceDocument, IssueKind, LineRange
+from coverage_gate.contracts.spans import CAPABILITY, STREAM_COMPLETE
 from coverage_gate.core.diffmap import DiffIndex
 from coverage_gate.core.events import LineClass
 from coverage_gate.record.recording import RecordSettings, record_stream
-from coverage_gate.record.spans import CAPABILITY, STREAM_COMPLETE
 from coverage_gate.telemetry.otel_sdk import otlp_json
 from tests.conftest import (
     DATA,

@@ -180,7 +180,7 @@ def test_offset_is_zero_based() -> None:
     decoder = ADAPTER.decoder()
     (event,) = decoder.decode(use("a", file_path="/r/a.py", offset=2, limit=5).encode(), 1)
     assert isinstance(event, ToolStart)
-    assert event.action == ReadAction("/r/a.py", offset=2, limit=5, shown=Shown.lines(3, 7))
+    assert event.action == ReadAction(path="/r/a.py", offset=2, limit=5, shown=Shown.lines(3, 7))
 
 
 def test_a_reported_line_range_is_the_lines_seen() -> None:

@@ -33,8 +33,16 @@ from coverage_gate.contracts.model import (
     UnknownReason,
     Verdict,
 )
-from coverage_gate.core.events import Malformed, ReadAction, ToolEnd, ToolStart, Unreadable
-from coverage_gate.core.evidence import Pairer
+from coverage_gate.core.events import (
+    ANY_CALL,
+    NO_CALLS,
+    Malformed,
+    ReadAction,
+    ToolEnd,
+    ToolStart,
+    Unreadable,
+)
+from coverage_gate.core.pairing import Pairer
 from coverage_gate.core.reconcile import ReviewerInput, ReviewInput, reconcile
 from coverage_gate.edges.files import read_bytes
 from coverage_gate.errors import BadInputError
@@ -332,10 +340,10 @@ def test_unreadable_lines_resolve_against_the_calls_they_could_belong_to() -> No
     """A table of what an unreadable line can do: only calls it could be part of are touched."""
 
     def start(call_id: str, path: str = "a.py") -> ToolStart:
-        return ToolStart(call_id, "read", ReadAction(path), 1)
+        return ToolStart(call_id=call_id, tool="read", action=ReadAction(path=path), line=1)
 
     def end(call_id: str, ok: bool = True) -> ToolEnd:
-        return ToolEnd(call_id, "read", ok, 2)
+        return ToolEnd(call_id=call_id, tool="read", succeeded=ok, line=2)
 
     def run(*events: Any) -> tuple[list[tuple[str | None, IssueKind | None]], int]:
         pairer = Pairer("/r")
@@ -347,23 +355,42 @@ def test_unreadable_lines_resolve_against_the_calls_they_could_belong_to() -> No
 
     unread = IssueKind.OUTCOME_UNREADABLE
     # its end, by id: that file's outcome is unknown
-    assert run(start("a"), Unreadable(3, "x", (), ("a",))) == ([("a.py", unread)], 0)
+    assert run(start("a"), Unreadable(line=3, detail="x", starts=NO_CALLS, ends=("a",))) == (
+        [("a.py", unread)],
+        0,
+    )
     # an end of any call: the open call is affected, the paired one is not
-    assert run(start("a"), start("b", "b.py"), end("b"), Unreadable(3, "x", (), None)) == (
+    assert run(
+        start("a"),
+        start("b", "b.py"),
+        end("b"),
+        Unreadable(line=3, detail="x", starts=NO_CALLS, ends=ANY_CALL),
+    ) == (
         [("a.py", unread), ("b.py", None)],
         0,
     )
     # a start, by id, of a call that failed: nothing
-    assert run(end("a", ok=False), Unreadable(3, "x", ("a",), ())) == (
+    assert run(
+        end("a", ok=False), Unreadable(line=3, detail="x", starts=("a",), ends=NO_CALLS)
+    ) == (
         [(None, IssueKind.MISSING_START)],
         0,
     )
     # a start, by id, of a call that succeeded: its file is not known
-    assert run(end("a"), Unreadable(3, "x", ("a",), ())) == ([(None, unread)], 1)
+    assert run(end("a"), Unreadable(line=3, detail="x", starts=("a",), ends=NO_CALLS)) == (
+        [(None, unread)],
+        1,
+    )
     # a start and an end on two unreadable lines: a whole call unseen
-    assert run(Unreadable(3, "x", None, ()), Unreadable(4, "y", (), None))[1] == 1
+    assert (
+        run(
+            Unreadable(line=3, detail="x", starts=ANY_CALL, ends=NO_CALLS),
+            Unreadable(line=4, detail="y", starts=NO_CALLS, ends=ANY_CALL),
+        )[1]
+        == 1
+    )
     # one unreadable line of unknown role: it cannot hold both halves of one call
-    assert run(Unreadable(3, "x", None, None)) == ([], 0)
+    assert run(Unreadable(line=3, detail="x", starts=ANY_CALL, ends=ANY_CALL)) == ([], 0)
 
 
 # --- item 7: numbers outside the 64-bit range --------------------------------------------------
@@ -520,7 +547,12 @@ def test_huge_call_ids_and_paths_are_kept_bounded_and_still_pair() -> None:
 
 def test_calls_past_the_pairers_bound_make_evidence_unavailable_not_absent() -> None:
     pairer = Pairer("/r", max_calls=3)
-    pairer.feed([ToolStart(f"c{n}", "read", ReadAction(f"f{n}.py"), n) for n in range(5)])
+    pairer.feed(
+        [
+            ToolStart(call_id=f"c{n}", tool="read", action=ReadAction(path=f"f{n}.py"), line=n)
+            for n in range(5)
+        ]
+    )
     assert pairer.dropped_calls == 2
     assert len(pairer.records()) == 3
     body = [{"type": "agent_start"}]
@@ -538,7 +570,7 @@ def test_line_issues_held_by_the_pairer_are_bounded_and_counted() -> None:
     """A million malformed lines do not make a million issues in memory: the sample is bounded,
     the rest counted, and the document says how many were dropped."""
     pairer = Pairer("/r", max_line_issues=5)
-    pairer.feed(Malformed(n, "not JSON") for n in range(1000))
+    pairer.feed(Malformed(line=n, detail="not JSON") for n in range(1000))
     assert len(pairer.lines_with_issues) == 5
     assert (pairer.line_issue_total, pairer.malformed) == (1000, 1000)
     data = b'{"type":"agent_start"}\n' + b"[1]\n" * 1000 + b'{"type":"agent_end"}\n'

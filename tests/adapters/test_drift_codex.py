@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from adapters.codex import EXEC_ADAPTER, ROLLOUT_ADAPTER
+from adapters.codex_exec import EXEC_ADAPTER
+from adapters.codex_rollout import ROLLOUT_ADAPTER
 from coverage_gate.contracts.client_versions import CHECKED
 from coverage_gate.contracts.enums import DriftKind
 from coverage_gate.contracts.model import EvidenceDocument

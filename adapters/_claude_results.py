@@ -1,0 +1,129 @@
+"""What a Claude Code ``tool_result`` says of its call (``adapters/claude_code.py`` decodes the
+lines; Qwen Code's stream, written in the same shapes, is read the same way): the line range a
+``Read`` reports about itself (``tool_use_result.file``) and the lines that shows, the text the
+model got, a placeholder for a file already given, and the permission decisions that denied
+calls. No decoding state: the decoder pairs ends with their calls.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from coverage_gate.contracts.enums import DriftKind
+from coverage_gate.core.events import EMPTY_SHOWN, ByteSpan, Drift, Returned, Shown
+
+from ._json import (
+    INT64_MAX,
+    OUT_OF_RANGE,
+    JsonObject,
+    OutOfRange,
+    get_int,
+    get_list,
+    get_obj,
+    get_str,
+    objects,
+)
+from ._returned import returned, without_reminders
+
+__all__ = [
+    "DENIED_DECISIONS",
+    "LINE_RANGE",
+    "PLACEHOLDER_PREFIXES",
+    "denied_by_meta",
+    "line_span",
+    "reported_lines",
+    "result_text",
+    "returned_text",
+    "span_drift",
+]
+
+
+DENIED_DECISIONS: Final = frozenset({"deny", "denied", "reject", "rejected"})
+# What Claude Code returns instead of a file it already gave the model unchanged.
+PLACEHOLDER_PREFIXES: Final = ("File unchanged since last read",)
+LINE_RANGE: Final = {"startLine": None, "numLines": None, "totalLines": None}
+
+
+def line_span(detail: object) -> ByteSpan | OutOfRange | None:
+    """The zero-based, end-exclusive line range a successful ``Read`` reports about itself;
+    ``OUT_OF_RANGE`` when a value of it does not fit a 64-bit integer."""
+    if not isinstance(detail, dict):
+        return None
+    file = get_obj(detail, "file")
+    if file is None:
+        return None
+    start, count, total = (get_int(file, key) for key in ("startLine", "numLines", "totalLines"))
+    if OUT_OF_RANGE in (start, count, total):
+        return OUT_OF_RANGE
+    if not isinstance(start, int) or not isinstance(count, int) or not isinstance(total, int):
+        return None
+    if start < 1 or count < 0 or total < 0:
+        return None
+    if start - 1 + count > INT64_MAX:
+        return OUT_OF_RANGE
+    return ByteSpan(offset=start - 1, end=start - 1 + count, total=total)
+
+
+def reported_lines(span: ByteSpan | None) -> Shown | None:
+    """The lines a successful ``Read`` reports it returned (1-based, inclusive)."""
+    if span is None:
+        return None
+    if span.end <= span.offset:
+        return EMPTY_SHOWN
+    return Shown.lines(span.offset + 1, span.end, span.total)
+
+
+def returned_text(block: JsonObject) -> Returned | None:
+    """What a successful ``tool_result`` gave the model: its text, Claude Code's system
+    reminders and line numbers taken off; a placeholder for a file already given."""
+    content = block.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        texts = [get_str(item, "text") for item in objects(content)]
+        text = "\n".join(part for part in texts if part is not None)
+    else:
+        return None
+    text = without_reminders(text)
+    if text.startswith(PLACEHOLDER_PREFIXES):
+        return returned(text, placeholder=True)
+    return returned(text, numbers=True)
+
+
+def result_text(block: JsonObject) -> str:
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        for item in objects(content):
+            text = get_str(item, "text")
+            if text is not None:
+                return text
+    return ""
+
+
+def denied_by_meta(line: JsonObject) -> frozenset[str]:
+    """Call ids whose ``tool_result_meta`` permission decision was a denial."""
+    denied: set[str] = set()
+    for meta in objects(get_list(line, "tool_result_meta") or []):
+        decision = get_obj(meta, "permission_decision")
+        call_id = get_str(meta, "id")
+        if (
+            decision is not None
+            and call_id is not None
+            and get_str(decision, "decision") in DENIED_DECISIONS
+        ):
+            denied.add(call_id)
+    return frozenset(denied)
+
+
+def span_drift(detail: object, lineno: int) -> Drift | None:
+    """Drift when a result's ``file`` line range holds a value that is not a number."""
+    file = get_obj(detail, "file") if isinstance(detail, dict) else None
+    if file is None:
+        return None
+    for field in LINE_RANGE:
+        if field in file and get_int(file, field) is None:
+            name = f"tool_use_result.file.{field}"
+            return Drift(line=lineno, kind=DriftKind.FIELD_TYPE, name=name)
+    return None
