@@ -399,14 +399,15 @@ def reconcile(
     )
     if meter_provider is not None or tracer_provider is not None:
         from coverage_gate.rollout import metrics  # noqa: PLC0415 - only with a provider
+        from coverage_gate.telemetry.ports import METER_NAME, TRACER_NAME  # noqa: PLC0415
 
         duration_s = time.perf_counter() - began
         formats = {r.agent_id: r.evidence_source or "none" for r in decision.reviewers}
         if meter_provider is not None:
-            meter = meter_provider.get_meter(metrics.METER_NAME)
+            meter = meter_provider.get_meter(METER_NAME)
             metrics.record_decision(meter, decision, duration_s=duration_s, formats=formats)
         if tracer_provider is not None:
-            tracer = tracer_provider.get_tracer(metrics.TRACER_NAME)
+            tracer = tracer_provider.get_tracer(TRACER_NAME)
             metrics.record_reconcile_span(tracer, decision, duration_s=duration_s, formats=formats)
     return decision
 

@@ -1,5 +1,5 @@
 """Evidence through SDK spans: for a tracer provider the caller passes in (an OTLP endpoint, an
-in-memory exporter in tests). ``telemetry.record_calls`` makes the same spans and document without
+in-memory exporter in tests). ``spans.record_calls`` makes the same spans and document without
 the SDK; this module is imported only when a provider is given.
 """
 
@@ -11,12 +11,10 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
 
 from coverage_gate.contracts.evidence_doc import EvidenceDocument
-from coverage_gate.core.evidence import CallRecord, EvidenceFolder, Outcome, StreamSummary
-from coverage_gate.record.spans import (
-    EXECUTE_TOOL,
-    INVOKE_AGENT,
-    LINE_ISSUE_EVENT,
-    OPERATION,
+from coverage_gate.contracts.spans import EXECUTE_TOOL, INVOKE_AGENT, LINE_ISSUE_EVENT, OPERATION
+from coverage_gate.core.calls import CallOutcome, CallRecord, StreamSummary
+from coverage_gate.core.folding import EvidenceFolder
+from coverage_gate.telemetry.evidence_attributes import (
     call_attributes,
     issue_attributes,
     issue_from_event,
@@ -87,7 +85,7 @@ def emit_spans(
             kind=SpanKind.INTERNAL,
             attributes=call_attributes(record),
         )
-        if record.outcome is not Outcome.SUCCEEDED:
+        if record.outcome is not CallOutcome.SUCCEEDED:
             tool_span.set_status(error)
         tool_span.end()
     for issue in summary.line_issues[:max_line_issues]:

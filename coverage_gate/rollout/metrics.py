@@ -20,7 +20,6 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol, TypeAlias
 
 from coverage_gate.contracts.model import (
     Capability,
@@ -37,49 +36,7 @@ from coverage_gate.contracts.model import (
     UnknownReason,
     Verdict,
 )
-
-METER_NAME = "coverage_gate"
-TRACER_NAME = "coverage_gate"
-
-#: The attribute values this module records.
-AttributeValue: TypeAlias = str | bool | int | float | Sequence[str]
-Attributes: TypeAlias = Mapping[str, AttributeValue]
-
-
-class Counter(Protocol):
-    def add(self, amount: int | float, attributes: Attributes | None = None) -> None: ...
-
-
-class Histogram(Protocol):
-    def record(self, amount: int | float, attributes: Attributes | None = None) -> None: ...
-
-
-class Meter(Protocol):
-    def create_counter(self, name: str, unit: str = "", description: str = "") -> Counter: ...
-
-    def create_histogram(
-        self,
-        name: str,
-        unit: str = "",
-        description: str = "",
-        *,
-        explicit_bucket_boundaries_advisory: Sequence[float] | None = None,
-    ) -> Histogram: ...
-
-
-class Span(Protocol):
-    def add_event(
-        self, name: str, attributes: Attributes | None = None, timestamp: int | None = None
-    ) -> None: ...
-
-    def end(self, end_time: int | None = None) -> None: ...
-
-
-class Tracer(Protocol):
-    def start_span(
-        self, name: str, *, attributes: Attributes | None = None, start_time: int | None = None
-    ) -> Span: ...
-
+from coverage_gate.telemetry.ports import AttributeValue, Counter, Histogram, Meter, Tracer
 
 #: Unsupported paths put on one reconcile span, across its reviewers; the rest are counted.
 MAX_SPAN_FILES = 50
@@ -110,7 +67,7 @@ class Kind(StrEnum):
     HISTOGRAM = "histogram"
 
 
-class Outcome(StrEnum):
+class ReviewOutcome(StrEnum):
     """What happened to one review's verdict, as far as the coverage check is concerned."""
 
     KEPT = "kept"  # an approve, fully verified, left as it was
@@ -336,22 +293,22 @@ def split_repo(repo: str) -> tuple[str, str]:
     return (owner if sep else "", repo)
 
 
-def review_outcome(decision: DecisionDocument) -> Outcome:
+def review_outcome(decision: DecisionDocument) -> ReviewOutcome:
     """Classify a decision. The legacy gate wins: a review it downgraded is ``legacy_downgraded``
     in every mode, since flipping the new check on or off changes nothing for it."""
     if decision.verdict_in is not Verdict.APPROVE:
-        return Outcome.NOT_APPLICABLE
+        return ReviewOutcome.NOT_APPLICABLE
     if decision.verdict_out is not Verdict.APPROVE:
         if LEGACY_REASONS.intersection(decision.reasons):
-            return Outcome.LEGACY_DOWNGRADED
-        return Outcome.DOWNGRADED
+            return ReviewOutcome.LEGACY_DOWNGRADED
+        return ReviewOutcome.DOWNGRADED
     if not decision.scope:
-        return Outcome.NOTHING_TO_REVIEW
+        return ReviewOutcome.NOTHING_TO_REVIEW
     if decision.would_downgrade:
-        return Outcome.WOULD_DOWNGRADE
+        return ReviewOutcome.WOULD_DOWNGRADE
     if any(f.status is FileStatus.UNKNOWN for r in decision.reviewers for f in r.files):
-        return Outcome.UNVERIFIABLE
-    return Outcome.KEPT
+        return ReviewOutcome.UNVERIFIABLE
+    return ReviewOutcome.KEPT
 
 
 @dataclass(frozen=True, slots=True)
@@ -537,7 +494,7 @@ def record_decision(
     *,
     duration_s: float,
     formats: Mapping[str, str] | None = None,
-) -> Outcome:
+) -> ReviewOutcome:
     """Record one decision on every instrument; returns the outcome it was counted under.
 
     ``formats`` maps an agent id to the stream format its evidence came from; without it the

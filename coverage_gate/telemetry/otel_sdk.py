@@ -41,12 +41,12 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanKind
 
 from coverage_gate.telemetry import otlp_encode
-from coverage_gate.telemetry.otel_setup import (
+from coverage_gate.telemetry._export import (
     EXPORT_CHUNK_SPANS,
     METRIC_INTERVAL_MS,
     ChunkedExport,
     JsonLinesFile,
-    Protocol,
+    OtlpProtocol,
     _Endpoint,
     resource_attributes,
 )
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     )
 
 _log = logging.getLogger("coverage_gate.telemetry.otel_setup")
-#: Where a failed export request is reported (collected by ``otel_setup.ExportTrouble``).
+#: Where a failed export request is reported (collected by ``_export.ExportTrouble``).
 _export_log = logging.getLogger("opentelemetry.coverage_gate.export")
 
 #: The OTLP "delta" temporality preference: monotonic sums and histograms as deltas.
@@ -341,7 +341,7 @@ class OtlpPoster:
     def __init__(
         self,
         endpoint: str,
-        protocol: Protocol,
+        protocol: OtlpProtocol,
         headers: Mapping[str, str],
         timeout_s: float,
         gzip: bool,
@@ -353,7 +353,7 @@ class OtlpPoster:
         self.timeout_s = timeout_s
         self.gzip = gzip
         self._session = requests.Session()
-        kind = "application/json" if protocol is Protocol.JSON else "application/x-protobuf"
+        kind = "application/json" if protocol is OtlpProtocol.JSON else "application/x-protobuf"
         self._session.headers.update({"Content-Type": kind, **headers})
         if gzip:
             self._session.headers["Content-Encoding"] = "gzip"
@@ -365,7 +365,7 @@ class OtlpPoster:
 
         data = (
             otlp_json(request).encode("utf-8")
-            if self.protocol is Protocol.JSON
+            if self.protocol is OtlpProtocol.JSON
             else request.SerializeToString()
         )
         try:

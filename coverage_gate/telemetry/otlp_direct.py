@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Protocol
 
 from coverage_gate.telemetry import otlp_encode
+from coverage_gate.telemetry.ports import SpanSink
 
 _log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ Clock = Callable[[], int]
 
 
 class LineSink(Protocol):
-    """Where a line goes (``otel_setup.JsonLinesFile``), in ``folder``."""
+    """Where a line goes (``_export.JsonLinesFile``), in ``folder``."""
 
     @property
     def folder(self) -> Path: ...
@@ -60,12 +61,6 @@ class LineSink(Protocol):
     def write_line(self, line: str) -> None: ...
 
     def close(self) -> None: ...
-
-
-class SpanSink(Protocol):
-    """Where encoded spans go, with their scope's name (``otel_setup.SpanLines``)."""
-
-    def add(self, scope: str, span: str) -> None: ...
 
 
 def _key(attributes: Mapping[str, object]) -> frozenset[tuple[str, object]]:

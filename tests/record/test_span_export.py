@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
-from coverage_gate.record.spans import INVOKE_AGENT
+from coverage_gate.contracts.spans import INVOKE_AGENT
 from coverage_gate.telemetry.otel_sdk import SpanExport, otlp_json
 from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV, Telemetry
 

@@ -30,7 +30,8 @@ from coverage_gate.contracts.model import Capability
 from coverage_gate.rollout import metrics as m
 from coverage_gate.rollout.metrics import INSTRUMENTS
 from coverage_gate.telemetry import otel_sdk, otel_setup
-from coverage_gate.telemetry.otel_setup import JsonLinesFile, Telemetry
+from coverage_gate.telemetry._export import JsonLinesFile
+from coverage_gate.telemetry.otel_setup import Telemetry
 from tests._support.simulate_rollout import REAL_CITATION, ReviewerSpec, decide
 from tests.conftest import lying_reconcile_args
 

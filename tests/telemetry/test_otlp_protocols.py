@@ -27,10 +27,10 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from coverage_gate.telemetry import otel_setup
+from coverage_gate.telemetry._export import OtlpProtocol
 from coverage_gate.telemetry.otel_sdk import HttpSpanExporter
 from coverage_gate.telemetry.otel_setup import (
     SHUTDOWN_BUDGET_S,
-    Protocol,
     export_timeout,
     otlp_protocol,
 )
@@ -200,14 +200,16 @@ def test_grpc_is_said_once_and_nothing_is_lost(tmp_path: Path) -> None:
 
 
 def test_the_protocol_is_read_per_signal_then_shared() -> None:
-    assert otlp_protocol({}, "traces") is Protocol.PROTOBUF
-    assert otlp_protocol({"OTEL_EXPORTER_OTLP_PROTOCOL": "HTTP/JSON"}, "traces") is Protocol.JSON
+    assert otlp_protocol({}, "traces") is OtlpProtocol.PROTOBUF
+    assert (
+        otlp_protocol({"OTEL_EXPORTER_OTLP_PROTOCOL": "HTTP/JSON"}, "traces") is OtlpProtocol.JSON
+    )
     env = {
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
         "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL": "http/protobuf",
     }
-    assert otlp_protocol(env, "metrics") is Protocol.PROTOBUF
-    assert otlp_protocol(env, "traces") is Protocol.JSON
+    assert otlp_protocol(env, "metrics") is OtlpProtocol.PROTOBUF
+    assert otlp_protocol(env, "traces") is OtlpProtocol.JSON
     assert otlp_protocol({"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "traces") == "grpc"
 
 
