@@ -26,9 +26,9 @@ from coverage_gate.capture.live import Ending, RunOutcome
 from coverage_gate.capture.otlp_receiver import IntakeSummary, TelemetryIntake
 from coverage_gate.contracts.model import EvidenceDocument
 from coverage_gate.core import agreement
-from coverage_gate.core.evidence import CallRecord
+from coverage_gate.core.calls import CallRecord
 from coverage_gate.record.recording import Recorder, RecordSettings
-from coverage_gate.record.spans import SpanSink
+from coverage_gate.telemetry.ports import SpanSink
 
 
 @dataclass(frozen=True)

@@ -120,7 +120,7 @@ def _run(
     receipt that cannot be replayed is named on stderr."""
     from coverage_gate.commands.reconcile import decide  # noqa: PLC0415
     from coverage_gate.rollout import receipt_store, receipts  # noqa: PLC0415
-    from coverage_gate.rollout.replay import Outcome, Tally  # noqa: PLC0415
+    from coverage_gate.rollout.replay import Replayed, Tally  # noqa: PLC0415
     from coverage_gate.rollout.replay_folder import Unreadable, default_jobs, replay_folder  # noqa: PLC0415
 
     found = receipt_store.names(folder)
@@ -133,7 +133,7 @@ def _run(
             done.unreadable += 1
             say(f"coverage-gate: error: {result.problem}")
             continue
-        done.tally.add(Outcome(result.repo, result.change))
+        done.tally.add(Replayed(result.repo, result.change))
         if result.entry is not None:
             done.changes += 1
             spool.write(result.entry + "\n")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from coverage_gate.contracts.enums import Capability
-from coverage_gate.core.evidence import CallRecord
+from coverage_gate.core.calls import CallRecord
 
 MAX_SHOWN = 20
 

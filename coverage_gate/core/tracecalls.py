@@ -44,16 +44,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from coverage_gate.contracts.enums import CallKind, IssueKind, PathRejection
-from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
-from coverage_gate.core.evidence import (
+from coverage_gate.core.calls import (
     MAX_CALLS,
     MAX_DETAIL_CHARS,
     MAX_ID_CHARS,
     MAX_PATH_CHARS,
+    CallOutcome,
     CallRecord,
-    Outcome,
     bounded,
 )
+from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
 from coverage_gate.core.paths import Rejected, RepoTree, normalise
 
 READ_TOOL = "cr_read"
@@ -178,10 +178,12 @@ def _record(call: TraceCall, at: _Place) -> CallRecord:
         issue = None  # an ignored call is no evidence whatever its outcome: nothing is unknown
     # The outcome stands when the call was observed whole; a fault of its path or view still
     # makes it no evidence (``issue``), as for a stream's calls.
-    outcome = Outcome.INCOMPLETE
+    outcome = CallOutcome.INCOMPLETE
     observed = given is None and issue is not IssueKind.OUTCOME_UNREADABLE
     if observed and call.status is not TraceStatus.INCOMPLETE:
-        outcome = Outcome.SUCCEEDED if call.status is TraceStatus.SUCCEEDED else Outcome.FAILED
+        outcome = (
+            CallOutcome.SUCCEEDED if call.status is TraceStatus.SUCCEEDED else CallOutcome.FAILED
+        )
     requested = call.offset != 0 or call.limit != 0
     return CallRecord(
         call_id=at.call_id,
@@ -192,10 +194,10 @@ def _record(call: TraceCall, at: _Place) -> CallRecord:
         path=path,
         offset=call.offset if requested else None,
         limit=call.limit or None,
-        error_type="failed" if outcome is Outcome.FAILED else None,
+        error_type="failed" if outcome is CallOutcome.FAILED else None,
         issue=issue,
         detail=bounded(detail, MAX_DETAIL_CHARS)[0],
-        shown=_shown(call) if outcome is Outcome.SUCCEEDED and issue is None else None,
+        shown=_shown(call) if outcome is CallOutcome.SUCCEEDED and issue is None else None,
     )
 
 

@@ -23,7 +23,7 @@ from coverage_gate.contracts.model import (
     UnsupportedReason,
 )
 from coverage_gate.core.citations import WINDOW
-from coverage_gate.core.reconcile import line_ranges, quoted
+from coverage_gate.core.note import line_ranges, quoted
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from coverage_gate.contracts.model import (
     FileStatus,
     ReviewerDecision,
 )
-from coverage_gate.core.reconcile import code_span, line_ranges, printable, quoted
+from coverage_gate.core.note import code_span, line_ranges, printable, quoted
 from coverage_gate.outputs.summary import evidence_summary as evidence_summary  # noqa: PLC0414 - re-export
 
 #: Citations other than plain matches listed per reviewer in the text and Markdown outputs.

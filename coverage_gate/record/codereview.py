@@ -26,13 +26,15 @@ from pydantic import ValidationError
 from coverage_gate.adapters import codereview_cli
 from coverage_gate.contracts.evidence_doc import contract
 from coverage_gate.contracts.model import Capability, EvidenceDocument, ReviewerOutput
-from coverage_gate.core.evidence import CallRecord, EvidenceFolder, StreamSummary, resolve_shown
+from coverage_gate.core.calls import CallRecord, StreamSummary, resolve_shown
+from coverage_gate.core.folding import EvidenceFolder
 from coverage_gate.core.reconcile import ReviewerInput, same_revision
 from coverage_gate.core.tracecalls import TraceRecords, trace_records
 from coverage_gate.edges.files import describe_validation, load_model, parse_json, read_document
 from coverage_gate.errors import BadInputError
 from coverage_gate.record.recording import TRACER_NAME, RecordSettings, RootChoice
-from coverage_gate.record.spans import SpanSink, record_calls
+from coverage_gate.record.spans import record_calls
+from coverage_gate.telemetry.ports import SpanSink
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider

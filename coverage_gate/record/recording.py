@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from coverage_gate.contracts.enums import Capability, DriftKind
 from coverage_gate.contracts.evidence_doc import Bounds, EvidenceDocument, contract
+from coverage_gate.core.calls import CallRecord, StreamSummary, resolve_shown
 from coverage_gate.core.content_check import CallChecker
 from coverage_gate.core.depth import ContentSource
 from coverage_gate.core.diffmap import DiffIndex
@@ -31,17 +32,13 @@ from coverage_gate.core.events import (
     ToolEnd,
     ToolStart,
 )
-from coverage_gate.core.evidence import (
-    CallRecord,
-    EvidenceFolder,
-    Pairer,
-    StreamSummary,
-    resolve_shown,
-)
+from coverage_gate.core.folding import EvidenceFolder
+from coverage_gate.core.pairing import Pairer
 from coverage_gate.core.paths import RepoTree, TreeUnavailableError, normalise
 from coverage_gate.core.versions import outside
 from coverage_gate.record.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
-from coverage_gate.record.spans import SpanSink, record_calls
+from coverage_gate.record.spans import record_calls
+from coverage_gate.telemetry.ports import SpanSink
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider

@@ -39,7 +39,8 @@ from coverage_gate.contracts.model import (
     UnknownPolicy,
     Verdict,
 )
-from coverage_gate.rollout.receipts import Decide, Receipt, redecide
+from coverage_gate.contracts.receipt import Receipt
+from coverage_gate.rollout.receipts import Decide, redecide
 
 
 class Change(StrEnum):
@@ -191,7 +192,7 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Replayed:
     """One receipt replayed: how it changed, and its audit entry when it did."""
 
     repo: str
@@ -239,13 +240,13 @@ def _why(recorded: Setting, candidate: Setting, after: DecisionDocument) -> str:
     return "; ".join(parts)
 
 
-def replay_one(receipt_id: str, receipt: Receipt, candidate: Candidate, decide: Decide) -> Outcome:
+def replay_one(receipt_id: str, receipt: Receipt, candidate: Candidate, decide: Decide) -> Replayed:
     """Decide one receipt again under the candidate and compare with its recorded decision."""
     repo = receipt.inputs.repo
     recorded = Setting.recorded(receipt)
     chosen = candidate.setting(receipt)
     if chosen.rules() == recorded.rules():
-        return Outcome(repo, Change.UNCHANGED)  # the same rules decide the same way
+        return Replayed(repo, Change.UNCHANGED)  # the same rules decide the same way
     before = receipt.decision
     after = redecide(
         receipt,
@@ -263,7 +264,7 @@ def replay_one(receipt_id: str, receipt: Receipt, candidate: Candidate, decide: 
     ).decision
     change = classify(before, after)
     if change is Change.UNCHANGED:
-        return Outcome(repo, change)
+        return Replayed(repo, change)
     entry = AuditEntry(
         receipt=receipt_id,
         repo=repo,
@@ -277,7 +278,7 @@ def replay_one(receipt_id: str, receipt: Receipt, candidate: Candidate, decide: 
         change=change,
         why=_why(recorded, chosen, after),
     )
-    return Outcome(repo, change, entry)
+    return Replayed(repo, change, entry)
 
 
 @dataclass
@@ -304,7 +305,7 @@ class Tally:
 
     repos: dict[str, RepoTally] = field(default_factory=dict)
 
-    def add(self, outcome: Outcome) -> None:
+    def add(self, outcome: Replayed) -> None:
         tally = self.repos.setdefault(outcome.repo, RepoTally())
         tally.receipts += 1
         tally.counts[outcome.change] += 1

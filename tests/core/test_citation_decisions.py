@@ -25,7 +25,8 @@ from coverage_gate.contracts.model import (
     ReviewerOutput,
     Verdict,
 )
-from coverage_gate.core.reconcile import NOTE_CITATIONS, ReviewerInput, ReviewInput, reconcile
+from coverage_gate.core.note import NOTE_CITATIONS
+from coverage_gate.core.reconcile import ReviewerInput, ReviewInput, reconcile
 from coverage_gate.core.revision_files import FileAtRevision, Presence
 from coverage_gate.outputs import render
 

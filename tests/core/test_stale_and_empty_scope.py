@@ -27,7 +27,7 @@ from coverage_gate.contracts.model import (
     Verdict,
 )
 from coverage_gate.core.reconcile import reconcile, same_revision
-from coverage_gate.rollout.metrics import Outcome, review_outcome
+from coverage_gate.rollout.metrics import ReviewOutcome, review_outcome
 from tests.conftest import CHANGED_FILES, DATA, UNREACHABLE_ROOT, hermetic_capture
 from tests.core.test_reconcile import ALL_READ, REV, SCOPE, claims, evidence, one, review
 
@@ -128,7 +128,7 @@ def test_an_empty_scope_is_nothing_to_review_never_verified(mode: Mode) -> None:
     assert decision.note.startswith("Nothing to review")
     assert "verified" not in decision.note.lower()
     assert "complete" not in decision.note.lower()
-    assert review_outcome(decision) is Outcome.NOTHING_TO_REVIEW
+    assert review_outcome(decision) is ReviewOutcome.NOTHING_TO_REVIEW
 
 
 def test_an_empty_scope_keeps_the_legacy_gate_for_a_failed_reviewer() -> None:
@@ -136,7 +136,7 @@ def test_an_empty_scope_keeps_the_legacy_gate_for_a_failed_reviewer() -> None:
     assert decision.verdict_out is Verdict.COMMENT
     assert decision.reasons == [Reason.REVIEWER_FAILED, Reason.NOTHING_TO_REVIEW]
     assert decision.reviewers[0].coverage is Coverage.INCOMPLETE_FAILED
-    assert review_outcome(decision) is Outcome.LEGACY_DOWNGRADED
+    assert review_outcome(decision) is ReviewOutcome.LEGACY_DOWNGRADED
 
 
 # --- through the command line -------------------------------------------------------------------

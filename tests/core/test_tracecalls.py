@@ -12,9 +12,10 @@ import pytest
 
 from coverage_gate.contracts.evidence_doc import Bounds
 from coverage_gate.contracts.model import CallKind, Capability, IssueKind, PathRejection
+from coverage_gate.core.calls import CallOutcome, StreamSummary
 from coverage_gate.core.diffmap import DiffIndex
 from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
-from coverage_gate.core.evidence import EvidenceFolder, Outcome, StreamSummary
+from coverage_gate.core.folding import EvidenceFolder
 from coverage_gate.core.paths import StaticTree
 from coverage_gate.core.tracecalls import ReadView, TraceCall, TraceStatus, trace_records
 from tests.conftest import DATA
@@ -41,68 +42,70 @@ DIFF = TraceCall(
 )
 
 
-def one(call: TraceCall, tree: StaticTree | None = None) -> tuple[Outcome, IssueKind | None, str]:
+def one(
+    call: TraceCall, tree: StaticTree | None = None
+) -> tuple[CallOutcome, IssueKind | None, str]:
     (record,) = trace_records([call], ROOT, tree).records
     return record.outcome, record.issue, record.detail
 
 
 # (what the rule is, the call, its outcome, its issue)
 RULES = [
-    ("an observed succeeded read is a read", READ, Outcome.SUCCEEDED, None),
-    ("a failed read is failed", replace(READ, status=TraceStatus.FAILED), Outcome.FAILED, None),
+    ("an observed succeeded read is a read", READ, CallOutcome.SUCCEEDED, None),
+    ("a failed read is failed", replace(READ, status=TraceStatus.FAILED), CallOutcome.FAILED, None),
     (
         "the trace's own label wins over its 'succeeded'",
         replace(READ, label=IssueKind.PATH_UNAVAILABLE, label_name="path_unavailable"),
-        Outcome.INCOMPLETE,
+        CallOutcome.INCOMPLETE,
         IssueKind.PATH_UNAVAILABLE,
     ),
     (
         "'succeeded' without an observed end is missing_end",
         replace(READ, end_observed=False),
-        Outcome.INCOMPLETE,
+        CallOutcome.INCOMPLETE,
         IssueKind.MISSING_END,
     ),
     (
         "'succeeded' without an observed start is missing_start",
         replace(READ, start_observed=False),
-        Outcome.INCOMPLETE,
+        CallOutcome.INCOMPLETE,
         IssueKind.MISSING_START,
     ),
     (
         "a call without an id cannot be paired",
         replace(READ, call_id=None),
-        Outcome.INCOMPLETE,
+        CallOutcome.INCOMPLETE,
         IssueKind.CALL_ID_UNAVAILABLE,
     ),
     (
         "incomplete with both ends seen: the outcome is unknown",
         replace(READ, status=TraceStatus.INCOMPLETE),
-        Outcome.INCOMPLETE,
+        CallOutcome.INCOMPLETE,
         IssueKind.OUTCOME_UNREADABLE,
     ),
     (
         "a read without a path is path_omitted",
         replace(READ, path=None),
-        Outcome.SUCCEEDED,
+        CallOutcome.SUCCEEDED,
         IssueKind.PATH_OMITTED,
     ),
     (
         "a read whose view is not said is read_view_unavailable",
         replace(READ, view=None),
-        Outcome.SUCCEEDED,
+        CallOutcome.SUCCEEDED,
         IssueKind.READ_VIEW_UNAVAILABLE,
     ),
     (
         "a symlink view is no read of a file",
         replace(READ, view=ReadView.SYMLINK),
-        Outcome.SUCCEEDED,
+        CallOutcome.SUCCEEDED,
         None,
     ),
-    ("a diff page is a diff page", DIFF, Outcome.SUCCEEDED, None),
+    ("a diff page is a diff page", DIFF, CallOutcome.SUCCEEDED, None),
     (
         "another tool is ignored, whatever its outcome",
         replace(READ, tool="bash", status=TraceStatus.INCOMPLETE),
-        Outcome.INCOMPLETE,
+        CallOutcome.INCOMPLETE,
         None,
     ),
 ]
@@ -110,7 +113,7 @@ RULES = [
 
 @pytest.mark.parametrize(("rule", "call", "outcome", "issue"), RULES, ids=[r[0] for r in RULES])
 def test_each_call_of_a_trace_is_judged_by_our_rules(
-    rule: str, call: TraceCall, outcome: Outcome, issue: IssueKind | None
+    rule: str, call: TraceCall, outcome: CallOutcome, issue: IssueKind | None
 ) -> None:
     del rule
     assert one(call)[:2] == (outcome, issue)
@@ -128,7 +131,7 @@ def test_a_label_the_harness_gives_is_kept_by_name_in_the_detail() -> None:
 def test_a_call_id_shared_by_two_calls_makes_both_ambiguous() -> None:
     records = trace_records([READ, replace(READ, path="src/api/models.py")], ROOT).records
     assert [r.issue for r in records] == [IssueKind.AMBIGUOUS_CALL_ID] * 2
-    assert all(r.outcome is Outcome.INCOMPLETE for r in records)
+    assert all(r.outcome is CallOutcome.INCOMPLETE for r in records)
 
 
 DECOYS = [

@@ -25,7 +25,7 @@ from coverage_gate.contracts.model import (
     Verdict,
 )
 from coverage_gate.rollout import metrics as m
-from coverage_gate.rollout.metrics import INSTRUMENTS, Kind, Outcome
+from coverage_gate.rollout.metrics import INSTRUMENTS, Kind, ReviewOutcome
 from tests._support.simulate_rollout import FABRICATED_CITATION, REAL_CITATION, ReviewerSpec, decide
 
 SCOPE = ["src/api.py", "src/db.py", "README.md"]
@@ -176,29 +176,29 @@ def test_every_instrument_is_created_with_its_listed_kind_and_unit() -> None:
 @pytest.mark.parametrize(
     ("verdict", "mode", "reviewers", "outcome"),
     [
-        (Verdict.APPROVE, Mode.SHADOW, [HONEST], Outcome.KEPT),
-        (Verdict.APPROVE, Mode.SHADOW, [LIAR], Outcome.WOULD_DOWNGRADE),
-        (Verdict.APPROVE, Mode.OFF, [LIAR], Outcome.WOULD_DOWNGRADE),
-        (Verdict.APPROVE, Mode.ENFORCE, [LIAR], Outcome.DOWNGRADED),
-        (Verdict.APPROVE, Mode.ENFORCE, [HONEST, BLIND], Outcome.UNVERIFIABLE),
-        (Verdict.REQUEST_CHANGES, Mode.ENFORCE, [LIAR], Outcome.NOT_APPLICABLE),
-        (Verdict.COMMENT, Mode.SHADOW, [HONEST], Outcome.NOT_APPLICABLE),
+        (Verdict.APPROVE, Mode.SHADOW, [HONEST], ReviewOutcome.KEPT),
+        (Verdict.APPROVE, Mode.SHADOW, [LIAR], ReviewOutcome.WOULD_DOWNGRADE),
+        (Verdict.APPROVE, Mode.OFF, [LIAR], ReviewOutcome.WOULD_DOWNGRADE),
+        (Verdict.APPROVE, Mode.ENFORCE, [LIAR], ReviewOutcome.DOWNGRADED),
+        (Verdict.APPROVE, Mode.ENFORCE, [HONEST, BLIND], ReviewOutcome.UNVERIFIABLE),
+        (Verdict.REQUEST_CHANGES, Mode.ENFORCE, [LIAR], ReviewOutcome.NOT_APPLICABLE),
+        (Verdict.COMMENT, Mode.SHADOW, [HONEST], ReviewOutcome.NOT_APPLICABLE),
         (
             Verdict.APPROVE,
             Mode.ENFORCE,
             [ReviewerSpec("security", claimed=SCOPE[:2], read=SCOPE[:2], skipped=SCOPE[2:])],
-            Outcome.LEGACY_DOWNGRADED,
+            ReviewOutcome.LEGACY_DOWNGRADED,
         ),
         (
             Verdict.APPROVE,
             Mode.SHADOW,
             [LIAR, ReviewerSpec("style", claimed=(), read=(), failed=True)],
-            Outcome.LEGACY_DOWNGRADED,
+            ReviewOutcome.LEGACY_DOWNGRADED,
         ),
     ],
 )
 def test_review_outcome_of_real_decisions(
-    verdict: Verdict, mode: Mode, reviewers: list[ReviewerSpec], outcome: Outcome
+    verdict: Verdict, mode: Mode, reviewers: list[ReviewerSpec], outcome: ReviewOutcome
 ) -> None:
     """kept / would_downgrade (shadow, off) / downgraded (enforce) / unverifiable / not an
     approve / the legacy gate downgraded it whatever the new check says."""
@@ -214,7 +214,7 @@ def test_unknown_policy_downgrade_counts_unverifiable_claims_as_would_downgrade(
         reviewers=[BLIND],
         unknown_policy=UnknownPolicy.DOWNGRADE,
     )
-    assert m.review_outcome(decision) is Outcome.WOULD_DOWNGRADE
+    assert m.review_outcome(decision) is ReviewOutcome.WOULD_DOWNGRADE
 
 
 # --- metrics ----------------------------------------------------------------------------------
