@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 
 EXIT_OK = 0
 EXIT_USAGE = int(ExitCode.USAGE)
-EXIT_BAD_INPUT = 3
-EXIT_BAD_CONFIG = 4
+EXIT_BAD_INPUT = int(ExitCode.BAD_INPUT)
+EXIT_BAD_CONFIG = int(ExitCode.BAD_CONFIG)
 # Repeated here (not imported) to keep coverage_gate.rollout.prometheus out of --help's start-up.
 DEFAULT_SINCE = "14d"
 DEFAULT_PROMETHEUS_TIMEOUT_S = 10.0
@@ -306,7 +306,7 @@ def _source_problem(
 
 def _from_folder(telemetry_dir: Path | None, criteria: Criteria, listing: Listing | None) -> Report:
     from coverage_gate.rollout.report import build_report  # noqa: PLC0415 - start-up
-    from coverage_gate.rollout.report_scan import scan_folder  # noqa: PLC0415 - start-up
+    from coverage_gate.rollout.report.scan import scan_folder  # noqa: PLC0415 - start-up
 
     folder = telemetry_dir if telemetry_dir is not None else default_telemetry_dir(os.environ)
     if not folder.is_dir():

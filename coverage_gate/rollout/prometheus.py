@@ -43,7 +43,7 @@ from typing import Any, Protocol
 from coverage_gate.contracts.model import Depth, DepthPolicy
 from coverage_gate.errors import BadConfigError, BadInputError, UsageError
 from coverage_gate.rollout import metrics as m
-from coverage_gate.rollout.metrics import Outcome
+from coverage_gate.rollout.metrics import ReviewOutcome
 from coverage_gate.rollout.report import RepoCounts, Window, content_by_format
 
 DEFAULT_SINCE = "14d"
@@ -426,7 +426,7 @@ def _add(table: dict[str, int], key: str, value: int) -> None:
         table[key] = table.get(key, 0) + value
 
 
-_FLAGGED = {Outcome.WOULD_DOWNGRADE.value, Outcome.DOWNGRADED.value}
+_FLAGGED = {ReviewOutcome.WOULD_DOWNGRADE.value, ReviewOutcome.DOWNGRADED.value}
 #: Queries whose count adds to the tally's figure of the same name.
 _TOTALS = frozenset({"errors", "fallbacks", "claimed", "unsupported", "unknown"})
 
@@ -437,7 +437,7 @@ def _fold_counts(tally: _Tally, name: str, labels: Mapping[str, str], n: int) ->
     elif name == "reviews":
         tally.reviews += n
         outcome = labels.get("outcome", "")
-        if outcome != Outcome.NOT_APPLICABLE.value:
+        if outcome != ReviewOutcome.NOT_APPLICABLE.value:
             tally.approvals += n
         if outcome in _FLAGGED:
             tally.flagged += n

@@ -23,7 +23,8 @@ import pytest
 from coverage_gate.edges.files import dump_model
 from coverage_gate.errors import ExitCode
 from coverage_gate.rollout.flags import disk_copy_path, settings_from_env
-from coverage_gate.rollout.report import Loaded, read_lines
+from coverage_gate.rollout.report import Loaded
+from coverage_gate.rollout.report.otlp import read_lines
 from tests.conftest import CHANGED_FILES, DATA, record_bytes
 
 pytestmark = pytest.mark.slow

@@ -41,7 +41,7 @@ from coverage_gate.rollout.metrics import (
     ErrorKind,
     InstrumentSpec,
     Kind,
-    Outcome,
+    ReviewOutcome,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +60,7 @@ SERIES: dict[str, InstrumentSpec] = {
 
 #: Label values that form closed sets.
 CLOSED_VALUES: dict[str, set[str]] = {
-    "outcome": {o.value for o in Outcome},
+    "outcome": {o.value for o in ReviewOutcome},
     "mode": {x.value for x in Mode},
     "mode_source": {x.value for x in ModeSource},
     "capability": {x.value for x in Capability} | {CAPABILITY_ABSENT},

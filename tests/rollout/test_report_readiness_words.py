@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from coverage_gate.contracts.model import Capability, DepthPolicy, Verdict
-from coverage_gate.rollout import report
 from coverage_gate.rollout.report import (
     READINESS_RULE,
     Criteria,
+    build,
     build_report,
+    checks,
     load_folder,
     render_text,
     to_json,
@@ -83,14 +84,16 @@ def test_without_approvals_nothing_bounds_the_rate_and_the_check_fails(tmp_path:
 def test_a_new_rate_is_one_more_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A rate added to RATES, with its counts and its limit, is shown with its interval in the
     text and the JSON, and judged by the same upper-bound rule."""
-    spec = report.RateSpec(
+    spec = checks.RateSpec(
         name="unknown_file_rate",
         counts=lambda counts, _criteria: (counts.unknown_files, counts.claimed_files),
         sentence=lambda _criteria: "unknown {rate} of claimed files",
         unit="claimed files",
         limit=lambda _criteria: 0.05,
     )
-    monkeypatch.setattr(report, "RATES", (*report.RATES, spec))
+    # RATES is read where the checks are made and where the report shows its rates.
+    monkeypatch.setattr(checks, "RATES", (*checks.RATES, spec))
+    monkeypatch.setattr(build, "RATES", checks.RATES)
     blind = ReviewerSpec(
         "style", claimed=SCOPE, read=(), source="codex-exec", capability=Capability.NONE
     )

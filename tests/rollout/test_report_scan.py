@@ -16,21 +16,31 @@ from typing import Any
 import pytest
 
 from coverage_gate.contracts.model import Depth, DepthPolicy, FileContent
-from coverage_gate.rollout import report as r
-from coverage_gate.rollout.metrics import Outcome
+from coverage_gate.rollout.metrics import ReviewOutcome
 from coverage_gate.rollout.report import (
     Criteria,
-    ReviewRecord,
-    ReviewTally,
-    SpanKeys,
+    FolderInput,
+    Loaded,
+    RepoCounts,
+    Tallied,
     build_report,
-    count_reviews,
     load_folder,
     percentile,
     render_text,
     to_json,
+    wilson,
 )
-from coverage_gate.rollout.report_scan import scan_folder
+from coverage_gate.rollout.report.counts import (
+    CitationReport,
+    Day,
+    EvidenceDetail,
+    ReviewTally,
+    blocks_readiness,
+    count_reviews,
+)
+from coverage_gate.rollout.report.records import ReviewRecord, SpanKeys
+from coverage_gate.rollout.report.scan import scan_folder
+from coverage_gate.rollout.report.stats import _share
 from tests._support.simulate_rollout import simulate
 
 CRITERIA = Criteria()
@@ -60,12 +70,12 @@ def metrics_lines(folder: Path) -> list[bytes]:
     ]
 
 
-def reports(folder: Path, loaded: r.FolderInput) -> tuple[str, str]:
+def reports(folder: Path, loaded: FolderInput) -> tuple[str, str]:
     report = build_report(loaded, CRITERIA, list_flagged=True)
     return render_text(report), json.dumps(to_json(report), indent=2, sort_keys=True)
 
 
-def assert_same_report(folder: Path) -> r.Tallied:
+def assert_same_report(folder: Path) -> Tallied:
     """The streamed report, in this process and with two workers, is the loaded one."""
     expected = reports(folder, load_folder(folder))
     for workers in (1, 2):
@@ -240,7 +250,7 @@ def test_the_tally_keeps_no_review_records(rollout: Path) -> None:
     assert len(scanned.seen_spans) == 420
 
 
-def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: int) -> r.RepoCounts:
+def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: int) -> RepoCounts:
     """``count_reviews`` as it was over a list of records: the tally's oracle."""
     outcomes = Counter(x.outcome for x in reviews)
     compared = [
@@ -272,11 +282,11 @@ def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: i
         for fmt in sorted(checked)
         if checked[fmt].total()
     }
-    return r.RepoCounts(
+    return RepoCounts(
         repository=repository,
         reviews=len(reviews),
         approvals=sum(1 for x in reviews if x.verdict_in == "approve"),
-        flagged=outcomes[Outcome.WOULD_DOWNGRADE] + outcomes[Outcome.DOWNGRADED],
+        flagged=outcomes[ReviewOutcome.WOULD_DOWNGRADE] + outcomes[ReviewOutcome.DOWNGRADED],
         evidence_available=available,
         errors=errors,
         fallbacks=sources.get("fallback", 0),
@@ -294,24 +304,24 @@ def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: i
             p.value: sum(1 for x in compared if p.value in (x.would_downgrade_under or ()))
             for p in DepthPolicy
         },
-        evidence_detail=r.EvidenceDetail(none, incomplete, truncated, stale),
+        evidence_detail=EvidenceDetail(none, incomplete, truncated, stale),
         depth_in_force=dict(sorted(Counter(x.depth_policy for x in reviews).items())),
         duration_p50_s=percentile(durations, 0.50),
         duration_p95_s=percentile(durations, 0.95),
         top_reasons=tuple(Counter(y for x in reviews for y in x.reasons).most_common(5)),
-        citations=r.CitationReport(
+        citations=CitationReport(
             reviews=len(recorded),
             reviews_citing=sum(1 for x in recorded if x.citations_replayed),
             replayed=sum(x.citations_replayed for x in recorded),
             failed=failed,
             failed_per_100_reviews=None if not recorded else 100 * failed / len(recorded),
             reviews_failed=reviews_failed,
-            reviews_failed_rate=r._share(reviews_failed, len(recorded)),
-            reviews_failed_interval=r.wilson(reviews_failed, len(recorded)),
+            reviews_failed_rate=_share(reviews_failed, len(recorded)),
+            reviews_failed_interval=wilson(reviews_failed, len(recorded)),
             approvals=len(approvals),
             would_downgrade=flagged,
-            would_downgrade_rate=r._share(flagged, len(approvals)),
-            would_downgrade_interval=r.wilson(flagged, len(approvals)),
+            would_downgrade_rate=_share(flagged, len(approvals)),
+            would_downgrade_interval=wilson(flagged, len(approvals)),
         ),
         content=content or None,
         daily=tuple(_days(reviews)),
@@ -319,18 +329,22 @@ def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: i
     )
 
 
-def _days(reviews: Sequence[ReviewRecord]) -> list[r.Day]:
+def _days(reviews: Sequence[ReviewRecord]) -> list[Day]:
     """Per UTC day of the reviews' end times, in order: what ``ReviewTally.daily`` counts."""
     by_day: dict[str, list[ReviewRecord]] = {}
     for review in reviews:
         day = datetime.fromtimestamp(review.end_ns / 1e9, tz=UTC).date().isoformat()
         by_day.setdefault(day, []).append(review)
     return [
-        r.Day(
+        Day(
             day,
             len(mine),
             sum(1 for x in mine if x.verdict_in == "approve"),
-            sum(1 for x in mine if x.outcome in (Outcome.WOULD_DOWNGRADE, Outcome.DOWNGRADED)),
+            sum(
+                1
+                for x in mine
+                if x.outcome in (ReviewOutcome.WOULD_DOWNGRADE, ReviewOutcome.DOWNGRADED)
+            ),
             sum(x.claimed for x in mine),
             sum(x.unsupported for x in mine),
             sum(x.unknown for x in mine),
@@ -350,7 +364,7 @@ def _drift_counts(reviews: Sequence[ReviewRecord]) -> dict[str, Any]:
                 continue
             streams[w.format, w.client_version, w.drift] += 1
             kinds.update((w.format, w.client_version, kind) for kind in w.drift_kinds)
-            if r.blocks_readiness(w.drift, w.drift_kinds):
+            if blocks_readiness(w.drift, w.drift_kinds):
                 first = review.end_ns if first is None else min(first, review.end_ns)
     return {
         "streams": dict(sorted(streams.items())) if streams else None,
@@ -408,25 +422,27 @@ def test_the_report_command_streams_and_reads_a_big_folder_in_parallel(
     from typer.testing import CliRunner  # noqa: PLC0415 - only this test runs the command
 
     from coverage_gate.commands.report import report_app  # noqa: PLC0415
-    from coverage_gate.rollout import report_scan  # noqa: PLC0415
+    from coverage_gate.rollout import report  # noqa: PLC0415
+    from coverage_gate.rollout.report import otlp, scan  # noqa: PLC0415
 
-    def refuse(folder: Path) -> r.Loaded:
+    def refuse(folder: Path) -> Loaded:
         raise AssertionError(f"every record of {folder} loaded")
 
-    monkeypatch.setattr(r, "load_folder", refuse)
+    monkeypatch.setattr(report, "load_folder", refuse)
+    monkeypatch.setattr(otlp, "load_folder", refuse)
     command = ["--telemetry-dir", str(rollout), "--list", "would_downgrade"]
     alone = CliRunner().invoke(report_app, command)
     assert alone.exit_code == 0, alone.output
     pools: list[int] = []
-    pool = report_scan.ProcessPoolExecutor
+    pool = scan.ProcessPoolExecutor
 
     def counted(workers: int, **options: object) -> object:
         pools.append(workers)
         return pool(workers, **options)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(report_scan, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(report_scan, "_workers", lambda: 2)
-    monkeypatch.setattr(report_scan, "ProcessPoolExecutor", counted)
+    monkeypatch.setattr(scan, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(scan, "_workers", lambda: 2)
+    monkeypatch.setattr(scan, "ProcessPoolExecutor", counted)
     parallel = CliRunner().invoke(report_app, command)
     assert parallel.exit_code == 0, parallel.output
     assert pools == [2]

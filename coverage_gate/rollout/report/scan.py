@@ -1,16 +1,16 @@
 """Reading a big telemetry folder for the report: streamed, typed, and on every core.
 
-``scan_folder`` reads what ``coverage_gate.rollout.report.load_folder`` reads and counts it the
-same, byte for byte in the report, but folds each review into its repository's ``ReviewTally`` as it
-is read instead of keeping it, so memory grows with the repositories (and by some 30 bytes a review:
-its key in a half-empty table, its duration), not with the reviews' records.
+``scan_folder`` reads what ``otlp.load_folder`` reads and counts it the same, byte for byte in the
+report, but folds each review into its repository's ``ReviewTally`` as it is read instead of keeping
+it (a ``Tallied``), so memory grows with the repositories (and by some 30 bytes a review: its key in
+a half-empty table, its duration), not with the reviews' records.
 
 Each line is decoded by msgspec into structs holding only the fields the report reads, their
 kinds checked as they are decoded and the integer text of the attributes read checked after. A
 line those types do not fit exactly (not JSON, not the OTLP shape, an integer written in a way
 Python reads and the types do not, a value of the wrong kind, a number past Python's limits) is
-read again, whole, by the report's own reader, which decides what it is and says why it is
-malformed in the same words as ever: this fast path only ever takes lines whose meaning is the
+read again, whole, by the report's own reader (``otlp``), which decides what it is and says why it
+is malformed in the same words as ever: this fast path only ever takes lines whose meaning is the
 same under both, and folds nothing of a line it gives up.
 
 Files are read in parallel, one per worker process. Each returns its own tally and the keys of
@@ -37,7 +37,18 @@ from msgspec import UNSET, UnsetType
 
 from coverage_gate.contracts.model import Depth, DepthPolicy
 from coverage_gate.rollout import metrics as m
-from coverage_gate.rollout import report as r
+from coverage_gate.rollout.report.folder import FolderInput, Tallied
+from coverage_gate.rollout.report.otlp import (
+    _DELTA,
+    CONTENT_KEYS,
+    end_file,
+    fold_error_point,
+    folder_files,
+    read_line,
+)
+from coverage_gate.rollout.report.records import ReviewerRecord, ReviewRecord, SpanKeys, span_key
+
+__all__ = ["PARALLEL_BYTES", "read_file", "scan_folder"]
 
 #: Below this many bytes in all, a folder is read in this process (workers cost more to start).
 PARALLEL_BYTES = 64 * 1024 * 1024
@@ -76,7 +87,7 @@ class _Value(msgspec.Struct, gc=False):
 
 class _KeyValue(msgspec.Struct, gc=False):
     key: str = ""
-    # A missing value is no value (report: ``entry.get("value", {})``).
+    # A missing value is no value (otlp: ``entry.get("value", {})``).
     value: _Value = msgspec.field(default_factory=_Value)
 
 
@@ -111,7 +122,7 @@ class _Point(msgspec.Struct, gc=False):
 
 
 class _Sum(msgspec.Struct, gc=False):
-    aggregationTemporality: int | _IntText = r._DELTA  # noqa: N815
+    aggregationTemporality: int | _IntText = _DELTA  # noqa: N815
     dataPoints: list[_Point] | None = None  # noqa: N815
 
 
@@ -173,7 +184,7 @@ def _attributes(raw: list[_KeyValue] | None) -> _Attributes:
     return {kv.key: kv.value for kv in raw}
 
 
-# Each accessor is report's of the same name, on the value report's ``_any_value`` reads: the
+# Each accessor is otlp's of the same name, on the value otlp's ``_any_value`` reads: the
 # first kind of value set, in the order stringValue, boolValue, intValue, doubleValue,
 # arrayValue (the types guarantee that it reads each without fail).
 
@@ -213,7 +224,7 @@ def _strings(a: _Attributes, key: str) -> tuple[str, ...]:
 
 
 def _number(a: _Attributes, key: str) -> float | None:
-    """A number attribute as a float (report: ``float(v)`` of an int or float, not a bool)."""
+    """A number attribute as a float (otlp: ``float(v)`` of an int or float, not a bool)."""
     value = a.get(key, _NOTHING)
     if value.stringValue is not UNSET or value.boolValue is not UNSET:
         return None
@@ -225,14 +236,14 @@ def _number(a: _Attributes, key: str) -> float | None:
 
 
 def _content_outcomes(a: _Attributes) -> tuple[tuple[str, int], ...]:
-    """``report._content_outcomes`` of typed attributes."""
-    found = ((outcome, _count(a, key)) for outcome, key in r.CONTENT_KEYS)
+    """``otlp._content_outcomes`` of typed attributes."""
+    found = ((outcome, _count(a, key)) for outcome, key in CONTENT_KEYS)
     return tuple((outcome, n) for outcome, n in found if n > 0)
 
 
-def _reviewer(event: _Event) -> r.ReviewerRecord:
+def _reviewer(event: _Event) -> ReviewerRecord:
     a = _attributes(event.attributes)
-    return r.ReviewerRecord(
+    return ReviewerRecord(
         agent=_str(a, m.A_AGENT),
         format=_str(a, m.A_FORMAT, m.FORMAT_UNKNOWN),
         capability=_str(a, m.A_CAPABILITY, m.CAPABILITY_ABSENT),
@@ -256,8 +267,8 @@ _ACCEPT = DepthPolicy.ACCEPT.value
 _DEPTH_KEYS = tuple((d.value, f"{m.A_DEPTH_PREFIX}{d.value}") for d in Depth)
 
 
-def _review(span: _Span) -> r.ReviewRecord | None:
-    """``report._review`` of a typed span."""
+def _review(span: _Span) -> ReviewRecord | None:
+    """``otlp._review`` of a typed span."""
     name = span.name
     if name is None or not name.startswith(m.SPAN_PREFIX):
         return None
@@ -272,7 +283,7 @@ def _review(span: _Span) -> r.ReviewRecord | None:
         start = start if start.__class__ is int else int(start)
         duration = max(end - start, 0) / 1e9
     events = span.events
-    return r.ReviewRecord(
+    return ReviewRecord(
         repository=_str(a, m.A_REPOSITORY, name.removeprefix(m.SPAN_PREFIX)),
         revision=_str(a, m.A_REVISION),
         mode=_str(a, m.A_MODE),
@@ -304,14 +315,14 @@ def _review(span: _Span) -> r.ReviewRecord | None:
 # --- one line -------------------------------------------------------------------------------
 
 
-def _spans_line(loaded: r.FolderInput, request: list[_ResourceSpans]) -> None:
+def _spans_line(loaded: FolderInput, request: list[_ResourceSpans]) -> None:
     seen = loaded.seen_spans
-    found: list[tuple[int, r.ReviewRecord]] = []
+    found: list[tuple[int, ReviewRecord]] = []
     here: set[int] = set()
     for resource in request:
         for scope in resource.scopeSpans or ():
             for span in scope.spans or ():
-                key = r.span_key(span.traceId, span.spanId)
+                key = span_key(span.traceId, span.spanId)
                 if key and (key in here or key in seen):
                     continue
                 review = _review(span)
@@ -327,7 +338,7 @@ def _spans_line(loaded: r.FolderInput, request: list[_ResourceSpans]) -> None:
 
 
 def _metrics_line(
-    loaded: r.FolderInput,
+    loaded: FolderInput,
     request: list[_ResourceMetrics],
     cumulative: dict[tuple[str, str, int], int],
 ) -> None:
@@ -355,7 +366,7 @@ def _metrics_line(
                         (_str(a, "repository"), _str(a, "kind"), temporality, start, value)
                     )
     for repo, kind, temporality, start, value in points:
-        r.fold_error_point(loaded, cumulative, repo, kind, temporality, start, value)
+        fold_error_point(loaded, cumulative, repo, kind, temporality, start, value)
 
 
 # Python's json refuses an integer of more than 4,300 digits anywhere in a line; msgspec skips
@@ -374,7 +385,7 @@ def _maybe_too_long(data: bytes) -> bool:
 
 
 def _read_plain(
-    loaded: r.FolderInput, data: bytes, cumulative: dict[tuple[str, str, int], int]
+    loaded: FolderInput, data: bytes, cumulative: dict[tuple[str, str, int], int]
 ) -> None:
     """Fold one line of the shapes the types read exactly; raise ``_NotPlainError`` before
     folding anything otherwise."""
@@ -403,7 +414,7 @@ def _universal_lines(data: bytes) -> Iterator[str]:
 
 
 def _read_data(
-    loaded: r.FolderInput,
+    loaded: FolderInput,
     name: str,
     number: int,
     data: bytes,
@@ -418,7 +429,7 @@ def _read_data(
             number += 1
             if text.strip():
                 loaded.lines += 1
-                r.read_line(loaded, name, number, text, cumulative)
+                read_line(loaded, name, number, text, cumulative)
         return number
     number += 1
     if not data.strip():
@@ -429,14 +440,14 @@ def _read_data(
         text = data.decode("utf-8", "replace")
         if text.strip():
             loaded.lines += 1
-            r.read_line(loaded, name, number, text, cumulative)
+            read_line(loaded, name, number, text, cumulative)
     else:
         loaded.lines += 1
     return number
 
 
-def read_file(loaded: r.FolderInput, path: Path) -> None:
-    """Fold one file into ``loaded`` as ``report.load_folder`` does, line for line."""
+def read_file(loaded: FolderInput, path: Path) -> None:
+    """Fold one file into ``loaded`` as ``otlp.load_folder`` does, line for line."""
     loaded.files += 1
     cumulative: dict[tuple[str, str, int], int] = {}
     number = 0
@@ -451,17 +462,17 @@ def read_file(loaded: r.FolderInput, path: Path) -> None:
     except OSError:
         loaded.unreadable_files.append(path.name)
         return
-    r.end_file(loaded, cumulative)
+    end_file(loaded, cumulative)
 
 
-def _read_apart(job: tuple[Path, bool]) -> tuple[r.Tallied, array[int]]:
+def _read_apart(job: tuple[Path, bool]) -> tuple[Tallied, array[int]]:
     """A worker's reading of one file, on its own: what it counted, and the keys of its review
     spans (compact, for the parent to check against every file before it)."""
     path, list_flagged = job
-    part = r.Tallied(flagged=[] if list_flagged else None)
+    part = Tallied(flagged=[] if list_flagged else None)
     read_file(part, path)
     keys = part.seen_spans.held()
-    part.seen_spans = r.SpanKeys()
+    part.seen_spans = SpanKeys()
     return part, keys
 
 
@@ -472,15 +483,13 @@ def _workers() -> int:
         return os.cpu_count() or 1
 
 
-def scan_folder(
-    folder: Path, *, list_flagged: bool = False, workers: int | None = None
-) -> r.Tallied:
+def scan_folder(folder: Path, *, list_flagged: bool = False, workers: int | None = None) -> Tallied:
     """Fold every ``*.jsonl``/``*.json`` file directly in ``folder`` into per-repository tallies,
-    counted as ``report.load_folder`` counts them. ``workers``: processes reading files at once
+    counted as ``otlp.load_folder`` counts them. ``workers``: processes reading files at once
     (default: one per available core, for a folder of at least ``PARALLEL_BYTES``; 1 reads in
     this process)."""
-    paths = r.folder_files(folder)
-    total = r.Tallied(flagged=[] if list_flagged else None)
+    paths = folder_files(folder)
+    total = Tallied(flagged=[] if list_flagged else None)
     if workers is None:
         size = 0
         for path in paths:
