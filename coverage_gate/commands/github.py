@@ -370,7 +370,7 @@ def _run(inputs: ActionInputs, stage: list[str]) -> bool:
     from coverage_gate.contracts.model import DecisionDocument  # noqa: PLC0415
     from coverage_gate.edges.files import load_model  # noqa: PLC0415
     from coverage_gate.outputs import github  # noqa: PLC0415
-    from coverage_gate.outputs.sarif import sarif_text, tool_version  # noqa: PLC0415
+    from coverage_gate.outputs.formats import OutputFormat, render_decision  # noqa: PLC0415
 
     folder = inputs.output_dir
     try:
@@ -389,7 +389,7 @@ def _run(inputs: ActionInputs, stage: list[str]) -> bool:
         "sarif": folder / "decision.sarif",
     }
     _write(files["comment"], github.comment_body(decision))
-    _write(files["sarif"], sarif_text(decision, tool_version=tool_version()))
+    _write(files["sarif"], render_decision(decision, OutputFormat.SARIF))
     prefix = _path_prefix(inputs.repo_root, os.environ.get("GITHUB_WORKSPACE"))
     lines = github.annotation_lines(decision, path_prefix=prefix)
     write_stdout("".join(line + "\n" for line in lines), "annotations")

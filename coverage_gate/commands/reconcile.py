@@ -6,7 +6,6 @@ import json
 import os
 import time
 from dataclasses import replace
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -43,21 +42,16 @@ from coverage_gate.contracts.enums import (
 )
 from coverage_gate.edges.stdio import require_stdout, stdin_bytes, write_stdout
 from coverage_gate.errors import ExitCode, UsageError, check_repo
+from coverage_gate.outputs.formats import OutputFormat, render_decision
 
 if TYPE_CHECKING:
     from coverage_gate.contracts.model import DecisionDocument
+    from coverage_gate.contracts.receipt import FlagRecord
     from coverage_gate.core.reconcile import ReviewerInput, ReviewInput
     from coverage_gate.edges.gittree import GitTree
     from coverage_gate.rollout.flags import FlagSettings, ModeResolution
-    from coverage_gate.rollout.receipts import FlagRecord, RecordingFiles, RecordingTree
+    from coverage_gate.rollout.receipts import RecordingFiles, RecordingTree
     from coverage_gate.telemetry.otel_setup import Telemetry
-
-
-class OutputFormat(StrEnum):
-    TEXT = "text"
-    JSON = "json"
-    MARKDOWN = "markdown"
-    SARIF = "sarif"
 
 
 def _scope(
@@ -166,21 +160,6 @@ def _reviewers_from_run(
     return loaded.reviewers
 
 
-def _render(decision: DecisionDocument, fmt: OutputFormat) -> str:
-    from coverage_gate.edges.files import dump_model  # noqa: PLC0415
-    from coverage_gate.outputs import render  # noqa: PLC0415 - start-up: see commands._common
-
-    if fmt is OutputFormat.JSON:
-        return dump_model(decision)
-    if fmt is OutputFormat.MARKDOWN:
-        return render.markdown(decision)
-    if fmt is OutputFormat.SARIF:
-        from coverage_gate.outputs.sarif import sarif_text, tool_version  # noqa: PLC0415 - sarif only
-
-        return sarif_text(decision, tool_version=tool_version())
-    return render.text(decision)
-
-
 def _resolve_mode(
     repo: str,
     mode: ModeChoice,
@@ -244,8 +223,9 @@ def _flag_record(resolution: ModeResolution, settings: FlagSettings) -> FlagReco
     """The flag that answered, for a receipt; a snapshot's own definition of it goes along."""
     import hashlib  # noqa: PLC0415 - only with --receipt (OpenSSL costs start-up)
 
+    from coverage_gate.contracts.receipt import FlagRecord  # noqa: PLC0415
     from coverage_gate.edges.files import read_bytes  # noqa: PLC0415 - only with --receipt
-    from coverage_gate.rollout.receipts import FlagRecord, reduce_snapshot  # noqa: PLC0415
+    from coverage_gate.rollout.receipts import reduce_snapshot  # noqa: PLC0415
 
     if not resolution.flag_found:
         return None
@@ -442,8 +422,8 @@ def reconcile_command(
     """Reconcile claims with evidence over the changed files and print the decision."""
     # What only a run needs (start-up: see commands._common)
     from coverage_gate.api import guarded_reconcile  # noqa: PLC0415
-    from coverage_gate.core.reconcile import ReviewInput, agent_mismatches  # noqa: PLC0415
-    from coverage_gate.edges.files import dump_model  # noqa: PLC0415
+    from coverage_gate.core.note import agent_mismatches  # noqa: PLC0415
+    from coverage_gate.core.reconcile import ReviewInput  # noqa: PLC0415
     from coverage_gate.edges.gittree import GitTree  # noqa: PLC0415
     from coverage_gate.rollout.flags import effective_policies, parse_mode, settings_from_env  # noqa: PLC0415
     from coverage_gate.telemetry import otel_setup  # noqa: PLC0415
@@ -514,8 +494,8 @@ def reconcile_command(
                 _write_receipt(receipt, review, decision, recorder, resolution, settings)
             _warn_about(decision, empty_scope)
             if output is not None:
-                emit_document(dump_model(decision), output, DECISION)
-            write_stdout(_render(decision, output_format), DECISION)
+                emit_document(render_decision(decision, OutputFormat.JSON), output, DECISION)
+            write_stdout(render_decision(decision, output_format), DECISION)
             # Recorded once it is out: a decision nobody received is counted as an error only.
             _record_telemetry(telemetry, decision, duration_s)
     finally:

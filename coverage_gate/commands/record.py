@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from coverage_gate.contracts.evidence_doc import EvidenceDocument
     from coverage_gate.record.recording import ByteSource, Recorder, RecordSettings
-    from coverage_gate.record.spans import SpanSink
+    from coverage_gate.telemetry.ports import SpanSink
 
 
 def record(

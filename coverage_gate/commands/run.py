@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from coverage_gate.capture.intake import TelemetryCapture, TelemetryResult
     from coverage_gate.capture.live import LiveResult
     from coverage_gate.contracts.model import EvidenceDocument
+    from coverage_gate.core.calls import CallRecord
     from coverage_gate.core.events import Adapter
-    from coverage_gate.core.evidence import CallRecord
     from coverage_gate.record.recording import Recorder, RecordSettings, RootChoice
 
 # Options are parsed only up to the reviewer's command: everything from its first word on is the
