@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from coverage_gate.adapters import ADAPTERS
 from coverage_gate.contracts.evidence_doc import Bounds
 from coverage_gate.contracts.model import DiffStatus, EvidenceDocument, IssueKind
-from tests.conftest import DATA, GOLDEN, check_golden, record_bytes, stream_truths
+from coverage_gate.core.diffmap import DiffIndex
+from coverage_gate.record.recording import RecordSettings, record_stream
+from tests.conftest import DATA, GOLDEN, REPO_ROOT, check_golden, record_bytes, stream_truths
 
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 
@@ -507,12 +514,36 @@ def test_capture_golden_evidence(truth_path: Path, with_diff: bool) -> None:
     )
 
 
-def test_evidence_does_not_depend_on_the_sdk_being_enabled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """OTEL_SDK_DISABLED=true turns spans off; the evidence document stays the same."""
+@pytest.mark.parametrize("sdk_disabled", [False, True], ids=["sdk-spans", "sdk-disabled"])
+def test_evidence_does_not_depend_on_the_spans_being_made(
+    monkeypatch: pytest.MonkeyPatch, sdk_disabled: bool
+) -> None:
+    """The evidence document is the same whether each call becomes an SDK span (a tracer
+    provider whose in-memory exporter receives them), the SDK is disabled (OTEL_SDK_DISABLED=true
+    when the provider is made: it records nothing, and the document is folded without spans), or
+    no provider is given at all."""
     data = (DATA / "pi-rpc" / "pi_b_overclaim.jsonl").read_bytes()
-    with_spans = record_bytes(data, diff=DIFF)
-    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
-    assert record_bytes(data, diff=DIFF) == with_spans
+    without_provider = record_bytes(data, diff=DIFF)
+    if sdk_disabled:
+        monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    settings = RecordSettings(
+        revision="rev1",
+        repo_root=REPO_ROOT,
+        bounds=Bounds(),
+        diff=DiffIndex.parse(DIFF),
+        max_line_bytes=64 * 1024 * 1024,
+    )
+    stream = io.BytesIO(data)
+    with_provider = record_stream(stream, ADAPTERS["pi-rpc"], settings, tracer_provider=provider)
+    names = [span.name for span in exporter.get_finished_spans()]
+    if sdk_disabled:
+        assert names == []
+    else:
+        assert sum(name.startswith("execute_tool ") for name in names) == len(names) - 1 > 0
+    assert with_provider == without_provider
 
 
 def test_skipped_kinds_are_passed_over_by_prefix_most_common_first() -> None:
