@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from coverage_gate.contracts import review_span as span_names
 from coverage_gate.contracts.model import (
     Capability,
     CitationOutcome,
@@ -37,6 +38,53 @@ from coverage_gate.contracts.model import (
     Verdict,
 )
 from coverage_gate.telemetry.ports import AttributeValue, Counter, Histogram, Meter, Tracer
+
+__all__ = [
+    "CAPABILITY_ABSENT",
+    "CITATIONS",
+    "CITATION_NOT_REPLAYED",
+    "CITATION_NO_REASON",
+    "CITATION_OVER_LIMIT",
+    "CLAIMED_FILES",
+    "CONTENT_FILES",
+    "DEPTH_FILES",
+    "DEPTH_POLICY_APPROVALS",
+    "DRIFT",
+    "DURATION_BUCKETS_S",
+    "ERRORS",
+    "EVIDENCE_RECORDS",
+    "FORMAT_UNKNOWN",
+    "INSTRUMENTS",
+    "LEGACY_REASONS",
+    "MAX_SPAN_CITATIONS",
+    "MAX_SPAN_FILES",
+    "MODE_FALLBACKS",
+    "RECONCILE_DURATION",
+    "REVIEWS",
+    "STREAMS",
+    "UNKNOWN_FILES",
+    "UNSUPPORTED_FILES",
+    "VERSION_NONE",
+    "VERSION_OTHER",
+    "ErrorKind",
+    "InstrumentSpec",
+    "Instruments",
+    "Kind",
+    "ReviewOutcome",
+    "ReviewerFacts",
+    "depth_counts",
+    "drift_label",
+    "evidence_available",
+    "instruments",
+    "record_decision",
+    "record_error",
+    "record_reconcile_span",
+    "review_evidence_available",
+    "review_outcome",
+    "reviewer_facts",
+    "split_repo",
+    "version_label",
+]
 
 #: Unsupported paths put on one reconcile span, across its reviewers; the rest are counted.
 MAX_SPAN_FILES = 50
@@ -594,66 +642,8 @@ def record_error(meter: Meter, *, repo: str, kind: ErrorKind) -> None:
 
 # --- spans ------------------------------------------------------------------------------------
 
-#: Span and event attribute keys; the report reads them back.
-A_REPOSITORY = "coverage_gate.repository"
-A_OWNER = "coverage_gate.owner"
-A_REVISION = "coverage_gate.revision"
-A_MODE = "coverage_gate.mode"
-A_MODE_SOURCE = "coverage_gate.mode_source"
-A_UNKNOWN_POLICY = "coverage_gate.unknown_policy"
-A_UNKNOWN_POLICY_SOURCE = "coverage_gate.unknown_policy_source"
-A_DEPTH_POLICY = "coverage_gate.depth_policy"
-A_DEPTH_POLICY_SOURCE = "coverage_gate.depth_policy_source"
-#: The depth policies that would have turned this review's Approve into a Comment.
-A_WOULD_DOWNGRADE_UNDER = "coverage_gate.would_downgrade_under"
-#: Claimed files with successful evidence of each depth: ``coverage_gate.files.depth.<depth>``.
-A_DEPTH_PREFIX = "coverage_gate.files.depth."
-A_SHALLOW = "coverage_gate.files.shallow"
-A_SHALLOW_PATHS = "coverage_gate.shallow_files"
-A_VERDICT_IN = "coverage_gate.verdict_in"
-A_VERDICT_OUT = "coverage_gate.verdict_out"
-A_OUTCOME = "coverage_gate.outcome"
-A_REASONS = "coverage_gate.reasons"
-A_DOWNGRADED = "coverage_gate.downgraded"
-A_WOULD_DOWNGRADE = "coverage_gate.would_downgrade"
-A_REVIEWERS = "coverage_gate.reviewers"
-A_CLAIMED = "coverage_gate.files.claimed"
-A_UNSUPPORTED = "coverage_gate.files.unsupported"
-A_UNKNOWN = "coverage_gate.files.unknown"
-A_UNSUPPORTED_PATHS = "coverage_gate.unsupported_files"
-A_UNSUPPORTED_DROPPED = "coverage_gate.unsupported_files.dropped"
-A_DURATION = "coverage_gate.reconcile.duration"
-A_AGENT = "gen_ai.agent.name"
-A_FORMAT = "coverage_gate.evidence.format"
-A_CAPABILITY = "coverage_gate.evidence.capability"
-A_COMPLETE = "coverage_gate.evidence.complete"
-A_TRUNCATED = "coverage_gate.evidence.truncated"
-A_STALE = "coverage_gate.evidence.stale"
-A_COVERAGE = "coverage_gate.coverage"
-A_FAILED = "coverage_gate.reviewer.failed"
-A_CITATION_POLICY = "coverage_gate.citation_policy"
-A_CITATION_POLICY_SOURCE = "coverage_gate.citation_policy_source"
-A_CITATIONS = "coverage_gate.citations.replayed"
-A_CITATIONS_FAILED = "coverage_gate.citations.failed"
-#: Whether failed citations alone would turn this review's Approve into a Comment.
-A_CITATIONS_WOULD_DOWNGRADE = "coverage_gate.citations.would_downgrade"
-#: Failed citations of one reviewer as ``path:line`` (at most ``MAX_SPAN_CITATIONS``).
-A_FAILED_CITATIONS = "coverage_gate.failed_citations"
-#: Claimed files of one reviewer by how their evidence was checked: ``…content.<outcome>``.
-A_CONTENT_PREFIX = "coverage_gate.files.content."
-A_CLIENT_VERSION = "coverage_gate.evidence.client_version"
-#: What the reviewer's stream held that its adapter did not understand: none, said, hides_reads
-A_DRIFT = "coverage_gate.drift"
-A_DRIFT_KINDS = "coverage_gate.drift.kinds"
-A_MUTATIONS = "coverage_gate.mutations"
-A_MUTATION_POLICY = "coverage_gate.mutation_policy"
-A_MUTATION_POLICY_SOURCE = "coverage_gate.mutation_policy_source"
-A_MUTATIONS_WOULD_DOWNGRADE = "coverage_gate.mutations.would_downgrade"
 #: Failed citations named on one reviewer event; the rest are in the count.
 MAX_SPAN_CITATIONS = 10
-
-SPAN_PREFIX = "reconcile "
-REVIEWER_EVENT = "coverage_gate.reviewer"
 
 
 def _bounded(paths: Sequence[str], budget: int) -> tuple[list[str], int]:
@@ -683,45 +673,48 @@ def record_reconcile_span(
     unsupported = [path for f in facts for path in f.unsupported]
     kept, dropped = _bounded(unsupported, max_files)
     attributes: dict[str, AttributeValue] = {
-        A_REPOSITORY: repository,
-        A_OWNER: owner,
-        A_REVISION: decision.revision,
-        A_MODE: decision.mode.value,
-        A_MODE_SOURCE: decision.mode_source.value,
-        A_UNKNOWN_POLICY: decision.unknown_policy.value,
-        A_VERDICT_IN: decision.verdict_in.value,
-        A_VERDICT_OUT: decision.verdict_out.value,
-        A_OUTCOME: review_outcome(decision).value,
-        A_REASONS: [r.value for r in decision.reasons],
-        A_DOWNGRADED: decision.downgraded,
-        A_WOULD_DOWNGRADE: decision.would_downgrade,
-        A_REVIEWERS: len(decision.reviewers),
-        A_CLAIMED: sum(f.claimed for f in facts),
-        A_UNSUPPORTED: len(unsupported),
-        A_UNKNOWN: sum(f.unknown_total for f in facts),
-        A_UNSUPPORTED_PATHS: kept,
-        A_UNSUPPORTED_DROPPED: dropped,
-        A_DURATION: max(duration_s, 0.0),
-        A_UNKNOWN_POLICY_SOURCE: decision.unknown_policy_source.value,
-        A_DEPTH_POLICY: decision.depth_policy.value,
-        A_DEPTH_POLICY_SOURCE: decision.depth_policy_source.value,
-        A_WOULD_DOWNGRADE_UNDER: [
+        span_names.A_REPOSITORY: repository,
+        span_names.A_OWNER: owner,
+        span_names.A_REVISION: decision.revision,
+        span_names.A_MODE: decision.mode.value,
+        span_names.A_MODE_SOURCE: decision.mode_source.value,
+        span_names.A_UNKNOWN_POLICY: decision.unknown_policy.value,
+        span_names.A_VERDICT_IN: decision.verdict_in.value,
+        span_names.A_VERDICT_OUT: decision.verdict_out.value,
+        span_names.A_OUTCOME: review_outcome(decision).value,
+        span_names.A_REASONS: [r.value for r in decision.reasons],
+        span_names.A_DOWNGRADED: decision.downgraded,
+        span_names.A_WOULD_DOWNGRADE: decision.would_downgrade,
+        span_names.A_REVIEWERS: len(decision.reviewers),
+        span_names.A_CLAIMED: sum(f.claimed for f in facts),
+        span_names.A_UNSUPPORTED: len(unsupported),
+        span_names.A_UNKNOWN: sum(f.unknown_total for f in facts),
+        span_names.A_UNSUPPORTED_PATHS: kept,
+        span_names.A_UNSUPPORTED_DROPPED: dropped,
+        span_names.A_DURATION: max(duration_s, 0.0),
+        span_names.A_UNKNOWN_POLICY_SOURCE: decision.unknown_policy_source.value,
+        span_names.A_DEPTH_POLICY: decision.depth_policy.value,
+        span_names.A_DEPTH_POLICY_SOURCE: decision.depth_policy_source.value,
+        span_names.A_WOULD_DOWNGRADE_UNDER: [
             row.depth_policy.value for row in decision.depth_policies if row.would_downgrade
         ],
-        A_SHALLOW: sum(len(f.shallow) for f in facts),
-        A_CITATION_POLICY: decision.citation_policy.value,
-        A_CITATION_POLICY_SOURCE: decision.citation_policy_source.value,
-        A_CITATIONS: sum(f.citations_replayed for f in facts),
-        A_CITATIONS_FAILED: sum(len(f.failed_citations) for f in facts),
-        A_CITATIONS_WOULD_DOWNGRADE: decision.citations_would_downgrade,
-        A_MUTATION_POLICY: decision.mutation_policy.value,
-        A_MUTATION_POLICY_SOURCE: decision.mutation_policy_source.value,
-        A_MUTATIONS_WOULD_DOWNGRADE: decision.mutations_would_downgrade,
-        **{f"{A_DEPTH_PREFIX}{depth.value}": count for depth, count in depth_counts(facts).items()},
+        span_names.A_SHALLOW: sum(len(f.shallow) for f in facts),
+        span_names.A_CITATION_POLICY: decision.citation_policy.value,
+        span_names.A_CITATION_POLICY_SOURCE: decision.citation_policy_source.value,
+        span_names.A_CITATIONS: sum(f.citations_replayed for f in facts),
+        span_names.A_CITATIONS_FAILED: sum(len(f.failed_citations) for f in facts),
+        span_names.A_CITATIONS_WOULD_DOWNGRADE: decision.citations_would_downgrade,
+        span_names.A_MUTATION_POLICY: decision.mutation_policy.value,
+        span_names.A_MUTATION_POLICY_SOURCE: decision.mutation_policy_source.value,
+        span_names.A_MUTATIONS_WOULD_DOWNGRADE: decision.mutations_would_downgrade,
+        **{
+            f"{span_names.A_DEPTH_PREFIX}{depth.value}": count
+            for depth, count in depth_counts(facts).items()
+        },
     }
     end = end_time_ns if end_time_ns is not None else time.time_ns()
     span = tracer.start_span(
-        f"{SPAN_PREFIX}{decision.repo}",  # kind internal, the default
+        f"{span_names.SPAN_PREFIX}{decision.repo}",  # kind internal, the default
         attributes=attributes,
         start_time=end - int(max(duration_s, 0.0) * 1e9),
     )
@@ -733,38 +726,38 @@ def record_reconcile_span(
         shallow, _ = _bounded(fact.shallow, shallow_budget)
         shallow_budget -= len(shallow)
         span.add_event(
-            REVIEWER_EVENT,
+            span_names.REVIEWER_EVENT,
             {
-                A_AGENT: fact.agent,
-                A_FORMAT: fact.format,
-                A_CAPABILITY: fact.capability,
-                A_COMPLETE: fact.complete,
-                A_TRUNCATED: fact.truncated,
-                A_STALE: fact.stale,
-                A_FAILED: fact.failed,
-                A_COVERAGE: reviewer.coverage.value,
-                A_WOULD_DOWNGRADE: reviewer.would_downgrade,
-                A_CLAIMED: fact.claimed,
-                A_UNSUPPORTED: len(fact.unsupported),
-                A_UNKNOWN: fact.unknown_total,
-                A_UNSUPPORTED_PATHS: paths,
-                A_UNSUPPORTED_DROPPED: rest,
-                A_SHALLOW: len(fact.shallow),
-                A_SHALLOW_PATHS: shallow,
-                A_CITATIONS: fact.citations_replayed,
-                A_CITATIONS_FAILED: len(fact.failed_citations),
-                A_FAILED_CITATIONS: list(fact.failed_citations[:MAX_SPAN_CITATIONS]),
+                span_names.A_AGENT: fact.agent,
+                span_names.A_FORMAT: fact.format,
+                span_names.A_CAPABILITY: fact.capability,
+                span_names.A_COMPLETE: fact.complete,
+                span_names.A_TRUNCATED: fact.truncated,
+                span_names.A_STALE: fact.stale,
+                span_names.A_FAILED: fact.failed,
+                span_names.A_COVERAGE: reviewer.coverage.value,
+                span_names.A_WOULD_DOWNGRADE: reviewer.would_downgrade,
+                span_names.A_CLAIMED: fact.claimed,
+                span_names.A_UNSUPPORTED: len(fact.unsupported),
+                span_names.A_UNKNOWN: fact.unknown_total,
+                span_names.A_UNSUPPORTED_PATHS: paths,
+                span_names.A_UNSUPPORTED_DROPPED: rest,
+                span_names.A_SHALLOW: len(fact.shallow),
+                span_names.A_SHALLOW_PATHS: shallow,
+                span_names.A_CITATIONS: fact.citations_replayed,
+                span_names.A_CITATIONS_FAILED: len(fact.failed_citations),
+                span_names.A_FAILED_CITATIONS: list(fact.failed_citations[:MAX_SPAN_CITATIONS]),
                 **{
-                    f"{A_CONTENT_PREFIX}{checked.value}": fact.content.get(checked, 0)
+                    f"{span_names.A_CONTENT_PREFIX}{checked.value}": fact.content.get(checked, 0)
                     for checked in FileContent
                 },
-                A_MUTATIONS: fact.mutations,
+                span_names.A_MUTATIONS: fact.mutations,
                 # a reviewer without an evidence document has no stream to have understood
                 **(
                     {
-                        A_CLIENT_VERSION: fact.client_version,
-                        A_DRIFT: fact.drift,
-                        A_DRIFT_KINDS: list(fact.drift_kinds),
+                        span_names.A_CLIENT_VERSION: fact.client_version,
+                        span_names.A_DRIFT: fact.drift,
+                        span_names.A_DRIFT_KINDS: list(fact.drift_kinds),
                     }
                     if fact.evidence
                     else {}

@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from coverage_gate.contracts import review_span as span_names
 from coverage_gate.contracts.model import (
     Capability,
     DecisionDocument,
@@ -330,17 +331,19 @@ def test_reconcile_span_carries_outcome_counts_and_unsupported_paths() -> None:
     span = _span(decision, end_time_ns=2_000_000_000)
     attributes = dict(span.attributes or {})
     assert span.name == "reconcile acme/api"
-    assert attributes[m.A_OUTCOME] == "would_downgrade"
-    assert attributes[m.A_REVISION] == "abc123"
-    assert attributes[m.A_CLAIMED] == 6
-    assert attributes[m.A_UNSUPPORTED] == 2
-    assert attributes[m.A_UNKNOWN] == 3
-    assert _paths(attributes[m.A_UNSUPPORTED_PATHS]) == ["README.md", "src/db.py"]
+    assert attributes[span_names.A_OUTCOME] == "would_downgrade"
+    assert attributes[span_names.A_REVISION] == "abc123"
+    assert attributes[span_names.A_CLAIMED] == 6
+    assert attributes[span_names.A_UNSUPPORTED] == 2
+    assert attributes[span_names.A_UNKNOWN] == 3
+    assert _paths(attributes[span_names.A_UNSUPPORTED_PATHS]) == ["README.md", "src/db.py"]
     assert span.end_time == 2_000_000_000
     assert span.start_time == 1_500_000_000
-    events = {e.attributes[m.A_AGENT]: dict(e.attributes) for e in span.events if e.attributes}
-    assert events["security"][m.A_WOULD_DOWNGRADE] is True
-    assert events["style"][m.A_CAPABILITY] == "none"
+    events = {
+        e.attributes[span_names.A_AGENT]: dict(e.attributes) for e in span.events if e.attributes
+    }
+    assert events["security"][span_names.A_WOULD_DOWNGRADE] is True
+    assert events["style"][span_names.A_CAPABILITY] == "none"
 
 
 def test_reconcile_span_bounds_the_unsupported_paths() -> None:
@@ -352,10 +355,14 @@ def test_reconcile_span_bounds_the_unsupported_paths() -> None:
     ]
     span = _span(decide("acme/api", scope=scope, reviewers=liars), max_files=50)
     attributes = dict(span.attributes or {})
-    assert len(_paths(attributes[m.A_UNSUPPORTED_PATHS])) == 50
-    assert attributes[m.A_UNSUPPORTED_DROPPED] == 30
-    kept = [len(_paths(e.attributes[m.A_UNSUPPORTED_PATHS])) for e in span.events if e.attributes]
-    dropped = [e.attributes[m.A_UNSUPPORTED_DROPPED] for e in span.events if e.attributes]
+    assert len(_paths(attributes[span_names.A_UNSUPPORTED_PATHS])) == 50
+    assert attributes[span_names.A_UNSUPPORTED_DROPPED] == 30
+    kept = [
+        len(_paths(e.attributes[span_names.A_UNSUPPORTED_PATHS]))
+        for e in span.events
+        if e.attributes
+    ]
+    dropped = [e.attributes[span_names.A_UNSUPPORTED_DROPPED] for e in span.events if e.attributes]
     assert kept == [40, 10]
     assert dropped == [0, 30]
 
@@ -408,21 +415,22 @@ def test_reconcile_span_carries_policies_depths_and_the_comparison() -> None:
         "acme/api", scope=SCOPE, reviewers=[SKIMMER], depth_policy=DepthPolicy.ALL_HUNKS
     )
     attributes = dict(_span(decision).attributes or {})
-    assert attributes[m.A_DEPTH_POLICY] == "all-hunks"
-    assert attributes[m.A_DEPTH_POLICY_SOURCE] == "default"
-    assert attributes[m.A_UNKNOWN_POLICY_SOURCE] == "default"
-    assert _paths(attributes[m.A_WOULD_DOWNGRADE_UNDER]) == ["any-hunk", "all-hunks"]
+    assert attributes[span_names.A_DEPTH_POLICY] == "all-hunks"
+    assert attributes[span_names.A_DEPTH_POLICY_SOURCE] == "default"
+    assert attributes[span_names.A_UNKNOWN_POLICY_SOURCE] == "default"
+    assert _paths(attributes[span_names.A_WOULD_DOWNGRADE_UNDER]) == ["any-hunk", "all-hunks"]
     assert [
-        attributes[f"{m.A_DEPTH_PREFIX}{d}"] for d in ("full", "partial", "none", "unknown")
+        attributes[f"{span_names.A_DEPTH_PREFIX}{d}"]
+        for d in ("full", "partial", "none", "unknown")
     ] == [
         1,
         1,
         1,
         0,
     ]
-    assert attributes[m.A_SHALLOW] == 2
+    assert attributes[span_names.A_SHALLOW] == 2
     (event,) = [dict(e.attributes) for e in _span(decision).events if e.attributes]
-    assert _paths(event[m.A_SHALLOW_PATHS]) == ["src/api.py", "src/db.py"]
+    assert _paths(event[span_names.A_SHALLOW_PATHS]) == ["src/api.py", "src/db.py"]
 
 
 # --- citations --------------------------------------------------------------------------------
@@ -512,16 +520,19 @@ def test_reconcile_span_carries_citation_counts_policy_and_the_failed_locations(
     decision = decide("acme/api", scope=SCOPE, reviewers=[CITING, HONEST])
     span = _span(decision)
     attributes = dict(span.attributes or {})
-    assert attributes[m.A_CITATION_POLICY] == "downgrade"
-    assert attributes[m.A_CITATION_POLICY_SOURCE] == "default"
-    assert attributes[m.A_CITATIONS] == 5
-    assert attributes[m.A_CITATIONS_FAILED] == 3
-    assert attributes[m.A_CITATIONS_WOULD_DOWNGRADE] is True
+    assert attributes[span_names.A_CITATION_POLICY] == "downgrade"
+    assert attributes[span_names.A_CITATION_POLICY_SOURCE] == "default"
+    assert attributes[span_names.A_CITATIONS] == 5
+    assert attributes[span_names.A_CITATIONS_FAILED] == 3
+    assert attributes[span_names.A_CITATIONS_WOULD_DOWNGRADE] is True
     citing, honest = [dict(e.attributes or {}) for e in span.events]
-    assert (citing[m.A_CITATIONS], citing[m.A_CITATIONS_FAILED]) == (5, 3)
-    assert _paths(citing[m.A_FAILED_CITATIONS]) == [
+    assert (citing[span_names.A_CITATIONS], citing[span_names.A_CITATIONS_FAILED]) == (5, 3)
+    assert _paths(citing[span_names.A_FAILED_CITATIONS]) == [
         "src/api.py:2",
         "src/api.py:2",
         "src/missing.py:1",
     ]
-    assert (honest[m.A_CITATIONS], _paths(honest[m.A_FAILED_CITATIONS])) == (0, [])
+    assert (honest[span_names.A_CITATIONS], _paths(honest[span_names.A_FAILED_CITATIONS])) == (
+        0,
+        [],
+    )

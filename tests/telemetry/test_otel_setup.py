@@ -26,6 +26,7 @@ from opentelemetry.proto.metrics.v1.metrics_pb2 import AggregationTemporality
 from typer.testing import CliRunner
 
 from coverage_gate.cli import app
+from coverage_gate.contracts import review_span as span_names
 from coverage_gate.contracts.model import Capability
 from coverage_gate.rollout import metrics as m
 from coverage_gate.rollout.metrics import INSTRUMENTS
@@ -312,10 +313,10 @@ def test_otlp_http_export_decodes_to_the_expected_spans_and_metrics(
     (span,) = resource_spans.scope_spans[0].spans
     assert span.name == "reconcile acme/api"
     attributes = {a.key: a.value for a in span.attributes}
-    assert attributes[m.A_OUTCOME].string_value == "would_downgrade"
-    assert [v.string_value for v in attributes[m.A_UNSUPPORTED_PATHS].array_value.values] == [
-        "src/db.py"
-    ]
+    assert attributes[span_names.A_OUTCOME].string_value == "would_downgrade"
+    assert [
+        v.string_value for v in attributes[span_names.A_UNSUPPORTED_PATHS].array_value.values
+    ] == ["src/db.py"]
     assert len(span.events) == 2
 
     (metric_body,) = received.bodies("/v1/metrics")

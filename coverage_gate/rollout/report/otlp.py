@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from coverage_gate.contracts import review_span as span_names
 from coverage_gate.contracts.model import Depth, DepthPolicy, FileContent
 from coverage_gate.rollout import metrics as m
 from coverage_gate.rollout.report.folder import FolderInput, Loaded
@@ -130,7 +131,7 @@ def _strings(attributes: Mapping[str, object], key: str) -> tuple[str, ...]:
 
 
 #: (outcome, event attribute key) of each way a claimed file's content can be checked.
-CONTENT_KEYS = tuple((c.value, f"{m.A_CONTENT_PREFIX}{c.value}") for c in FileContent)
+CONTENT_KEYS = tuple((c.value, f"{span_names.A_CONTENT_PREFIX}{c.value}") for c in FileContent)
 
 
 def _content_outcomes(attributes: Mapping[str, object]) -> tuple[tuple[str, int], ...]:
@@ -141,61 +142,61 @@ def _content_outcomes(attributes: Mapping[str, object]) -> tuple[tuple[str, int]
 def _reviewer(event: Mapping[str, object]) -> ReviewerRecord:
     a = _attributes(event.get("attributes"))
     return ReviewerRecord(
-        agent=_str(a, m.A_AGENT),
-        format=_str(a, m.A_FORMAT, m.FORMAT_UNKNOWN),
-        capability=_str(a, m.A_CAPABILITY, m.CAPABILITY_ABSENT),
-        complete=_flag(a, m.A_COMPLETE),
-        truncated=_flag(a, m.A_TRUNCATED),
-        stale=_flag(a, m.A_STALE),
-        failed=_flag(a, m.A_FAILED),
-        would_downgrade=_flag(a, m.A_WOULD_DOWNGRADE),
-        unsupported_files=_strings(a, m.A_UNSUPPORTED_PATHS),
-        unsupported_dropped=_count(a, m.A_UNSUPPORTED_DROPPED),
-        shallow_files=_strings(a, m.A_SHALLOW_PATHS),
-        failed_citations=_strings(a, m.A_FAILED_CITATIONS),
+        agent=_str(a, span_names.A_AGENT),
+        format=_str(a, span_names.A_FORMAT, m.FORMAT_UNKNOWN),
+        capability=_str(a, span_names.A_CAPABILITY, m.CAPABILITY_ABSENT),
+        complete=_flag(a, span_names.A_COMPLETE),
+        truncated=_flag(a, span_names.A_TRUNCATED),
+        stale=_flag(a, span_names.A_STALE),
+        failed=_flag(a, span_names.A_FAILED),
+        would_downgrade=_flag(a, span_names.A_WOULD_DOWNGRADE),
+        unsupported_files=_strings(a, span_names.A_UNSUPPORTED_PATHS),
+        unsupported_dropped=_count(a, span_names.A_UNSUPPORTED_DROPPED),
+        shallow_files=_strings(a, span_names.A_SHALLOW_PATHS),
+        failed_citations=_strings(a, span_names.A_FAILED_CITATIONS),
         content=_content_outcomes(a),
-        client_version=_str(a, m.A_CLIENT_VERSION, m.VERSION_NONE),
-        drift=_str(a, m.A_DRIFT),
-        drift_kinds=_strings(a, m.A_DRIFT_KINDS),
+        client_version=_str(a, span_names.A_CLIENT_VERSION, m.VERSION_NONE),
+        drift=_str(a, span_names.A_DRIFT),
+        drift_kinds=_strings(a, span_names.A_DRIFT_KINDS),
     )
 
 
 def _review(span: Mapping[str, object]) -> ReviewRecord | None:
     name = span.get("name")
-    if not isinstance(name, str) or not name.startswith(m.SPAN_PREFIX):
+    if not isinstance(name, str) or not name.startswith(span_names.SPAN_PREFIX):
         return None
     a = _attributes(span.get("attributes"))
-    if m.A_OUTCOME not in a:
+    if span_names.A_OUTCOME not in a:
         return None
     start = _int(span.get("startTimeUnixNano", 0), "startTimeUnixNano")
     end = _int(span.get("endTimeUnixNano", 0), "endTimeUnixNano")
-    duration = a.get(m.A_DURATION)
+    duration = a.get(span_names.A_DURATION)
     events = [_obj(e, "event") for e in _list(span.get("events"), "events")]
     return ReviewRecord(
-        repository=_str(a, m.A_REPOSITORY, name.removeprefix(m.SPAN_PREFIX)),
-        revision=_str(a, m.A_REVISION),
-        mode=_str(a, m.A_MODE),
-        mode_source=_str(a, m.A_MODE_SOURCE),
-        outcome=_str(a, m.A_OUTCOME),
-        verdict_in=_str(a, m.A_VERDICT_IN),
-        reasons=_strings(a, m.A_REASONS),
-        claimed=_count(a, m.A_CLAIMED),
-        unsupported=_count(a, m.A_UNSUPPORTED),
-        unknown=_count(a, m.A_UNKNOWN),
+        repository=_str(a, span_names.A_REPOSITORY, name.removeprefix(span_names.SPAN_PREFIX)),
+        revision=_str(a, span_names.A_REVISION),
+        mode=_str(a, span_names.A_MODE),
+        mode_source=_str(a, span_names.A_MODE_SOURCE),
+        outcome=_str(a, span_names.A_OUTCOME),
+        verdict_in=_str(a, span_names.A_VERDICT_IN),
+        reasons=_strings(a, span_names.A_REASONS),
+        claimed=_count(a, span_names.A_CLAIMED),
+        unsupported=_count(a, span_names.A_UNSUPPORTED),
+        unknown=_count(a, span_names.A_UNKNOWN),
         duration_s=float(duration)
         if isinstance(duration, int | float) and not isinstance(duration, bool)
         else max(end - start, 0) / 1e9,
         end_ns=end,
-        reviewers=tuple(_reviewer(e) for e in events if e.get("name") == m.REVIEWER_EVENT),
-        depth_policy=_str(a, m.A_DEPTH_POLICY, DepthPolicy.ACCEPT.value),
-        depths={d.value: _count(a, f"{m.A_DEPTH_PREFIX}{d.value}") for d in Depth},
-        would_downgrade_under=_strings(a, m.A_WOULD_DOWNGRADE_UNDER)
-        if m.A_WOULD_DOWNGRADE_UNDER in a
+        reviewers=tuple(_reviewer(e) for e in events if e.get("name") == span_names.REVIEWER_EVENT),
+        depth_policy=_str(a, span_names.A_DEPTH_POLICY, DepthPolicy.ACCEPT.value),
+        depths={d.value: _count(a, f"{span_names.A_DEPTH_PREFIX}{d.value}") for d in Depth},
+        would_downgrade_under=_strings(a, span_names.A_WOULD_DOWNGRADE_UNDER)
+        if span_names.A_WOULD_DOWNGRADE_UNDER in a
         else None,
-        citations_replayed=_count(a, m.A_CITATIONS),
-        citations_failed=_count(a, m.A_CITATIONS_FAILED),
-        citations_would_downgrade=_flag(a, m.A_CITATIONS_WOULD_DOWNGRADE)
-        if m.A_CITATIONS_WOULD_DOWNGRADE in a
+        citations_replayed=_count(a, span_names.A_CITATIONS),
+        citations_failed=_count(a, span_names.A_CITATIONS_FAILED),
+        citations_would_downgrade=_flag(a, span_names.A_CITATIONS_WOULD_DOWNGRADE)
+        if span_names.A_CITATIONS_WOULD_DOWNGRADE in a
         else None,
     )
 
