@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     from coverage_gate.core.events import Adapter
 
+__all__ = ["ADAPTERS", "DOCUMENT_FORMATS", "V"]
+
 V = TypeVar("V")
 
 

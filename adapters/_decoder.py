@@ -27,6 +27,8 @@ from coverage_gate.core.events import (
 from ._json import JsonObject, is_blank, load_object
 from ._stream import ObjectLineReader, Spec, load_line
 
+__all__ = ["D", "JsonLinesAdapter", "JsonLinesDecoder", "single_id", "sniff_lines"]
+
 
 class JsonLinesDecoder(ABC):
     """A decoder of one JSON object per line.

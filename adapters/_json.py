@@ -18,6 +18,26 @@ from collections.abc import Callable, Mapping, Sequence
 
 from coverage_gate.core.events import Malformed
 
+__all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "MAX_KEY_CHARS",
+    "OUT_OF_RANGE",
+    "JsonObject",
+    "OutOfRange",
+    "as_int64",
+    "get_int",
+    "get_list",
+    "get_obj",
+    "get_str",
+    "is_blank",
+    "key",
+    "load_object",
+    "loads_object",
+    "objects",
+    "opens_object",
+]
+
 JsonObject = Mapping[str, object]
 
 INT64_MIN = -(2**63)

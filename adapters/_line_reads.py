@@ -24,6 +24,8 @@ from coverage_gate.core.events import (
 
 from ._json import JsonObject, OutOfRange, get_int, get_obj, get_str
 
+__all__ = ["count_argument", "line_read", "read_input"]
+
 
 def count_argument(arguments: JsonObject, name: str) -> int | OutOfRange | None:
     """A non-negative integer argument; ``OUT_OF_RANGE`` past the 64-bit range; anything else is

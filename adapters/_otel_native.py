@@ -37,6 +37,8 @@ from coverage_gate.core.events import (
 
 from ._json import key
 
+__all__ = ["TOOL_ERROR", "Calls", "Part", "path_only"]
+
 TOOL_ERROR: Final = "tool_error"
 
 

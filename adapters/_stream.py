@@ -29,6 +29,16 @@ from coverage_gate.core.events import Event, Malformed
 
 from ._json import OUT_OF_RANGE, JsonObject, load_object
 
+__all__ = [
+    "MAX_TOKEN_BYTES",
+    "Items",
+    "LineDecoder",
+    "ObjectLineReader",
+    "ObjectReader",
+    "Spec",
+    "load_line",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class Items:

@@ -141,6 +141,32 @@ from ._line_reads import line_read
 from ._mutations import shell_write
 from ._stream import Items, Spec
 
+__all__ = [
+    "ADAPTER",
+    "BLOCK_TYPES",
+    "DEFAULT_READ_LINES",
+    "DENIAL_PREFIXES",
+    "FIELDS",
+    "KNOWS",
+    "LINE_TYPES",
+    "MCP_PREFIX",
+    "NAME",
+    "NOT_READ_TEXT_TOOLS",
+    "NOT_READ_TOOLS",
+    "OTHER_CLIENT_INIT_HEAD",
+    "OTHER_CLIENT_VERSIONS",
+    "PERMISSION_DENIED",
+    "READ_TOOL",
+    "SHELL_TOOL",
+    "SPEC",
+    "TOOL_ERROR",
+    "WRITE_TOOLS",
+    "ClaudeCodeAdapter",
+    "ClaudeCodeDecoder",
+    "other_action",
+    "unlisted_tools",
+]
+
 NAME: Final = "claude-code"
 READ_TOOL: Final = "Read"
 DEFAULT_READ_LINES: Final = 2000  # what Read returns when given an offset and no limit

@@ -37,6 +37,26 @@ from coverage_gate.contracts.enums import IssueKind
 from coverage_gate.core.events import FormatKnowledge
 from coverage_gate.core.tracecalls import ReadView, TraceCall, TraceStatus
 
+__all__ = [
+    "DESCRIPTION",
+    "INT64_MAX",
+    "KNOWS",
+    "LABELS",
+    "NAME",
+    "SCHEMA_VERSION",
+    "TRACE_VERSION",
+    "Call",
+    "Int64",
+    "Metadata",
+    "Output",
+    "ProvenanceIssue",
+    "RequestedRange",
+    "ToolEvidence",
+    "Trace",
+    "trace_call",
+    "version_problem",
+]
+
 NAME = "codereview-cli"
 DESCRIPTION = (
     "codereview-cli task metadata.json (schema 4): its per-call trace; capability none without one"

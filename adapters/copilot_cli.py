@@ -113,6 +113,27 @@ from ._mutations import apply_patch_paths, shell_write
 from ._returned import returned
 from ._stream import Items, Spec
 
+__all__ = [
+    "ADAPTER",
+    "COMMAND_FAILED",
+    "COMPLETE",
+    "EVENTS",
+    "KNOWS",
+    "NAME",
+    "NOT_READ_TEXT_TOOLS",
+    "NOT_READ_TOOLS",
+    "READ_TOOL",
+    "RESULT",
+    "SHELL_TOOL",
+    "SPEC",
+    "START",
+    "SUBAGENT_SELECTED",
+    "TOOL_ERROR",
+    "TURN_START",
+    "WRITE_TOOLS",
+    "CopilotDecoder",
+]
+
 NAME: Final = "copilot-cli"
 READ_TOOL: Final = "view"
 TOOL_ERROR: Final = "tool_error"

@@ -117,6 +117,22 @@ from ._json import (
 from ._mutations import shell_write
 from ._stream import Spec
 
+__all__ = [
+    "ADAPTER",
+    "DEFAULT_READ_LINES",
+    "EVENTS",
+    "KNOWS",
+    "NAME",
+    "NOT_READ_TOOLS",
+    "READ_MANY_TOOL",
+    "READ_TOOL",
+    "SHELL_TOOL",
+    "SPEC",
+    "TOOL_ERROR",
+    "WRITE_TOOLS",
+    "GeminiCliDecoder",
+]
+
 NAME: Final = "gemini-cli"
 READ_TOOL: Final = "read_file"
 READ_MANY_TOOL: Final = "read_many_files"

@@ -114,6 +114,25 @@ from ._mutations import apply_patch_paths, shell_write
 from ._returned import returned
 from ._stream import Spec
 
+__all__ = [
+    "ADAPTER",
+    "COMPLETED",
+    "DEFAULT_READ_LINES",
+    "ERROR",
+    "MORE_STEPS",
+    "NAME",
+    "NOT_READ_TEXT_TOOLS",
+    "NOT_READ_TOOLS",
+    "PATCH_TOOLS",
+    "READ_TOOL",
+    "SHELL_TOOL",
+    "SPEC",
+    "TASK_TOOL",
+    "TOOL_ERROR",
+    "WRITE_TOOLS",
+    "OpenCodeDecoder",
+]
+
 NAME: Final = "opencode"
 READ_TOOL: Final = "read"
 TASK_TOOL: Final = "task"

@@ -148,6 +148,49 @@ from .claude_code import SHELL_TOOL as CLAUDE_SHELL
 from .claude_code import WRITE_TOOLS as CLAUDE_WRITES
 from .claude_code import _read_action as claude_read_action
 
+__all__ = [
+    "ADAPTER",
+    "CLAUDE_CALL_ID",
+    "CLAUDE_EXECUTION_SPAN",
+    "CLAUDE_INPUT",
+    "CLAUDE_INTERACTION_SPAN",
+    "CLAUDE_LOGS",
+    "CLAUDE_NO_DETAILS",
+    "CLAUDE_PREFIX",
+    "CLAUDE_RESULT_LOG",
+    "CLAUDE_SPANS",
+    "CLAUDE_TOOL",
+    "CLAUDE_TOOL_SPAN",
+    "CODEX_CALL_ID",
+    "CODEX_LOGS",
+    "CODEX_NOT_READS",
+    "CODEX_NO_FILES",
+    "CODEX_PREFIX",
+    "CODEX_RESULT_LOG",
+    "CODEX_SHELLS",
+    "CODEX_WRITES",
+    "DIFF_TOOLS",
+    "EVENT_NAME",
+    "EXIT_CODE",
+    "FILE_PATH",
+    "GENAI_NOT_READS",
+    "KNOWS",
+    "MAX_REPLAYED_DRIFT",
+    "MENTION_TOOLS",
+    "NAME",
+    "READ_TOOLS",
+    "SERVICES",
+    "SERVICE_NAME",
+    "SERVICE_VERSION",
+    "SPAN_ERROR",
+    "SPEC",
+    "TOOL_ARGUMENTS",
+    "AttributeValue",
+    "Attributes",
+    "OtlpJsonDecoder",
+    "attributes",
+]
+
 NAME: Final = "otlp-json"
 TOOL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"  # GenAI semantic conventions
 READ_TOOLS: Final = frozenset({"read", "Read", "cr_read", "read_file"})

@@ -92,6 +92,25 @@ from ._mutations import shell_write
 from ._returned import returned
 from ._stream import Items, ObjectLineReader, Spec, load_line
 
+__all__ = [
+    "ADAPTER",
+    "COUNTED_TOOLS",
+    "DIFF_TOOLS",
+    "KNOWS",
+    "NAME",
+    "NOT_READ_TEXT_TOOLS",
+    "NOT_READ_TOOLS",
+    "RANGE_HEADER_TOOLS",
+    "READ_TOOLS",
+    "SHELL_TOOL",
+    "SPEC",
+    "WRITE_TOOLS",
+    "PiRpcAdapter",
+    "PiRpcDecoder",
+    "action_for",
+    "result_range",
+]
+
 NAME = "pi-rpc"
 READ_TOOLS = frozenset({"cr_read", "read"})
 DIFF_TOOLS = frozenset({"cr_diff"})

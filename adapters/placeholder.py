@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from coverage_gate.contracts.enums import Capability
 from coverage_gate.core.events import Event, FormatKnowledge, LineClass, StreamComplete
 
+__all__ = ["ADAPTER", "NAME", "SubprocessAdapter", "SubprocessDecoder"]
+
 NAME = "subprocess"
 
 

@@ -64,6 +64,19 @@ from .claude_code import (
     other_action,
 )
 
+__all__ = [
+    "ADAPTER",
+    "EVENTS",
+    "KNOWS",
+    "NAME",
+    "NOT_READ_TEXT_TOOLS",
+    "NOT_READ_TOOLS",
+    "READ_TOOL",
+    "SHELL_TOOL",
+    "WRITE_TOOLS",
+    "QwenCodeDecoder",
+]
+
 NAME: Final = "qwen-code"
 READ_TOOL: Final = "read_file"
 SHELL_TOOL: Final = "run_shell_command"

@@ -2,4 +2,6 @@
 
 from coverage_gate.cli import main
 
+__all__: list[str] = []
+
 main()

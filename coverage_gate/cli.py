@@ -29,6 +29,8 @@ from coverage_gate.commands._common import say
 from coverage_gate.edges.stdio import discard_stdout
 from coverage_gate.errors import ExitCode
 
+__all__ = ["MOUNTS", "SUMMARIES", "LazyGroup", "app", "main"]
+
 #: Errors of a stdout that cannot be written: a full disk, a closed pipe.
 _STDOUT_GONE = frozenset({errno.ENOSPC, errno.EPIPE, errno.EDQUOT, errno.EFBIG})
 

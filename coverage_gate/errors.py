@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+__all__ = [
+    "BadConfigError",
+    "BadInputError",
+    "CoverageGateError",
+    "ExitCode",
+    "UsageError",
+    "check_repo",
+]
+
 
 class ExitCode(IntEnum):
     OK = 0  # a decision (or document) was produced; a downgrade is not an error

@@ -30,6 +30,14 @@ from coverage_gate.core.calls import CallRecord
 from coverage_gate.record.recording import Recorder, RecordSettings
 from coverage_gate.telemetry.ports import SpanSink
 
+__all__ = [
+    "TelemetryCapture",
+    "TelemetryResult",
+    "disagreements",
+    "sender_exited_normally",
+    "why_incomplete",
+]
+
 
 @dataclass(frozen=True)
 class TelemetryResult:

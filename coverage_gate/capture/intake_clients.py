@@ -23,6 +23,15 @@ from enum import StrEnum
 from pathlib import PurePath
 from typing import Final
 
+__all__ = [
+    "ENDPOINT_VARIABLE",
+    "EXPORT_INTERVAL_MS",
+    "IntakeClient",
+    "codex_overrides",
+    "command",
+    "environment",
+]
+
 ENDPOINT_VARIABLE: Final = "COVERAGE_GATE_OTLP_ENDPOINT"
 EXPORT_INTERVAL_MS: Final = "1000"
 

@@ -46,6 +46,24 @@ from coverage_gate.contracts import defaults
 if TYPE_CHECKING:
     from coverage_gate.contracts.model import EvidenceDocument
 
+__all__ = [
+    "CHUNK",
+    "DEFAULT_GRACE_SECONDS",
+    "EXIT_TIMEOUT",
+    "FORWARDED_SIGNALS",
+    "ChunkRecorder",
+    "Ending",
+    "Interrupter",
+    "LiveError",
+    "LiveResult",
+    "RunOutcome",
+    "end_process_group",
+    "forwarding_signals",
+    "run_and_tee",
+    "run_recorded",
+    "with_descendants_ended",
+]
+
 CHUNK = 64 * 1024
 DEFAULT_GRACE_SECONDS = defaults.GRACE_SECONDS
 EXIT_TIMEOUT = 124  # what GNU timeout(1) returns; documented in the README

@@ -36,6 +36,20 @@ from typing import Final
 
 from coverage_gate.telemetry.otlp_wire import BadBody, Encoding, Signal, json_line
 
+__all__ = [
+    "DEFAULT_DRAIN_SECONDS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_READ_TIMEOUT",
+    "DISCARD_FACTOR",
+    "LOOPBACK",
+    "MAX_CONCURRENT",
+    "MAX_REASONS",
+    "BodyTooLargeError",
+    "IntakeSummary",
+    "Sink",
+    "TelemetryIntake",
+]
+
 LOOPBACK: Final = "127.0.0.1"
 DEFAULT_MAX_BODY_BYTES: Final = 32 * 1024 * 1024
 DEFAULT_READ_TIMEOUT: Final = 10.0

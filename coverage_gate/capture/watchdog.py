@@ -25,6 +25,8 @@ import sys
 import time
 from collections.abc import Sequence
 
+__all__ = ["KILL_WAIT_SECONDS", "command", "end_group", "group_alive", "main", "watch"]
+
 #: After SIGKILL, how long to wait for the group to be gone before giving up on it.
 KILL_WAIT_SECONDS = 5.0
 _POLL_SECONDS = 0.02

@@ -26,6 +26,8 @@ from typing import Any, TypeVar
 import typer
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
+__all__ = ["FLAG", "HELP_WIDTH", "Command", "E", "Group", "P", "build_runtime_param", "choice"]
+
 try:
     from typer._coercion import build_runtime_param
     from typer._param_types import coerce_cli_path

@@ -23,6 +23,17 @@ from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode
 if TYPE_CHECKING:
     from coverage_gate.telemetry.otel_setup import Telemetry
 
+__all__ = [
+    "DECISION",
+    "EVIDENCE",
+    "emit_document",
+    "errors_to_exit",
+    "format_names",
+    "open_stream",
+    "say",
+    "telemetry_session",
+]
+
 EVIDENCE = "evidence document"
 DECISION = "decision"
 

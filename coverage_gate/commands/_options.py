@@ -14,6 +14,25 @@ if TYPE_CHECKING:
     from coverage_gate.core.diffmap import DiffIndex
     from coverage_gate.record.recording import RecordSettings, RootChoice
 
+__all__ = [
+    "DEFAULT_LINE_BYTES",
+    "DEFAULT_MAX_FILES",
+    "DEFAULT_MAX_ISSUES",
+    "AgentOption",
+    "DiffOption",
+    "MaxFilesOption",
+    "MaxIssuesOption",
+    "MaxLineBytesOption",
+    "RepoRootOption",
+    "RevisionOption",
+    "RunRevisionOption",
+    "SnapshotOption",
+    "dirty_note",
+    "record_settings",
+    "root_note",
+    "snapshot_revision",
+]
+
 RevisionOption = Annotated[
     str, typer.Option(help="The commit (head SHA) or snapshot tree under review.")
 ]

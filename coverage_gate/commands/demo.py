@@ -12,6 +12,8 @@ from coverage_gate.commands._common import errors_to_exit, say
 from coverage_gate.edges.stdio import require_stdout, write_stdout
 from coverage_gate.errors import BadInputError
 
+__all__ = ["demo"]
+
 
 def demo(
     keep: Annotated[Path | None, typer.Option(help="Keep the demo's files in this folder.")] = None,

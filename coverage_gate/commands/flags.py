@@ -33,6 +33,25 @@ from coverage_gate.errors import BadInputError, ExitCode, UsageError, check_repo
 if TYPE_CHECKING:
     from coverage_gate.rollout.flags import FlagSettings, ModeResolution, Policies
 
+__all__ = [
+    "EXIT_BAD_CONFIG",
+    "EXIT_BAD_INPUT",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "EnvironmentOption",
+    "FallbackChoice",
+    "FlagNameOption",
+    "FlagsFileOption",
+    "ModeChoice",
+    "OnErrorChoice",
+    "OutputFormat",
+    "UrlOption",
+    "flags",
+    "flags_app",
+    "pull",
+    "resolution_document",
+]
+
 EXIT_OK = int(ExitCode.OK)
 EXIT_USAGE = int(ExitCode.USAGE)
 EXIT_BAD_INPUT = int(ExitCode.BAD_INPUT)

@@ -29,6 +29,16 @@ if TYPE_CHECKING:
     from coverage_gate.commands.flags import ModeChoice
     from coverage_gate.contracts.model import DepthPolicy, UnknownPolicy, Verdict
 
+__all__ = [
+    "INPUTS",
+    "INPUTS_HELP",
+    "ActionInput",
+    "ActionInputs",
+    "E",
+    "github_command",
+    "parse_inputs",
+]
+
 E = TypeVar("E", bound=StrEnum)
 
 

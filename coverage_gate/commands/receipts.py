@@ -12,6 +12,8 @@ from coverage_gate.commands._common import errors_to_exit, say
 from coverage_gate.edges.stdio import write_stdout
 from coverage_gate.errors import BadInputError, ExitCode
 
+__all__ = ["receipts_app", "verify"]
+
 receipts_app = typer.Typer(
     cls=Group,
     help="Review receipts written by `reconcile --receipt DIR`.",

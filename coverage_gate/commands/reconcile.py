@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from coverage_gate.rollout.receipts import RecordingFiles, RecordingTree
     from coverage_gate.telemetry.otel_setup import Telemetry
 
+__all__ = ["decide", "reconcile_command"]
+
 
 def _scope(
     changed: Path | None,

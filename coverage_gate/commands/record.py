@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from coverage_gate.record.recording import ByteSource, Recorder, RecordSettings
     from coverage_gate.telemetry.ports import SpanSink
 
+__all__ = ["record"]
+
 
 def record(
     *,

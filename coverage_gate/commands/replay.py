@@ -30,6 +30,8 @@ from coverage_gate.errors import BadInputError, ExitCode, UsageError
 if TYPE_CHECKING:
     from coverage_gate.rollout.replay import Candidate, FlagAnswer, Tally
 
+__all__ = ["CHUNK", "REPLAY", "CandidateCitationPolicy", "CandidateMode", "ReplayFormat", "replay"]
+
 REPLAY = "replay"
 #: Characters written to stdout at a time.
 CHUNK = 1 << 16

@@ -47,6 +47,20 @@ from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV, default_teleme
 if TYPE_CHECKING:
     from coverage_gate.rollout.report import Criteria, Report
 
+__all__ = [
+    "DEFAULT_PROMETHEUS_TIMEOUT_S",
+    "DEFAULT_SINCE",
+    "EXIT_BAD_CONFIG",
+    "EXIT_BAD_INPUT",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "HTML_EXTRA_MISSING",
+    "Listing",
+    "ReportFormat",
+    "report",
+    "report_app",
+]
+
 EXIT_OK = 0
 EXIT_USAGE = int(ExitCode.USAGE)
 EXIT_BAD_INPUT = int(ExitCode.BAD_INPUT)

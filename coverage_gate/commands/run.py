@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from coverage_gate.core.events import Adapter
     from coverage_gate.record.recording import Recorder, RecordSettings, RootChoice
 
+__all__ = ["DRAIN_SECONDS", "RUN_CONTEXT_SETTINGS", "run_command"]
+
 # Options are parsed only up to the reviewer's command: everything from its first word on is the
 # reviewer's, so its own -o/--format/--timeout are never taken for ours ('--' stays optional).
 RUN_CONTEXT_SETTINGS: dict[str, object] = {"allow_interspersed_args": False}

@@ -11,6 +11,8 @@ from coverage_gate.commands._common import errors_to_exit
 from coverage_gate.edges.stdio import write_stdout
 from coverage_gate.errors import UsageError
 
+__all__ = ["SCHEMA_NAMES", "schema"]
+
 #: ``coverage_gate.contracts.schemas.SCHEMAS``' names, for --help without loading the models (a test
 #: holds them equal).
 SCHEMA_NAMES = ("reviewer-output", "evidence", "bundle", "decision", "receipt")

@@ -12,6 +12,8 @@ from coverage_gate.commands._common import errors_to_exit
 from coverage_gate.commands._options import snapshot_revision
 from coverage_gate.edges.stdio import write_stdout
 
+__all__ = ["snapshot"]
+
 
 def snapshot(
     repo_root: Annotated[

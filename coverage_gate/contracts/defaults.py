@@ -5,6 +5,21 @@ report), and those modules take them from here.
 
 from __future__ import annotations
 
+__all__ = [
+    "EVIDENCE_SCHEMA",
+    "EVIDENCE_VERSION",
+    "GRACE_SECONDS",
+    "MAX_ERRORS",
+    "MAX_FALLBACKS",
+    "MAX_FILES",
+    "MAX_ISSUES",
+    "MAX_LINE_BYTES",
+    "MAX_WOULD_DOWNGRADE_RATE",
+    "MIN_APPROVALS",
+    "MIN_DAYS",
+    "MIN_EVIDENCE_AVAILABILITY",
+]
+
 #: The evidence document's schema name and version (``model``, ``evidence_doc``, ``files``).
 EVIDENCE_SCHEMA = "coverage-gate/evidence"
 EVIDENCE_VERSION = "1.3"

@@ -9,6 +9,34 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+__all__ = [
+    "CallKind",
+    "Capability",
+    "CitationOutcome",
+    "CitationPolicy",
+    "CitationReason",
+    "Claim",
+    "ContentCheck",
+    "Coverage",
+    "Depth",
+    "DepthPolicy",
+    "DiffStatus",
+    "DriftKind",
+    "FileContent",
+    "FileStatus",
+    "IssueKind",
+    "Mode",
+    "ModeSource",
+    "MutationPolicy",
+    "PathRejection",
+    "PolicySource",
+    "Reason",
+    "UnknownPolicy",
+    "UnknownReason",
+    "UnsupportedReason",
+    "Verdict",
+]
+
 
 class Verdict(StrEnum):
     APPROVE = "approve"

@@ -22,6 +22,23 @@ from coverage_gate.contracts.enums import Capability, Depth, DiffStatus, DriftKi
 if TYPE_CHECKING:
     from coverage_gate.contracts import model
 
+__all__ = [
+    "Bounds",
+    "ByteRange",
+    "CallIssue",
+    "ContentSummary",
+    "Counters",
+    "DiffSummary",
+    "DriftEntry",
+    "EvidenceDocument",
+    "FileDepth",
+    "FileEvidence",
+    "LineRange",
+    "Mutation",
+    "contract",
+    "dump",
+]
+
 
 class ByteRange(msgspec.Struct, frozen=True, kw_only=True):
     offset: int

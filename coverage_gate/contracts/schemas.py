@@ -12,6 +12,8 @@ from coverage_gate.contracts.model import (
 )
 from coverage_gate.contracts.receipt import Receipt
 
+__all__ = ["SCHEMAS"]
+
 SCHEMAS: dict[str, type[BaseModel]] = {
     "reviewer-output": ReviewerOutput,
     "evidence": EvidenceDocument,

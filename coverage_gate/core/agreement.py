@@ -20,6 +20,8 @@ from enum import StrEnum
 from coverage_gate.contracts.enums import Capability
 from coverage_gate.core.calls import CallRecord
 
+__all__ = ["MAX_SHOWN", "Disagreement", "Side", "comparable", "compare", "report"]
+
 MAX_SHOWN = 20
 
 

@@ -51,6 +51,26 @@ from coverage_gate.core.revision_files import (
     RevisionFiles,
 )
 
+__all__ = [
+    "BINARY_SNIFF_BYTES",
+    "EXCERPT_CHARS",
+    "MAX_CITATIONS",
+    "MIN_QUOTE_CHARS",
+    "PATH_CHARS",
+    "WINDOW",
+    "Cited",
+    "FileCache",
+    "check",
+    "citations_of",
+    "excerpt",
+    "flat",
+    "found_on",
+    "is_binary",
+    "line_holds",
+    "lines_of",
+    "replay",
+]
+
 #: Lines looked at on either side of the cited one.
 WINDOW = 3
 #: Citations replayed per reviewer; the rest are counted, not replayed.

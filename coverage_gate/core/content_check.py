@@ -73,6 +73,27 @@ from coverage_gate.core.events import (
 )
 from coverage_gate.core.revision_files import blob_id
 
+__all__ = [
+    "DIFF_KEY",
+    "MAX_CALLS",
+    "MAX_CREDITS_PER_CALL",
+    "MAX_OTHER_BYTES",
+    "MAX_OTHER_FILES",
+    "MAX_REMEMBERED_ENDS",
+    "MAX_SAID_CHARS",
+    "MAX_START_OCCURRENCES",
+    "MIN_INFORMATIVE_CHARS",
+    "MIN_RUN_CHARS",
+    "MIN_RUN_LINES",
+    "MIN_SHORTENED_CHARS",
+    "UNCHECKED",
+    "CallChecker",
+    "ContentIndex",
+    "ReadCheck",
+    "check_read",
+    "file_lines",
+]
+
 #: Calls followed at once (the pairer's own bound).
 MAX_CALLS = 20_000
 #: A line the client shortened counts as the revision's when it kept at least this much of it.

@@ -35,6 +35,20 @@ from coverage_gate.contracts.evidence_doc import FileDepth, LineRange
 from coverage_gate.core.diffmap import FileDiff, LineKind
 from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown, ShownKind
 
+__all__ = [
+    "MAX_LINE_RANGES_PER_FILE",
+    "MAX_UNSEEN_RANGES",
+    "ChangeMarks",
+    "ContentSource",
+    "LineSet",
+    "LineTable",
+    "as_asked",
+    "file_depth",
+    "needs_content",
+    "resolve",
+    "simplified",
+]
+
 MAX_LINE_RANGES_PER_FILE = 64
 MAX_UNSEEN_RANGES = 16
 

@@ -47,6 +47,8 @@ from array import array
 from dataclasses import dataclass, field
 from enum import Enum
 
+__all__ = ["DiffIndex", "FileDiff", "Hunk", "LineKind"]
+
 _HUNK = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _HEADER_PREFIXES = (
     b"index ",

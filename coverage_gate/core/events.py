@@ -21,6 +21,47 @@ import msgspec
 
 from coverage_gate.contracts.enums import Capability, ContentCheck, DriftKind
 
+__all__ = [
+    "ANY_CALL",
+    "EMPTY_SHOWN",
+    "HEAD_BYTES",
+    "NO_CALLS",
+    "UNKNOWN_SHOWN",
+    "WHOLE_SHOWN",
+    "Action",
+    "Adapter",
+    "ByteSpan",
+    "ClientSeen",
+    "ContentSeen",
+    "Credit",
+    "Decoder",
+    "DiffPageAction",
+    "Drift",
+    "Event",
+    "FilesNotShown",
+    "FormatKnowledge",
+    "IgnoredAction",
+    "LineClass",
+    "LineReader",
+    "Malformed",
+    "ReadAction",
+    "Returned",
+    "Shown",
+    "ShownKind",
+    "StreamCommit",
+    "StreamComplete",
+    "StreamReopened",
+    "TooLarge",
+    "ToolEnd",
+    "ToolStart",
+    "UnplacedRead",
+    "Unreadable",
+    "UnreadableArguments",
+    "Unrecognised",
+    "WorkingDirectory",
+    "WriteAction",
+]
+
 
 class ShownKind(StrEnum):
     """What a successful read returned of its file, as far as the stream tells."""

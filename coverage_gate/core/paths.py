@@ -31,6 +31,18 @@ from typing import Protocol
 
 from coverage_gate.contracts.enums import PathRejection
 
+__all__ = [
+    "MAX_LINKS",
+    "VCS_DIRS",
+    "Rejected",
+    "Rejection",
+    "RepoTree",
+    "StaticTree",
+    "TreeUnavailableError",
+    "normalise",
+    "normalise_claims",
+]
+
 Rejection = PathRejection
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj"})

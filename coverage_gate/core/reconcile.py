@@ -46,6 +46,22 @@ from coverage_gate.core.note import decision_note, short
 from coverage_gate.core.paths import RepoTree, normalise_claims
 from coverage_gate.core.revision_files import Presence, RevisionFiles, blob_id
 
+__all__ = [
+    "MIN_ABBREVIATED_SHA",
+    "NO_DEPTH_RECORDED",
+    "Freshness",
+    "ReviewInput",
+    "ReviewerInput",
+    "content_outcome",
+    "freshness",
+    "hides_reads",
+    "is_shallow",
+    "is_stale",
+    "reconcile",
+    "same_revision",
+    "supported_by",
+]
+
 _REASON_ORDER = list(Reason)
 #: Why a claimed file has unknown depth when its evidence carries none (evidence 1.1: no depth
 #: is recorded without the pinned diff).

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+__all__ = ["FileAtRevision", "KnownLine", "Line", "Presence", "RevisionFiles", "blob_id"]
+
 
 class Presence(StrEnum):
     FOUND = "found"

@@ -56,6 +56,16 @@ from coverage_gate.core.calls import (
 from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
 from coverage_gate.core.paths import Rejected, RepoTree, normalise
 
+__all__ = [
+    "DIFF_TOOL",
+    "READ_TOOL",
+    "ReadView",
+    "TraceCall",
+    "TraceRecords",
+    "TraceStatus",
+    "trace_records",
+]
+
 READ_TOOL = "cr_read"
 DIFF_TOOL = "cr_diff"
 

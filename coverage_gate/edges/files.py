@@ -21,6 +21,27 @@ if TYPE_CHECKING:
 
     from coverage_gate.contracts.model import EvidenceDocument
 
+__all__ = [
+    "STALE_TEMP_SECONDS",
+    "SUPPORTED_EVIDENCE_MAJOR",
+    "TEMP_MARK",
+    "M",
+    "beyond_limits",
+    "check_evidence_version",
+    "check_writable",
+    "describe_validation",
+    "dump_model",
+    "load_evidence",
+    "load_model",
+    "parse_json",
+    "read_bytes",
+    "read_document",
+    "remove_stale_temps",
+    "temp_path_for",
+    "validate_json",
+    "write_atomic",
+]
+
 # pydantic and the contracts are imported where a model is read or written, not here: ``record``
 # writes its document with this module's atomic writes and loads no pydantic (start-up time).
 M = TypeVar("M", bound="BaseModel")

@@ -27,6 +27,8 @@ from typing import Self
 from coverage_gate.core.paths import TreeUnavailableError
 from coverage_gate.core.revision_files import FileAtRevision, Presence
 
+__all__ = ["DEFAULT_TIMEOUT", "MAX_CONTENT_BYTES", "GitTree", "GitTrees", "git_toplevel"]
+
 DEFAULT_TIMEOUT = 30.0
 MAX_CONTENT_BYTES = 64 * 1024 * 1024
 _TREE_MODE = b"40000"

@@ -12,6 +12,15 @@ import pathspec
 from coverage_gate.core.paths import Rejected, normalise
 from coverage_gate.errors import BadConfigError, BadInputError
 
+__all__ = [
+    "DEFAULT_EXCLUDES",
+    "build_filter",
+    "changed_from_git",
+    "decode_changed",
+    "parse_changed",
+    "reviewable",
+]
+
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     # lock files
     "package-lock.json",

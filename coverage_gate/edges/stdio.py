@@ -16,6 +16,8 @@ from typing import BinaryIO, TextIO
 
 from coverage_gate.errors import BadInputError
 
+__all__ = ["discard_stdout", "require_stdout", "stdin_bytes", "write_stdout"]
+
 
 def stdin_bytes(what: str) -> BinaryIO:
     """Our stdin, as bytes, for reading ``what``; a closed stdin is bad input."""

@@ -26,6 +26,8 @@ from coverage_gate.edges.scope import parse_changed
 from coverage_gate.outputs import render
 from coverage_gate.record.recording import RecordSettings, record_stream
 
+__all__ = ["FILES", "REPO", "REPO_ROOT", "REVIEWERS", "REVISION", "copy_examples", "run_demo"]
+
 REPO = "example/notes"
 REVISION = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 REPO_ROOT = "/home/user/repo"  # where the captured reviewers ran

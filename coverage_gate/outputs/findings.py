@@ -25,6 +25,8 @@ from coverage_gate.contracts.model import (
 from coverage_gate.core.citations import WINDOW
 from coverage_gate.core.note import line_ranges, quoted
 
+__all__ = ["RULES", "Finding", "Rule", "Spot", "findings"]
+
 
 @dataclass(frozen=True)
 class Spot:

@@ -17,6 +17,23 @@ from coverage_gate.contracts.model import DecisionDocument
 from coverage_gate.outputs import render
 from coverage_gate.outputs.findings import Finding, findings
 
+__all__ = [
+    "ANNOTATIONS_PER_LEVEL",
+    "COMMENT_LIMIT",
+    "COMMENT_MARKER",
+    "SUMMARY_LIMIT",
+    "annotation",
+    "annotation_lines",
+    "comment_body",
+    "decision_outputs",
+    "escape_data",
+    "escape_property",
+    "output_entry",
+    "outputs_text",
+    "summary",
+    "workflow_command",
+]
+
 #: The first line of every comment body: a workflow finds its earlier comment by it and edits it.
 COMMENT_MARKER = "<!-- coverage-gate -->"
 #: GitHub shows at most this many annotations of one level per step; more are dropped unseen.

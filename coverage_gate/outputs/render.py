@@ -18,6 +18,20 @@ from coverage_gate.contracts.model import (
 from coverage_gate.core.note import code_span, line_ranges, printable, quoted
 from coverage_gate.outputs.summary import evidence_summary as evidence_summary  # noqa: PLC0414 - re-export
 
+__all__ = [
+    "BAR_CELLS",
+    "GLOSS",
+    "SHOWN_CITATIONS",
+    "citation_detail",
+    "citation_summary",
+    "coverage_label",
+    "depth_bar",
+    "depth_summary",
+    "evidence_summary",
+    "markdown",
+    "text",
+]
+
 #: Citations other than plain matches listed per reviewer in the text and Markdown outputs.
 SHOWN_CITATIONS = 20
 

@@ -17,6 +17,18 @@ from urllib.parse import quote
 from coverage_gate.contracts.model import DecisionDocument
 from coverage_gate.outputs.findings import RULES, Finding, findings
 
+__all__ = [
+    "FINGERPRINT",
+    "SARIF_SCHEMA",
+    "SARIF_VERSION",
+    "SOURCE_ROOT",
+    "TOOL_NAME",
+    "artifact_uri",
+    "sarif_log",
+    "sarif_text",
+    "tool_version",
+]
+
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_NAME = "coverage-gate"

@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     #: ``record`` reads the plain document; the other callers hold the contract
     EvidenceDocument = evidence_doc.EvidenceDocument | model.EvidenceDocument
 
+__all__ = ["evidence_summary"]
+
 
 def _has_evidence(file: model.FileEvidence | evidence_doc.FileEvidence) -> bool:
     credited = file.content.credited if file.content is not None else 0

@@ -39,6 +39,27 @@ from coverage_gate.telemetry.ports import SpanSink
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
+__all__ = [
+    "CLAIMS",
+    "MAX_METADATA_BYTES",
+    "METADATA",
+    "REVIEWER_PREFIX",
+    "SUCCEEDED",
+    "TASKS",
+    "Recorded",
+    "Run",
+    "RunTask",
+    "SettingsFor",
+    "evidence_from_metadata",
+    "load_run",
+    "load_task",
+    "looks_like_metadata",
+    "read_metadata",
+    "record_metadata",
+    "reviewer_tasks",
+    "tasks_folder",
+]
+
 METADATA = "metadata.json"
 CLAIMS = "validated-output.json"
 TASKS = "llm-tasks"

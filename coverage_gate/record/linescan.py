@@ -21,6 +21,8 @@ from enum import Enum
 from coverage_gate.contracts import defaults
 from coverage_gate.core.events import HEAD_BYTES, Decoder, Event, LineClass, LineReader, TooLarge
 
+__all__ = ["BOM", "DEFAULT_MAX_LINE_BYTES", "LineScanner", "Sink"]
+
 DEFAULT_MAX_LINE_BYTES = defaults.MAX_LINE_BYTES
 BOM = codecs.BOM_UTF8
 

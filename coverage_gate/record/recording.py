@@ -45,6 +45,18 @@ if TYPE_CHECKING:
 
     from coverage_gate.contracts import model
 
+__all__ = [
+    "CHUNK_BYTES",
+    "TRACER_NAME",
+    "ByteSource",
+    "RecordSettings",
+    "Recorder",
+    "RootChoice",
+    "RootSource",
+    "feed_all",
+    "record_stream",
+]
+
 CHUNK_BYTES = 1 << 22
 TRACER_NAME = "coverage_gate.record"
 

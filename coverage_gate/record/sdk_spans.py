@@ -23,6 +23,8 @@ from coverage_gate.telemetry.evidence_attributes import (
     summary_from_attributes,
 )
 
+__all__ = ["EvidenceSpanProcessor", "emit_spans", "record_through"]
+
 
 class EvidenceSpanProcessor(SpanProcessor):
     """Folds the ended spans of one ``invoke_agent`` trace into an evidence document."""

@@ -22,6 +22,17 @@ if TYPE_CHECKING:
     #: ``record`` reads the plain document's counters; the other callers hold the contract's
     Counters = evidence_doc.Counters | model.Counters
 
+__all__ = [
+    "PEEK_BYTES",
+    "SNIFF_LINES",
+    "SNIFF_LINE_BYTES",
+    "candidates",
+    "head_lines",
+    "peek",
+    "sniff",
+    "wrong_format_hint",
+]
+
 SNIFF_LINES = 16
 """How many of the first non-blank lines are looked at."""
 SNIFF_LINE_BYTES = 64 * 1024

@@ -46,6 +46,33 @@ from coverage_gate.rollout import metrics as m
 from coverage_gate.rollout.metrics import ReviewOutcome
 from coverage_gate.rollout.report import RepoCounts, Window, content_by_format
 
+__all__ = [
+    "BASELINE",
+    "CONCURRENCY",
+    "COUNTED",
+    "DEFAULT_SINCE",
+    "DEFAULT_TIMEOUT_S",
+    "HEADERS_ENV",
+    "MAX_ANSWER_BYTES",
+    "STEP_S",
+    "Counted",
+    "HttpTransport",
+    "PrometheusAuthError",
+    "PrometheusError",
+    "Query",
+    "Series",
+    "Transport",
+    "check_url",
+    "fold",
+    "parse_answer",
+    "parse_headers",
+    "parse_since",
+    "queries",
+    "read_counts",
+    "step_for",
+    "window_total",
+]
+
 DEFAULT_SINCE = "14d"
 DEFAULT_TIMEOUT_S = 10.0
 #: The resolution of "days observed" (seconds); the window itself when shorter.

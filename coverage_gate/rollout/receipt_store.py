@@ -27,6 +27,18 @@ from coverage_gate.rollout.receipts import (
     parse,
 )
 
+__all__ = [
+    "Listing",
+    "Names",
+    "each",
+    "listing",
+    "names",
+    "read",
+    "read_content",
+    "well_named",
+    "write",
+]
+
 _HEX = frozenset("0123456789abcdef")
 
 

@@ -75,6 +75,34 @@ from coverage_gate.core.revision_files import (
     RevisionFiles,
 )
 
+__all__ = [
+    "DETAIL_CHARS",
+    "HEX_DIGITS",
+    "LINE_CHARS",
+    "SUFFIX",
+    "Decide",
+    "ReceiptError",
+    "RecordedFiles",
+    "RecordedTree",
+    "RecordingFiles",
+    "RecordingTree",
+    "Redecision",
+    "build",
+    "canonical",
+    "compress",
+    "content",
+    "decompress",
+    "file_name",
+    "first_difference",
+    "parse",
+    "receipt_id",
+    "recorded_ports",
+    "redecide",
+    "reduce_snapshot",
+    "review_input",
+    "verify",
+]
+
 #: A receipt's file name: its content's SHA-256 (64 lowercase hex digits) and this suffix.
 SUFFIX = ".receipt.json.gz"
 HEX_DIGITS = 64

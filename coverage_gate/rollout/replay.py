@@ -42,6 +42,21 @@ from coverage_gate.contracts.model import (
 from coverage_gate.contracts.receipt import Receipt
 from coverage_gate.rollout.receipts import Decide, redecide
 
+__all__ = [
+    "CHECK_REASONS",
+    "AuditEntry",
+    "Candidate",
+    "Change",
+    "FlagAnswer",
+    "FlagLookup",
+    "Replayed",
+    "RepoTally",
+    "Setting",
+    "Tally",
+    "classify",
+    "replay_one",
+]
+
 
 class Change(StrEnum):
     NEWLY_DOWNGRADED = "newly_downgraded"

@@ -33,6 +33,18 @@ from coverage_gate.rollout import receipt_store, receipts
 from coverage_gate.rollout.receipts import Decide
 from coverage_gate.rollout.replay import Candidate, Change, replay_one
 
+__all__ = [
+    "AHEAD",
+    "CHUNK",
+    "PARALLEL_FROM",
+    "Replayed",
+    "Result",
+    "Unreadable",
+    "default_jobs",
+    "replay_file",
+    "replay_folder",
+]
+
 #: Receipts a worker replays per task.
 CHUNK = 256
 #: Tasks in flight per worker: enough that a worker the scheduler sets aside on a busy machine

@@ -59,6 +59,23 @@ if TYPE_CHECKING:
         ExportTraceServiceRequest,
     )
 
+__all__ = [
+    "DELTA",
+    "HttpMetricExporter",
+    "HttpSpanExporter",
+    "JsonLinesMetricExporter",
+    "JsonLinesSpanExporter",
+    "OtlpPoster",
+    "SpanExport",
+    "build_resource",
+    "build_resource_from",
+    "meter_provider",
+    "metrics_line",
+    "otlp_json",
+    "span_line",
+    "tracer_provider",
+]
+
 _log = logging.getLogger("coverage_gate.telemetry.otel_setup")
 #: Where a failed export request is reported (collected by ``_export.ExportTrouble``).
 _export_log = logging.getLogger("opentelemetry.coverage_gate.export")

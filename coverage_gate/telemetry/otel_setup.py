@@ -94,6 +94,21 @@ if TYPE_CHECKING:
     from coverage_gate.telemetry.otlp_direct import MetricLines
     from coverage_gate.telemetry.ports import Meter, SpanSink, Tracer
 
+__all__ = [
+    "EXPORT_TIMEOUT_S",
+    "SDK_METRIC_SETTINGS",
+    "SDK_SPAN_SETTINGS",
+    "SHUTDOWN_BUDGET_S",
+    "TELEMETRY_DIR_ENV",
+    "Telemetry",
+    "default_telemetry_dir",
+    "export_timeout",
+    "otlp_endpoint",
+    "otlp_protocol",
+    "sdk_disabled",
+    "setup",
+]
+
 _log = logging.getLogger(__name__)
 
 #: The most the process waits at exit for telemetry, in seconds.

@@ -34,6 +34,22 @@ from typing import Protocol
 from coverage_gate.telemetry import otlp_encode
 from coverage_gate.telemetry.ports import SpanSink
 
+__all__ = [
+    "CARDINALITY_LIMIT",
+    "DEFAULT_BOUNDS",
+    "DELTA",
+    "OVERFLOW_ATTRIBUTES",
+    "SPAN_EVENT_LIMIT",
+    "Clock",
+    "DirectCounter",
+    "DirectHistogram",
+    "DirectMeter",
+    "DirectSpan",
+    "DirectTracer",
+    "LineSink",
+    "MetricLines",
+]
+
 _log = logging.getLogger(__name__)
 
 #: The SDK's ``AggregationTemporality.DELTA``.

@@ -20,6 +20,32 @@ import math
 from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring_ascii
 
+__all__ = [
+    "FLAGS_LOCAL_PARENT",
+    "FLAGS_REMOTE_PARENT",
+    "INT64_MAX",
+    "INT64_MIN",
+    "KIND_INTERNAL",
+    "STATUS_ERROR",
+    "UnencodableError",
+    "any_value",
+    "double",
+    "event",
+    "histogram_point",
+    "key_values",
+    "metric",
+    "metrics_request",
+    "number_point",
+    "points",
+    "resource",
+    "resourced",
+    "scope",
+    "scoped",
+    "span",
+    "string",
+    "trace_request",
+]
+
 _log = logging.getLogger(__name__)
 
 INT64_MIN = -(1 << 63)

@@ -29,6 +29,17 @@ from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+__all__ = [
+    "FRAME_HEADER",
+    "BadBody",
+    "Encoding",
+    "Signal",
+    "as_json",
+    "json_line",
+    "looks_like_proto_file",
+    "proto_file_lines",
+]
+
 FRAME_HEADER: Final = 4
 _ID_KEYS: Final = ("traceId", "spanId", "parentSpanId")
 
