@@ -45,6 +45,7 @@ def shown_commands() -> list[str]:
 
 SIMULATE = ".venv/bin/python tests/_support/simulate_rollout.py"
 BENCH = ".venv/bin/python -m pytest -m bench -s"
+ARCHITECTURE = ".venv/bin/python -m tests.architecture_report"
 RECORD = (
     'coverage-gate record reviewer.jsonl --format pi-rpc --revision "$HEAD_SHA" '
     '--repo-root "$PWD" --diff review.diff -o reviewer.evidence.json'
@@ -97,6 +98,7 @@ RUN_HERE = {
     CODEREVIEW_RECORD: "test_codereview_commands_run_as_written",
     CODEREVIEW_RECONCILE: "test_codereview_commands_run_as_written",
     SIMULATE: "test_simulated_rollout_command_runs_as_written",
+    ARCHITECTURE: "test_architecture_command_runs_as_written",
     **dict.fromkeys(SNAPSHOT_PIPELINE, "test_uncommitted_changes_pipeline_runs_as_written"),
     **dict.fromkeys(RUNBOOK, "test_rollout_runbook_runs_as_written"),
     "coverage-gate report --format html -o report.html": (
@@ -323,6 +325,18 @@ def test_simulated_rollout_command_runs_as_written() -> None:
     assert done.returncode == 0, done.stderr
     assert "as expected" in done.stdout
     assert "NOT as expected" not in done.stdout
+
+
+def test_architecture_command_runs_as_written() -> None:
+    """`.venv/bin/python -m tests.architecture_report`, from the checkout, names every part and
+    finds imports running one way and no cycle."""
+    if not (ROOT / ".venv" / "bin" / "python").exists():
+        pytest.skip("no .venv in the checkout (README: Develop makes it)")
+    done = _bash(ARCHITECTURE, ROOT, dict(os.environ))
+    assert done.returncode == 0, done.stdout + done.stderr
+    parts = [line.split()[0] for line in done.stdout.splitlines()[1:] if line and line[0] != " "]
+    assert {"contracts", "core", "adapters", "record", "rollout", "outputs"} <= set(parts)
+    assert done.stdout.rstrip().endswith("imports run one way; no cycle")
 
 
 def _benchmarks() -> set[str]:
