@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import coverage_gate
+import coverage_gate.outputs
 from coverage_gate.commands.report import HTML_EXTRA_MISSING, report_app
 from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV
 from tests._support.simulate_rollout import simulate
@@ -63,7 +63,7 @@ def test_without_the_html_extra_the_page_exits_3_with_what_to_install(
     monkeypatch.setitem(sys.modules, "vl_convert", None)  # import vl_convert raises ImportError
     # an earlier test may have loaded the page's module: it must be imported again, and fail
     monkeypatch.delitem(sys.modules, "coverage_gate.outputs.report_html", raising=False)
-    monkeypatch.delattr(coverage_gate, "report_html", raising=False)
+    monkeypatch.delattr(coverage_gate.outputs, "report_html", raising=False)
     page = tmp_path / "x.html"
     result = runner.invoke(
         report_app, ["--telemetry-dir", str(rollout), "--format", "html", "-o", str(page)]
