@@ -16,7 +16,13 @@ from urllib.parse import urlsplit, urlunsplit
 from coverage_gate.edges.files import write_atomic
 from coverage_gate.rollout._settings import FlagConfigError, FlagSettings
 
-__all__ = ["DEPLOYMENT_KEY", "deployment", "disk_copy_path", "save_disk_copy"]
+__all__ = [
+    "DEPLOYMENT_KEY",
+    "check_deployment",
+    "deployment",
+    "disk_copy_path",
+    "save_disk_copy",
+]
 
 #: The member of a disk copy that names the deployment it was kept for (the Unleash engine
 #: ignores members it does not know, so the copy stays a features document).
@@ -65,7 +71,7 @@ def save_disk_copy(settings: FlagSettings, text: str) -> str:
     return ""
 
 
-def _check_deployment(text: str, settings: FlagSettings, path: Path) -> None:
+def check_deployment(text: str, settings: FlagSettings, path: Path) -> None:
     """A copy is trusted only by the deployment it names."""
     named = json.loads(text).get(DEPLOYMENT_KEY)
     if named is None:

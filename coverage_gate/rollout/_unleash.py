@@ -2,7 +2,7 @@
 
 Holds the client built for one fetch (no registration, no retries, nothing scheduled, an
 in-memory cache instead of the client's pickled file cache), the thread the exchange runs in so
-that the caller stops waiting at ``deadline_s`` (``_talk_to_server``), the check of the document
+that the caller stops waiting at ``deadline_s`` (``talk_to_server``), the check of the document
 the server served, and the short reason reported when it served none. UnleashClient is imported
 only inside these functions. Which source answers, and keeping the disk copy, is ``flags``'s.
 """
@@ -28,7 +28,7 @@ from coverage_gate.rollout._settings import FlagConfigError, FlagSettings
 if TYPE_CHECKING:
     from UnleashClient.clients.unleash_client import UnleashClient
 
-__all__: list[str] = []
+__all__ = ["talk_to_server"]
 
 # Live clients live for one resolution: nothing may be scheduled inside that window.
 _NEVER_SECONDS = 24 * 3600
@@ -195,7 +195,7 @@ def _destroy(client: UnleashClient) -> None:
         _log.debug("UnleashClient: destroy failed: %s", error)
 
 
-def _talk_to_server(
+def talk_to_server(
     url: str, settings: FlagSettings, flag_name: str | None, context: dict[str, Any]
 ) -> _LiveOutcome:
     """Fetch once from the server (no registration, no retries, ``timeout_s`` per request); when a

@@ -56,7 +56,7 @@ from coverage_gate.contracts.model import (
 )
 from coverage_gate.rollout._disk_copy import (
     DEPLOYMENT_KEY,
-    _check_deployment,
+    check_deployment,
     deployment,
     disk_copy_path,
     save_disk_copy,
@@ -89,7 +89,7 @@ from coverage_gate.rollout._settings import (
     FlagSettings,
     OnError,
 )
-from coverage_gate.rollout._unleash import _talk_to_server
+from coverage_gate.rollout._unleash import talk_to_server
 
 __all__ = [
     "CITATION_POLICY_ENV",
@@ -232,7 +232,7 @@ def fetch_features(settings: FlagSettings) -> str:
     gives no usable features document."""
     if not settings.unleash_url:
         raise FlagConfigError("no Unleash server configured (set UNLEASH_URL)")
-    outcome = _talk_to_server(settings.unleash_url, settings, None, {})
+    outcome = talk_to_server(settings.unleash_url, settings, None, {})
     if outcome.text is None:
         raise FlagFetchError(f"Unleash server {settings.unleash_url}: {outcome.error}")
     return outcome.text
@@ -335,7 +335,7 @@ def _from_live(
     """Ask the server; on success keep the disk copy, on failure answer from the disk copy."""
     url = settings.unleash_url
     assert url is not None  # noqa: S101 - only called with a server configured
-    outcome = _talk_to_server(url, settings, settings.flag_name, context)
+    outcome = talk_to_server(url, settings, settings.flag_name, context)
     if outcome.text is not None:
         saved = save_disk_copy(settings, outcome.text)
         answer = outcome.answer
@@ -368,7 +368,7 @@ def _from_disk_copy(
     try:
         text = _read_document(path, "disk copy")
         answer = _evaluate_document(text, settings, context, origin=f"disk copy {path}")
-        _check_deployment(text, settings, path)
+        check_deployment(text, settings, path)
         saved_at = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
     except (FlagConfigError, OSError) as error:
         notes.append(f"{failure}; disk copy unusable: {error}")

@@ -3,7 +3,7 @@
 
 It holds the export settings (spans per request or line, the periodic metric interval), the
 resource every signal carries (``resource_attributes``), the OTLP/HTTP encodings and where one
-signal goes (``OtlpProtocol``, ``_Endpoint``), the local file of one signal of one run
+signal goes (``OtlpProtocol``, ``Endpoint``), the local file of one signal of one run
 (``JsonLinesFile``), the collector of export log lines behind the one line said at exit
 (``ExportTrouble``), and the queue that exports every span in chunks (``ChunkedExport``, and
 ``SpanLines`` for spans encoded directly). Nothing of OpenTelemetry is imported here, and nothing
@@ -33,10 +33,13 @@ __all__ = [
     "METRIC_INTERVAL_MS",
     "SERVICE_NAME",
     "ChunkedExport",
+    "Endpoint",
     "ExportTrouble",
     "JsonLinesFile",
     "OtlpProtocol",
     "SpanLines",
+    "env_value",
+    "parse_pairs",
     "resource_attributes",
 ]
 
@@ -55,12 +58,12 @@ SERVICE_NAME = "coverage-gate"
 # --- the resource, and where a signal goes --------------------------------------------------------
 
 
-def _get(environ: Mapping[str, str], name: str) -> str | None:
+def env_value(environ: Mapping[str, str], name: str) -> str | None:
     value = environ.get(name, "").strip()
     return value or None
 
 
-def _parse_pairs(raw: str | None) -> dict[str, str]:
+def parse_pairs(raw: str | None) -> dict[str, str]:
     """``k=v,k2=v2`` with percent-encoding, as ``OTEL_*_HEADERS`` and
     ``OTEL_RESOURCE_ATTRIBUTES`` spell it; malformed pairs are skipped."""
     pairs: dict[str, str] = {}
@@ -75,8 +78,8 @@ def resource_attributes(
     environ: Mapping[str, str], service_version: str | None = None
 ) -> dict[str, str]:
     """The resource every signal of the run carries."""
-    attributes: dict[str, str] = _parse_pairs(_get(environ, "OTEL_RESOURCE_ATTRIBUTES"))
-    attributes["service.name"] = _get(environ, "OTEL_SERVICE_NAME") or attributes.get(
+    attributes: dict[str, str] = parse_pairs(env_value(environ, "OTEL_RESOURCE_ATTRIBUTES"))
+    attributes["service.name"] = env_value(environ, "OTEL_SERVICE_NAME") or attributes.get(
         "service.name", SERVICE_NAME
     )
     if service_version:
@@ -93,7 +96,7 @@ class OtlpProtocol(StrEnum):
 
 
 @dataclass(frozen=True)
-class _Endpoint:
+class Endpoint:
     """Where one signal goes over OTLP/HTTP, and how."""
 
     url: str

@@ -45,9 +45,9 @@ from coverage_gate.telemetry._export import (
     EXPORT_CHUNK_SPANS,
     METRIC_INTERVAL_MS,
     ChunkedExport,
+    Endpoint,
     JsonLinesFile,
     OtlpProtocol,
-    _Endpoint,
     resource_attributes,
 )
 
@@ -492,14 +492,14 @@ class SpanExport(ChunkedExport[ReadableSpan], SpanProcessor):
 # --- providers --------------------------------------------------------------------------------
 
 
-def _poster(endpoint: _Endpoint) -> OtlpPoster:
+def _poster(endpoint: Endpoint) -> OtlpPoster:
     return OtlpPoster(
         endpoint.url, endpoint.protocol, endpoint.headers, endpoint.timeout_s, endpoint.gzip
     )
 
 
 def tracer_provider(
-    resource: Resource, folder: Path, endpoint: _Endpoint | None, export_timeout_s: float
+    resource: Resource, folder: Path, endpoint: Endpoint | None, export_timeout_s: float
 ) -> tuple[TracerProvider, SpanExport]:
     """An SDK tracer provider exporting every span to ``endpoint`` (OTLP/HTTP) or, without one,
     to the local files in ``folder``."""
@@ -518,7 +518,7 @@ def tracer_provider(
 
 
 def meter_provider(
-    resource: Resource, folder: Path, endpoint: _Endpoint | None, export_timeout_s: float
+    resource: Resource, folder: Path, endpoint: Endpoint | None, export_timeout_s: float
 ) -> MeterProvider:
     """An SDK meter provider with delta temporality, exporting to ``endpoint`` (OTLP/HTTP) or,
     without one, to the local files in ``folder``; once a minute and at shutdown."""

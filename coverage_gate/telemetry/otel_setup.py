@@ -74,13 +74,13 @@ from typing import TYPE_CHECKING, Any
 
 from coverage_gate.telemetry._export import (
     ChunkedExport,
+    Endpoint,
     ExportTrouble,
     JsonLinesFile,
     OtlpProtocol,
     SpanLines,
-    _Endpoint,
-    _get,
-    _parse_pairs,
+    env_value,
+    parse_pairs,
     resource_attributes,
 )
 from coverage_gate.telemetry.ports import METER_NAME, TRACER_NAME
@@ -149,40 +149,42 @@ _SIGNAL_PATHS = {"traces": "v1/traces", "metrics": "v1/metrics"}
 
 
 def sdk_disabled(environ: Mapping[str, str]) -> bool:
-    return (_get(environ, "OTEL_SDK_DISABLED") or "").lower() == "true"
+    return (env_value(environ, "OTEL_SDK_DISABLED") or "").lower() == "true"
 
 
 def default_telemetry_dir(environ: Mapping[str, str]) -> Path:
     """Where the embedded default writes and ``report`` reads."""
-    explicit = _get(environ, TELEMETRY_DIR_ENV)
+    explicit = env_value(environ, TELEMETRY_DIR_ENV)
     if explicit:
         return Path(explicit).expanduser()
-    state = _get(environ, "XDG_STATE_HOME")
+    state = env_value(environ, "XDG_STATE_HOME")
     base = (
-        Path(state) if state else Path(_get(environ, "HOME") or "~").expanduser() / ".local/state"
+        Path(state)
+        if state
+        else Path(env_value(environ, "HOME") or "~").expanduser() / ".local/state"
     )
     return base / "coverage-gate" / "telemetry"
 
 
 def otlp_endpoint(environ: Mapping[str, str], signal: str) -> str | None:
     """The OTLP/HTTP URL for ``signal`` (``traces`` or ``metrics``), or None."""
-    specific = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT")
+    specific = env_value(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT")
     if specific:
         return specific
-    base = _get(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")
+    base = env_value(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")
     if base is None:
         return None
     return f"{base.rstrip('/')}/{_SIGNAL_PATHS[signal]}"
 
 
 def _headers(environ: Mapping[str, str], signal: str) -> dict[str, str]:
-    specific = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_HEADERS")
-    return _parse_pairs(specific or _get(environ, "OTEL_EXPORTER_OTLP_HEADERS"))
+    specific = env_value(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_HEADERS")
+    return parse_pairs(specific or env_value(environ, "OTEL_EXPORTER_OTLP_HEADERS"))
 
 
 def otlp_protocol(environ: Mapping[str, str], signal: str) -> OtlpProtocol | str:
     """The protocol for ``signal``: an ``OtlpProtocol``, or the unsupported value as given."""
-    raw = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL") or _get(
+    raw = env_value(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL") or env_value(
         environ, "OTEL_EXPORTER_OTLP_PROTOCOL"
     )
     if raw is None:
@@ -202,9 +204,9 @@ def export_timeout(
     """Seconds per export request: ``OTEL_EXPORTER_OTLP[_SIGNAL]_TIMEOUT`` (milliseconds, as the
     specification says), never more than the exit budget; ``default_s`` when unset or unusable."""
     name = f"OTEL_EXPORTER_OTLP_{signal.upper()}_TIMEOUT"
-    raw = _get(environ, name)
+    raw = env_value(environ, name)
     if raw is None:
-        name, raw = "OTEL_EXPORTER_OTLP_TIMEOUT", _get(environ, "OTEL_EXPORTER_OTLP_TIMEOUT")
+        name, raw = "OTEL_EXPORTER_OTLP_TIMEOUT", env_value(environ, "OTEL_EXPORTER_OTLP_TIMEOUT")
     if raw is None:
         return default_s
     try:
@@ -226,7 +228,7 @@ def _endpoint(
     default_timeout_s: float,
     folder: Path,
     warn: Callable[[str], None],
-) -> _Endpoint | None:
+) -> Endpoint | None:
     """The signal's OTLP/HTTP endpoint, or None for the local files (also when the configured
     protocol is one this project does not speak: said in one line, nothing lost)."""
     url = otlp_endpoint(environ, signal)
@@ -239,7 +241,7 @@ def _endpoint(
             f"(http/protobuf, http/json); its telemetry goes to the local files in {folder}"
         )
         return None
-    return _Endpoint(
+    return Endpoint(
         url=url,
         protocol=protocol,
         headers=_headers(environ, signal),
@@ -249,7 +251,7 @@ def _endpoint(
 
 
 def _compression_name(environ: Mapping[str, str], signal: str) -> str:
-    raw = _get(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_COMPRESSION") or _get(
+    raw = env_value(environ, f"OTEL_EXPORTER_OTLP_{signal.upper()}_COMPRESSION") or env_value(
         environ, "OTEL_EXPORTER_OTLP_COMPRESSION"
     )
     return (raw or "").lower()
@@ -536,7 +538,7 @@ def _quietly(name: str, stop: Callable[[], object], results: dict[str, bool]) ->
 
 
 def _signal_disabled(environ: Mapping[str, str], signal: str) -> bool:
-    return (_get(environ, f"OTEL_{signal.upper()}_EXPORTER") or "").lower() == "none"
+    return (env_value(environ, f"OTEL_{signal.upper()}_EXPORTER") or "").lower() == "none"
 
 
 def setup(
