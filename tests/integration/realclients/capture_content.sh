@@ -4,9 +4,12 @@
 # against the mock model.
 #   bash capture_content.sh                              # every content_* capture, into tests/data
 #   bash capture_content.sh CLIENT SCENARIO OUT [ROLLOUT] # one: CLIENT is claude, codex, pi,
-#                                                         # opencode, qwen or copilot
-# SCENARIO names scenarios/<SCENARIO>.json; ROLLOUT (codex only) receives the session rollout
-# file. The clients come from ${CG_TOOLS:-.tools}/clients (bash .ci/setup-clients.sh);
+#                                                         # opencode, qwen, copilot or gemini
+#   bash capture_content.sh odd                           # the presentation captures (below)
+# SCENARIO names scenarios/<SCENARIO>.json, or is a scenario file's path; ROLLOUT (codex only)
+# receives the session rollout file. CG_REPO_SCRIPT names the script that builds the repository
+# (make_repo.sh unless given). Beside OUT, <OUT without .jsonl>.received.json says what the
+# model received from each call (received.py, from the mock model's request bodies). The clients come from ${CG_TOOLS:-.tools}/clients (bash .ci/setup-clients.sh);
 # CG_CLIENTS=clients-older takes the older releases it installs instead. Each run
 # gets make_repo.sh's repository in a scratch folder with a fresh HOME and TMPDIR; its paths are
 # rewritten as capture_native.sh does: <scratch>/repo -> /home/user/repo, <scratch>/home ->
@@ -75,10 +78,12 @@ capture_one() {  # client scenario out [rollout]
     out="$(realpath -m "$3")"
     [[ -n "${4:-}" ]] && rollout="$(realpath -m "$4")"
     scratch="$(realpath "$(mktemp -d)")"
-    bash "$kit/make_repo.sh" "$scratch/repo" >/dev/null
+    bash "$kit/${CG_REPO_SCRIPT:-make_repo.sh}" "$scratch/repo" >/dev/null
+    local scenario_file="$kit/scenarios/$scenario.json"
+    [[ -f "$scenario" ]] && scenario_file="$(realpath "$scenario")"
     mkdir -p "$scratch/home" "$scratch/tmp"
-    python3 "$kit/mock_llm.py" --scenario "$kit/scenarios/$scenario.json" --workdir "$scratch/repo" \
-        --port 0 >"$scratch/mock.out" 2>"$scratch/mock.log" &
+    python3 "$kit/mock_llm.py" --scenario "$scenario_file" --workdir "$scratch/repo" \
+        --port 0 --bodies "$scratch/bodies.jsonl" >"$scratch/mock.out" 2>"$scratch/mock.log" &
     mock=$!
     for _ in $(seq 100); do grep -q listening "$scratch/mock.out" 2>/dev/null && break; sleep 0.1; done
     port="$(sed -n 's/^listening 127.0.0.1://p' "$scratch/mock.out")"
@@ -132,11 +137,20 @@ capture_one() {  # client scenario out [rollout]
                     COPILOT_PROVIDER_API_KEY=dummy COPILOT_MODEL=mock-model COPILOT_ALLOW_ALL=1 \
                     "$bin/copilot" -p "$prompt" --output-format json --allow-all-tools \
                     --no-auto-update <"/dev/null" >"$scratch/stream.jsonl" ;;
+            gemini)
+                mkdir -p "$scratch/home/.gemini"
+                cp "$kit/gemini_settings.json" "$scratch/home/.gemini/settings.json"
+                env -i "${base[@]}" GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:$port" \
+                    GEMINI_API_KEY=dummy GEMINI_CLI_NO_RELAUNCH=true \
+                    "$bin/gemini" -p "$prompt" --output-format stream-json --yolo --skip-trust \
+                    -m gemini-2.5-pro <"/dev/null" >"$scratch/stream.jsonl" ;;
             *) echo "unknown client $client" >&2; exit 2 ;;
         esac
     )
     mkdir -p "$(dirname "$out")"
     sanitize "$scratch" "$scratch/stream.jsonl" "$out"
+    python3 "$kit/received.py" "$scratch/bodies.jsonl" >"$scratch/received.json"
+    sanitize "$scratch" "$scratch/received.json" "${out%.jsonl}.received.json"
     if [[ "$client" == codex && -n "$rollout" ]]; then
         local found
         found="$(find "$scratch/home/.codex/sessions" -name 'rollout-*.jsonl' | head -n1)"
@@ -158,6 +172,37 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The presentation captures: make_odd_repo.sh's repository read honestly by every client at
+# both releases, with its read tool, through `git diff` and `cat`, and through `cat` alone
+# (odd_scenarios.py); into tests/data/presentation/<client>-<release>/<way>.jsonl.
+odd() {
+    local release client way folder version
+    export CG_REPO_SCRIPT=make_odd_repo.sh
+    for release in clients clients-older; do
+        tools="${CG_TOOLS:-$project/.tools}/$release/node_modules" bin="$tools/.bin"
+        for client in claude codex pi opencode copilot gemini qwen; do
+            folder="$data/presentation/$client-newest"
+            [[ "$release" == clients-older ]] && folder="$data/presentation/$client-older"
+            for way in read diff cat; do
+                [[ "$client" == codex && "$way" == read ]] && continue  # no read tool of its own
+                python3 "$kit/odd_scenarios.py" "$client" "$way" >"$scratch_scenarios/$client-$way.json"
+                if [[ "$client" == codex ]]; then
+                    capture_one codex "$scratch_scenarios/$client-$way.json" "$folder/$way.exec.jsonl" \
+                        "$folder/$way.rollout.jsonl"
+                else
+                    capture_one "$client" "$scratch_scenarios/$client-$way.json" "$folder/$way.jsonl"
+                fi
+            done
+        done
+    done
+}
+
+if [[ "${1:-}" == odd ]]; then
+    scratch_scenarios="$(mktemp -d)"
+    odd
+    rm -rf "$scratch_scenarios"
+    exit 0
+fi
 if [[ $# -gt 0 ]]; then
     capture_one "$@"
     exit 0

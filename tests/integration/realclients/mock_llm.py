@@ -15,7 +15,7 @@ alone: the number of tool results already in the conversation picks it, so retri
 requests never desynchronise it. Requests without tools (titles, summaries) get a short reply.
 "${WORKDIR}" anywhere in the scenario is replaced with --workdir.
 
-usage: python mock_llm.py --scenario FILE [--workdir DIR] [--port 0] [--log FILE]
+usage: python mock_llm.py --scenario FILE [--workdir DIR] [--port 0] [--log FILE] [--bodies FILE]
 With --port 0 a free port is chosen. The first line on stdout is "listening 127.0.0.1:<port>".
 """
 
@@ -70,6 +70,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     scenario: ClassVar[Json] = {}
     log_path: ClassVar[str] = ""
+    bodies_path: ClassVar[str] = ""
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         sys.stderr.write("[mock] " + (format % args) + "\n")
@@ -97,6 +98,11 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _log(self, body: Json | None) -> None:
+        if self.bodies_path and body is not None and body.get("tools"):
+            # what the model received, whole: the ground truth the presentation captures' truth
+            # files are written from
+            with open(self.bodies_path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"path": self.path, "body": body}) + "\n")
         if not self.log_path:
             return
         record: Json = {"t": time.time(), "path": self.path}
@@ -450,10 +456,12 @@ def main() -> None:
     parser.add_argument("--workdir", default="")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--log", default="")
+    parser.add_argument("--bodies", default="", help="append every request with tools, whole")
     args = parser.parse_args()
     with open(args.scenario, encoding="utf-8") as handle:
         Handler.scenario = json.loads(handle.read().replace("${WORKDIR}", args.workdir))
     Handler.log_path = args.log
+    Handler.bodies_path = args.bodies
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     sys.stdout.write(f"listening 127.0.0.1:{server.server_address[1]}\n")
     sys.stdout.flush()
