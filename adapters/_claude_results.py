@@ -41,6 +41,13 @@ __all__ = [
 DENIED_DECISIONS: Final = frozenset({"deny", "denied", "reject", "rejected"})
 # What Claude Code returns instead of a file it already gave the model unchanged.
 PLACEHOLDER_PREFIXES: Final = ("File unchanged since last read",)
+# What Claude Code's ``Read`` returns for a file that is empty (2.1.252 and 2.1.328).
+EMPTY_FILE: Final = (
+    "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
+)
+# The notice Claude Code's ``Read`` (2.1.328) appends under a file that is not UTF-8, after its
+# numbered lines: "[This file is not valid UTF-8: it uses a legacy encoding ...]".
+LEGACY_NOTICE: Final = "\n\n[This file is not valid UTF-8"
 LINE_RANGE: Final = {"startLine": None, "numLines": None, "totalLines": None}
 
 
@@ -84,9 +91,14 @@ def returned_text(block: JsonObject) -> Returned | None:
         text = "\n".join(part for part in texts if part is not None)
     else:
         return None
+    if text.strip() == EMPTY_FILE:
+        return returned("", empty=True)
     text = without_reminders(text)
     if text.startswith(PLACEHOLDER_PREFIXES):
         return returned(text, placeholder=True)
+    notice = text.rfind(LEGACY_NOTICE, max(len(text) - 1024, 0))
+    if notice >= 0 and text.rstrip().endswith("]"):
+        text = text[: notice + 1]  # the numbered lines, then the client's notice
     return returned(text, numbers=True)
 
 

@@ -19,7 +19,7 @@ from coverage_gate.core.events import Returned
 __all__ = ["numbered", "reader_cut", "returned", "without_reminders"]
 
 _READER_CUT: Final = re.compile(r"\u2026\[\+\d+ bytes, blake2b [0-9a-f]{32}\]\Z")
-_REMINDER: Final = re.compile(r"\n*<system-reminder>.*?</system-reminder>\n*", re.S)
+_OPEN, _CLOSE = "<system-reminder>", "</system-reminder>"
 # ``12\tline`` (Claude Code 2.x, ``cat -n``), ``    12→line`` (Claude Code 1.x) or ``12: line``
 # (OpenCode)
 _NUMBERED: Final = re.compile(r"\A *(\d{1,12})(?:\t|\u2192|: )")
@@ -36,10 +36,21 @@ def reader_cut(text: str) -> tuple[str, bool]:
 
 
 def without_reminders(text: str) -> str:
-    """``text`` without the ``<system-reminder>`` blocks a client adds for the model."""
-    if "<system-reminder>" not in text:
+    """``text`` without the ``<system-reminder>`` blocks a client appends for the model: only
+    blocks that end the text (after everything else) are the client's; one anywhere else is
+    part of what the tool returned (a file may hold that text)."""
+    end = len(text.rstrip())
+    cut = None
+    while end > 0 and text.endswith(_CLOSE, 0, end):
+        opening = text.rfind(_OPEN, 0, end)
+        if opening < 0 or text.find(_CLOSE, opening, end - len(_CLOSE)) >= 0:
+            break
+        cut = opening
+        end = len(text[:opening].rstrip())
+    if cut is None:
         return text
-    return _REMINDER.sub("\n", text).strip("\n") + ("\n" if text.endswith("\n") else "")
+    kept = text[:cut].rstrip("\n")
+    return kept + "\n" if kept else ""
 
 
 def numbered(text: str) -> tuple[str, int | None]:
@@ -66,14 +77,24 @@ def numbered(text: str) -> tuple[str, int | None]:
 
 
 def returned(
-    text: str, *, numbers: bool = False, byte_offset: int | None = None, placeholder: bool = False
+    text: str,
+    *,
+    numbers: bool = False,
+    byte_offset: int | None = None,
+    placeholder: bool = False,
+    empty: bool = False,
 ) -> Returned:
     """A ``Returned`` from a result's text: the reader's cut and, with ``numbers``, line-number
-    prefixes taken off."""
+    prefixes taken off. ``empty``: a placeholder that says the result was empty."""
     text, cut = reader_cut(text)
     first = None
     if numbers:
         text, first = numbered(text)
     return Returned(
-        text=text, first_line=first, byte_offset=byte_offset, cut=cut, placeholder=placeholder
+        text=text,
+        first_line=first,
+        byte_offset=byte_offset,
+        cut=cut,
+        placeholder=placeholder or empty,
+        empty=empty,
     )

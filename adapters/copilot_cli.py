@@ -98,6 +98,7 @@ from coverage_gate.core.events import (
     Unrecognised,
     WriteAction,
 )
+from coverage_gate.core.presentation import Presentation, Transform
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
@@ -583,6 +584,22 @@ def _looks_like(obj: JsonObject) -> bool:
     )
 
 
+PRESENTATION: Final = Presentation(
+    terminal=True,
+    transforms=(
+        Transform(
+            name="shell output without escape sequences, and a <shellId: N completed with exit "
+            "code C> trailer",
+            shown_by="copilot-*/cat.jsonl control.txt",
+        ),
+        Transform(
+            name="view of an empty file returns nothing (the stream holds a header-only diff)",
+            shown_by="copilot-*/read.jsonl emptied.txt",
+        ),
+    ),
+)
+
+
 KNOWS: Final = FormatKnowledge(
     client="GitHub Copilot CLI",
     events=EVENTS,
@@ -601,6 +618,7 @@ KNOWS: Final = FormatKnowledge(
         "data.toolTelemetry.metrics.resultForLlmLength",
     ),
     versions=CHECKED.get(NAME),
+    presentation=PRESENTATION,
 )
 
 ADAPTER: Final = JsonLinesAdapter(

@@ -102,6 +102,7 @@ from coverage_gate.core.events import (
     Unrecognised,
     WriteAction,
 )
+from coverage_gate.core.presentation import Presentation, Transform
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder
 from ._json import (
@@ -175,6 +176,28 @@ NOT_READ_TOOLS: Final = {
 }
 # Every line type Gemini CLI's stream-json writes, used here or not.
 EVENTS: Final = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
+PRESENTATION: Final = Presentation(
+    terminal=True,
+    line_cuts=("... [truncated]",),
+    transforms=(
+        Transform(name="byte-order mark dropped", shown_by="gemini-*/read.jsonl bom.py"),
+        Transform(
+            name="a long line cut, marked ... [truncated], under an IMPORTANT notice",
+            shown_by="gemini-*/read.jsonl long_line.js",
+        ),
+        Transform(
+            name="files that are not UTF-8 are refused as binary (Cannot display content of "
+            "binary file)",
+            shown_by="gemini-*/read.jsonl latin1.txt sjis.txt blob.bin",
+        ),
+        Transform(
+            name="shell output inside <untrusted_context> as Output: ..., escape sequences gone",
+            shown_by="gemini-*/cat.jsonl",
+        ),
+    ),
+)
+
+
 KNOWS: Final = FormatKnowledge(
     client="Gemini CLI",
     events=EVENTS,
@@ -191,6 +214,7 @@ KNOWS: Final = FormatKnowledge(
         "tool_result.error.type",
     ),
     versions=CHECKED.get(NAME),
+    presentation=PRESENTATION,
     notes=(
         "the stream names no client version",
         "a run_shell_command command that redirects into a file or runs git stash/checkout/... "
@@ -288,6 +312,10 @@ def _read_action(tool: str, parameters: JsonObject | None) -> Action:
     )
 
 
+# what read_file reports for a file it takes for binary, or that is not UTF-8 (0.58.0, 0.61.0)
+_SKIPPED: Final = "Skipped binary file: "
+
+
 def _returned(output: str) -> tuple[Shown, ByteSpan | None] | None:
     """What a successful ``read_file`` says it returned, from its display text; ``None`` when the
     text says nothing of it."""
@@ -299,6 +327,8 @@ def _returned(output: str) -> tuple[Shown, ByteSpan | None] | None:
         if first < 1 or last < first or first > total:  # past the end: nothing
             return EMPTY_SHOWN, None
         return Shown.lines(first, last, total), ByteSpan(offset=first - 1, end=last, total=total)
+    if output.startswith(_SKIPPED):
+        return EMPTY_SHOWN, None  # a file it takes for binary: the model got nothing of it
     whole = _ALL_READ.fullmatch(output)
     if whole is not None:
         total = int(whole.group(1))

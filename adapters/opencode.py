@@ -96,6 +96,7 @@ from coverage_gate.core.events import (
     Unrecognised,
     WriteAction,
 )
+from coverage_gate.core.presentation import Presentation, Transform
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
@@ -483,6 +484,30 @@ def _looks_like(obj: JsonObject) -> bool:
     )
 
 
+PRESENTATION: Final = Presentation(
+    lone_cr_breaks=True,
+    line_cuts=("... (line truncated to 2000 chars)",),
+    transforms=(
+        Transform(
+            name="read: numbered lines (N: ) inside <path>/<type>/<content> and an end-of-file "
+            "line",
+            shown_by="opencode-*/read.jsonl",
+        ),
+        Transform(name="byte-order mark dropped", shown_by="opencode-*/read.jsonl bom.py"),
+        Transform(
+            name="a lone CR breaks the line (read)", shown_by="opencode-*/read.jsonl lone_cr.txt"
+        ),
+        Transform(
+            name="a line over 2,000 characters cut, marked ... (line truncated to 2000 chars)",
+            shown_by="opencode-*/read.jsonl long_line.js",
+        ),
+        Transform(
+            name="a binary file is refused (Cannot read binary file)",
+            shown_by="opencode-*/read.jsonl blob.bin",
+        ),
+    ),
+)
+
 ADAPTER: Final = JsonLinesAdapter(
     name=NAME,
     capability=Capability.PER_FILE,
@@ -508,5 +533,6 @@ ADAPTER: Final = JsonLinesAdapter(
             "part.reason",
         ),
         versions=CHECKED.get(NAME),
+        presentation=PRESENTATION,
     ),
 )

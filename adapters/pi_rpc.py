@@ -54,6 +54,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from typing import Final
 
 import msgspec
 
@@ -86,6 +87,7 @@ from coverage_gate.core.events import (
     Unrecognised,
     WriteAction,
 )
+from coverage_gate.core.presentation import Presentation, Transform
 
 from ._json import INT64_MAX, OUT_OF_RANGE, JsonObject, OutOfRange, as_int64, opens_object
 from ._mutations import shell_write
@@ -125,7 +127,11 @@ _TOOL_HEAD = re.compile(
 _ANY_ID = re.compile(rb'"toolCallId"\s*:\s*"([^"\\]{1,256})"')
 _CR_RANGE = re.compile(r"^\[cr-range offset=(\d+) end=(\d+) total=(\d+)")
 # pi's notice under a cut read or bash output: "[Showing lines 1-2000 of 5000. Use offset=...]"
-_NOTICE = re.compile(r"\n*\[(?:Showing lines|Showing last|Output truncated)[^\]]*\]\s*\Z")
+_NOTICE = re.compile(
+    r"\n*\[(?:Showing lines|Showing last|Output truncated|\d+ more lines in file)[^\]]*\]\s*\Z"
+)
+# the notices stand at the end of the text: only its tail is searched
+_NOTICE_TAIL = 512
 # Tools whose result is not what they read of the revision: the reviewer's own change
 NOT_READ_TEXT_TOOLS = frozenset({"edit", "write"})
 _SHOWING = re.compile(r"\[Showing lines (\d+)-(\d+) of (\d+)[^\]]*\]\s*$")
@@ -303,12 +309,16 @@ def _returned_text(text: str, span: ByteSpan | None, tool: str = "") -> Returned
     if span is not None:
         body = text[text.find("\n") + 1 :] if "\n" in text else ""
         return returned(body, byte_offset=span.offset)
-    found = _NOTICE.search(text)
+    tail = max(len(text) - _NOTICE_TAIL, 0)
+    found = _NOTICE.search(text, tail)
     if found is not None:
         kept = returned(text[: found.start()])
-        showing = _SHOWING.search(text)
+        showing = _SHOWING.search(text, tail)
         if tool == "read" and showing is not None:
             return msgspec.structs.replace(kept, first_line=int(showing.group(1)))
+        if tool == "read" and text[found.start() :].lstrip("\n")[1:2].isdigit():
+            # "[N more lines in file. Use offset=M to continue.]": a ranged read, whole as asked
+            return kept
         return msgspec.structs.replace(kept, cut=True)
     if tool == "cr_read":
         return returned(text, byte_offset=0)
@@ -515,7 +525,8 @@ class PiRpcDecoder:
             detail = "[cr-range] header value out of the 64-bit range"
             return [Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=(call_id,))]
         shown = _returned(tool, result, text, span) if tool in READ_TOOLS else None
-        given = _returned_text(text, span, tool) if tool in READ_TOOLS and text else None
+        # an empty text is returned too: a whole read of a file empty at the revision shows it
+        given = _returned_text(text or "", span, tool) if tool in READ_TOOLS else None
         return [
             ToolEnd(
                 call_id=call_id,
@@ -621,6 +632,22 @@ def _text(raw: bytes | None) -> str | None:
         return None
 
 
+PRESENTATION: Final = Presentation(
+    transforms=(
+        Transform(
+            name="read: a ranged read ends with [N more lines in file. Use offset=M to "
+            "continue.], a cut one with [Showing lines A-B of T ...]",
+            shown_by="pi-*/read.jsonl big.py",
+        ),
+        Transform(
+            name="read and bash: the text as the file's bytes decode (U+FFFD), a leading "
+            "byte-order mark dropped from bash output",
+            shown_by="pi-*/read.jsonl latin1.txt, pi-newest/cat.jsonl bom.py",
+        ),
+    ),
+)
+
+
 KNOWS = FormatKnowledge(
     client="pi",
     events=_TOOL_EVENTS | _DONE | _KNOWN_SKIPPED | {_REOPEN},
@@ -637,6 +664,7 @@ KNOWS = FormatKnowledge(
         "result.details.truncation.firstLineExceedsLimit",
     ),
     versions=CHECKED.get(NAME),
+    presentation=PRESENTATION,
 )
 
 

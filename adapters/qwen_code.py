@@ -51,6 +51,7 @@ from coverage_gate.core.events import (
     ToolEnd,
     UnreadableArguments,
 )
+from coverage_gate.core.presentation import LEGACY_ENCODINGS, Presentation, Transform
 
 from ._decoder import JsonLinesAdapter
 from ._json import JsonObject, OutOfRange, get_str, key, objects
@@ -156,6 +157,37 @@ EVENTS: Final = frozenset(
         "text", "thinking", "tool_use", "tool_result", "image",
     }
 )  # fmt: skip
+PRESENTATION: Final = Presentation(
+    trims_trailing_space=True,
+    terminal=True,
+    legacy=LEGACY_ENCODINGS,
+    transforms=(
+        Transform(name="byte-order mark dropped (read_file)", shown_by="qwen-*/read.jsonl bom.py"),
+        Transform(
+            name="trailing white space trimmed (read_file)", shown_by="qwen-*/read.jsonl tabs.py"
+        ),
+        Transform(
+            name="bytes that are not UTF-8 decoded in a legacy encoding it detects (Latin-1, "
+            "Shift JIS; shell output too at 0.24.4)",
+            shown_by="qwen-*/read.jsonl latin1.txt sjis.txt, qwen-newest/cat.jsonl",
+        ),
+        Transform(
+            name="shell output rendered by a terminal: escape sequences and controls gone, "
+            "tabs as spaces (0.23.0)",
+            shown_by="qwen-*/cat.jsonl control.txt, qwen-older/cat.jsonl tabs.py",
+        ),
+        Transform(
+            name="an empty file is the placeholder (read_file completed with no output)",
+            shown_by="qwen-*/read.received.json emptied.txt",
+        ),
+        Transform(
+            name="a binary file is refused (Cannot display content of binary file)",
+            shown_by="qwen-*/read.jsonl blob.bin",
+        ),
+    ),
+)
+
+
 KNOWS: Final = FormatKnowledge(
     client="Qwen Code",
     events=EVENTS,
@@ -176,6 +208,7 @@ KNOWS: Final = FormatKnowledge(
         "qwen_code_version",
     ),
     versions=CHECKED.get(NAME),
+    presentation=PRESENTATION,
     notes=(
         "MCP tools (mcp__*) are unknown tools: the model can call them with any path",
         "a run_shell_command command that redirects into a file or runs git stash/checkout/... "
@@ -187,6 +220,10 @@ _LINES_READ = re.compile(
     r"Read lines (\d{1,18})-(\d{1,18}) of (at least )?(\d{1,18}) from .+?(?: \(truncated\))?"
 )
 _UNCHANGED = re.compile(r"Unchanged: .+")
+# what read_file reports for a file it takes for binary (0.23.0 and 0.24.4; the model gets
+# "Cannot display content of binary file"): nothing of it
+_NO_OUTPUT: Final = "(read_file completed with no output)"
+_REFUSED = re.compile(r"Skipped binary file: .+")
 
 
 def _asked(offset: int | None, limit: int | None) -> Shown:
@@ -232,7 +269,7 @@ def _returned(text: str | None) -> tuple[Shown | None, ByteSpan | None]:
     """What a successful ``read_file`` returned, as its result text tells."""
     if text is None:
         return None, None
-    if text == "" or _UNCHANGED.fullmatch(text):
+    if text == "" or _UNCHANGED.fullmatch(text) or _REFUSED.fullmatch(text):
         return EMPTY_SHOWN, None
     found = _LINES_READ.fullmatch(text)
     if found is None:
@@ -258,7 +295,9 @@ def _given(text: str | None) -> Returned | None:
     ``Unchanged: ...``: what the tool showed Qwen Code's user, not the text the model got."""
     if not text:
         return None
-    if _LINES_READ.fullmatch(text) or _UNCHANGED.fullmatch(text):
+    if text == _NO_OUTPUT:
+        return returned("", empty=True)
+    if _LINES_READ.fullmatch(text) or _UNCHANGED.fullmatch(text) or _REFUSED.fullmatch(text):
         return returned(text, placeholder=True)
     return returned(text)
 

@@ -31,6 +31,9 @@ def _knowledge(knows: FormatKnowledge | None) -> dict[str, object]:
         "not_reads": dict(sorted(knows.not_reads.items())),
         "writes": sorted(knows.writes),
         "fields": list(knows.fields),
+        "presentation": [
+            {"transform": t.name, "shown_by": t.shown_by} for t in knows.presentation.transforms
+        ],
     }
 
 
@@ -48,6 +51,9 @@ def _details(name: str, knows: FormatKnowledge | None) -> str:
         f"  result fields    {', '.join(knows.fields) or '-'}",
         "  known, not reads:",
         *(f"    {tool:<18} {why}" for tool, why in sorted(knows.not_reads.items())),
+        "  presentation (what the client does to a file's text; every client: UTF-8 with U+FFFD",
+        "  where bytes are not, a byte-order mark and a CR before a line break not compared):",
+        *(f"    {t.name}" for t in knows.presentation.transforms),
         "  anything else in a stream is drift: said, counted, and where the model cannot have",
         "  caused it, claims without evidence are unknown rather than unsupported",
     ]

@@ -53,6 +53,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from difflib import SequenceMatcher
 
 import msgspec
 from msgspec.structs import replace
@@ -70,11 +71,14 @@ from coverage_gate.core.events import (
     ShownKind,
     ToolEnd,
     ToolStart,
+    WriteAction,
 )
+from coverage_gate.core.presentation import BASELINE, Presentation, cut_at, line_keys
 from coverage_gate.core.revision_files import blob_id
 
 __all__ = [
     "DIFF_KEY",
+    "MAX_ALIGNED_LINES",
     "MAX_CALLS",
     "MAX_CREDITS_PER_CALL",
     "MAX_OTHER_BYTES",
@@ -124,28 +128,60 @@ def file_lines(data: bytes) -> list[str]:
     return _text_lines(data.decode("utf-8", "replace"))
 
 
-def _same_line(shown: str, revision: str) -> bool:
-    if shown == revision:
-        return True
-    if len(shown) >= MIN_SHORTENED_CHARS and revision.startswith(shown):
-        return True
-    if "\ufffd" in shown or "\ufffd" in revision:
-        return _same_but_undecodable(shown, revision)
-    return False
+class FileText:
+    """A file at the revision in one client's presentation (``core.presentation``): each line's
+    key, the keys of its legacy decodings where its bytes are not UTF-8, and, where the client
+    breaks lines at a lone CR, which line of the file each presented line is."""
 
+    __slots__ = ("alternates", "keys", "origin", "presentation", "raw_lines")
 
-def _same_but_undecodable(shown: str, revision: str) -> bool:
-    """Equal where both are text; a run of U+FFFD on either side stands for any characters."""
-    parts = [part for part in shown.replace("\ufffd", "\0").split("\0") if part]
-    if not parts:
-        return True
-    position = 0
-    for part in parts:
-        found = revision.find(part, position)
-        if found < 0:
-            return False
-        position = found + len(part)
-    return True
+    def __init__(self, data: bytes, presentation: Presentation, *, lone_cr: bool = False) -> None:
+        self.presentation = presentation
+        key = presentation.key
+        utf8 = True
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            utf8 = False
+            text = data.decode("utf-8", "replace")
+        lines = _text_lines(text)
+        self.raw_lines = len(lines)
+        self.origin: list[int] | None = None
+        if lone_cr and "\r" in text:
+            split: list[str] = []
+            origin: list[int] = []
+            for number, line in enumerate(lines, 1):
+                parts = line.split("\r")
+                split.extend(parts)
+                origin.extend([number] * len(parts))
+            lines, self.origin = split, origin
+        self.keys = [key(line) for line in lines]
+        self.alternates: dict[int, list[str]] = {}
+        if not utf8 and presentation.legacy and self.origin is None:
+            raw = data.split(b"\n")
+            for index, raw_line in enumerate(raw[: len(lines)]):
+                try:
+                    raw_line.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.alternates[index] = line_keys(presentation, raw_line.rstrip(b"\r"))[1:]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def same(self, shown: str, number: int) -> bool:
+        """Whether ``shown`` (a key) is presented line ``number`` (1-based)."""
+        if shown == self.keys[number - 1]:
+            return True
+        alternates = self.alternates.get(number - 1)
+        if alternates is not None and shown in alternates:
+            return True
+        return bool(self.presentation.line_cuts) and cut_at(
+            self.presentation, shown, self.keys[number - 1]
+        )
+
+    def file_line(self, number: int) -> int:
+        """The file's own line number of presented line ``number``."""
+        return number if self.origin is None else self.origin[number - 1]
 
 
 class ReadCheck(msgspec.Struct, frozen=True):
@@ -157,17 +193,23 @@ class ReadCheck(msgspec.Struct, frozen=True):
 UNCHECKED = ReadCheck(ContentCheck.UNCHECKED)
 
 
-def check_read(returned: Returned, data: bytes | None, asked: Shown | None) -> ReadCheck:
-    """Whether ``returned`` is the file ``data`` over the range it claims (module notes).
+def check_read(
+    returned: Returned,
+    data: bytes | None,
+    asked: Shown | None,
+    presentation: Presentation = BASELINE,
+) -> ReadCheck:
+    """Whether ``returned`` is the file ``data`` over the range it claims, in the client's
+    ``presentation`` (module notes).
 
     ``asked``: the range the call's request or end reports (lines), used for where the text
     starts when the presentation does not say."""
     if returned.placeholder or returned.cut or data is None or not returned.text:
-        return UNCHECKED
+        return _without_text(returned, data, asked)
     if returned.byte_offset is not None:
         return _check_bytes(returned, data)
-    lines = file_lines(data)
-    shown = _text_lines(returned.text)
+    lines = FileText(data, presentation, lone_cr=presentation.lone_cr_breaks)
+    shown = [presentation.key(line) for line in _text_lines(returned.text)]
     start = returned.first_line
     if start is None and asked is not None and asked.start < 0:
         start = max(len(lines) + asked.start + 1, 1)  # the last lines (``tail -n N``)
@@ -178,15 +220,64 @@ def check_read(returned: Returned, data: bytes | None, asked: Shown | None) -> R
         if number > len(lines):
             if all(not rest for rest in shown[index:]):
                 break  # the empty "line" after a final newline, as some clients count it
-            return ReadCheck(ContentCheck.MISMATCH, number)
-        if not _same_line(line, lines[number - 1]):
-            return ReadCheck(ContentCheck.MISMATCH, number)
+            return _differs(lines, shown, number)
+        if not lines.same(line, number):
+            return _differs(lines, shown, number)
     end = min(start + len(shown) - 1, len(lines))
     if end < start:
         return UNCHECKED
+    first, last = lines.file_line(start), lines.file_line(end)
     if start == 1 and end == len(lines):
-        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(len(lines)))
-    return ReadCheck(ContentCheck.MATCHED, shown=Shown.lines(start, end, len(lines)))
+        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(lines.raw_lines))
+    return ReadCheck(ContentCheck.MATCHED, shown=Shown.lines(first, last, lines.raw_lines))
+
+
+def _without_text(returned: Returned, data: bytes | None, asked: Shown | None) -> ReadCheck:
+    """A read with no text to compare: a whole read of a file that is empty at the revision
+    shows it (nothing came back, or the client's placeholder for nothing); of any other file,
+    nothing can be told."""
+    if data != b"" or returned.cut:
+        return UNCHECKED
+    if returned.placeholder and not returned.empty:
+        return UNCHECKED
+    if returned.empty or asked is None or asked.kind is ShownKind.WHOLE:
+        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(0))
+    return UNCHECKED
+
+
+#: Lines of a text that differs from its file aligned with the file to tell another content
+#: from an unknown presentation; a longer text is judged by its first difference alone.
+MAX_ALIGNED_LINES = 5000
+
+
+def _differs(lines: FileText, shown: list[str], number: int) -> ReadCheck:
+    """A line differs from the file's at ``number``: positive evidence of other content only
+    where the rest of the text aligns with the file (DESIGN §6 rule 24), lines inserted or
+    removed (an older text) included. A text of which too little is the file's says nothing of
+    what it is (a presentation not known, a notice): unchecked, never a mismatch."""
+    informative = [line for line in shown if line.strip()]
+    if not informative:
+        return UNCHECKED
+    if len(shown) + len(lines) > 2 * MAX_ALIGNED_LINES:
+        aligned = sum(
+            1
+            for index, line in enumerate(shown[: max(number - 1, 0)])
+            if line.strip() and lines.same(line, index + 1)
+        )
+    else:
+        matcher = SequenceMatcher(None, shown, lines.keys, autojunk=False)
+        aligned = sum(
+            1
+            for block in matcher.get_matching_blocks()
+            for line in shown[block.a : block.a + block.size]
+            if line.strip()
+        )
+    where = lines.file_line(min(number, len(lines)) or 1) if len(lines) else 1
+    if 2 * aligned < len(informative):
+        # not the file, nor evidently other content: unchecked, with where it differs (a file
+        # the stream itself wrote is other content by that alone: ``CallChecker``)
+        return ReadCheck(ContentCheck.UNCHECKED, first_difference=where)
+    return ReadCheck(ContentCheck.MISMATCH, where)
 
 
 def _check_bytes(returned: Returned, data: bytes) -> ReadCheck:
@@ -243,13 +334,19 @@ class _Run(msgspec.Struct):
 class ContentIndex:
     """The in-scope files' lines at the revision, and the pinned diff's (module notes)."""
 
-    def __init__(self, files: Mapping[str, bytes], diff: bytes | None = None) -> None:
-        self._lines: dict[str, list[str]] = {}
+    def __init__(
+        self,
+        files: Mapping[str, bytes],
+        diff: bytes | None = None,
+        presentation: Presentation = BASELINE,
+    ) -> None:
+        self._presentation = presentation
+        self._lines: dict[str, FileText] = {}
         self._blobs: dict[str, str] = {}
         self._where: dict[str, list[tuple[str, int]]] = {}
         self._diff_offsets: list[int] = []
         for path, data in sorted(files.items()):
-            self._add(path, file_lines(data))
+            self._add(path, FileText(data, presentation))
             self._blobs[path] = blob_id(data)
         if diff:
             raw = diff.split(b"\n")
@@ -260,14 +357,18 @@ class ContentIndex:
                 self._diff_offsets.append(offset)
                 offset += len(line) + 1
             self._diff_offsets.append(offset)
-            self._add(DIFF_KEY, [r.decode("utf-8", "replace").rstrip("\r") for r in raw])
+            self._add(DIFF_KEY, FileText(diff, presentation))
 
-    def _add(self, key: str, lines: list[str]) -> None:
-        self._lines[key] = lines
+    def _add(self, key: str, text: FileText) -> None:
+        self._lines[key] = text
         where = self._where
-        for number, line in enumerate(lines, 1):
+        for number, line in enumerate(text.keys, 1):
             if _weight(key, line):
                 where.setdefault(line, []).append((key, number))
+        for index, alternates in text.alternates.items():
+            for line in alternates:
+                if _weight(key, line):
+                    where.setdefault(line, []).append((key, index + 1))
 
     @property
     def paths(self) -> list[str]:
@@ -287,8 +388,9 @@ class ContentIndex:
         """What ``text`` showed of the in-scope files and the pinned diff (module notes)."""
         if not self._lines or not text:
             return ContentSeen()
-        out = _text_lines(text)
-        own = {line for chunk in said for line in _text_lines(chunk) if _informative(line)}
+        key = self._presentation.key
+        out = [key(line) for line in _text_lines(text)]
+        own = {key(line) for chunk in said for line in _text_lines(chunk) if _informative(line)}
         chosen = _uncontested(self._runs(out, own))
         head, tail = _kept_lines(out, kept, tail_kept=tail_kept)
         found_credits: list[Credit] = []
@@ -340,7 +442,7 @@ class ContentIndex:
             following: dict[tuple[str, int], _Run] = {}
             for (key, wanted), run in active.items():
                 lines = files[key]
-                if wanted <= len(lines) and _same_line(line, lines[wanted - 1]):
+                if wanted <= len(lines) and lines.same(line, wanted):
                     counted = weight if key != DIFF_KEY else _weight(key, line)
                     run.out_end = index + 1
                     run.lines_total += 1
@@ -369,7 +471,7 @@ class ContentIndex:
             if (
                 before in own
                 or _weight(run.key, before)
-                or not _same_line(before, lines[run.file_start - 2])
+                or not lines.same(before, run.file_start - 1)
             ):
                 return
             run.out_start -= 1
@@ -445,11 +547,14 @@ class CallChecker:
         unchecked: Sequence[str] = (),
         diff: bytes | None = None,
         place: Callable[[ReadAction], str | None] = lambda action: None,
+        presentation: Presentation = BASELINE,
     ) -> None:
         self._source = source
+        self._presentation = presentation
         self._scope = tuple(scope)
         self._in_scope = frozenset(self._scope)
-        self._unchecked = frozenset(unchecked)  # binary files of the diff: never compared
+        # binary files of the diff: compared as the text their bytes decode to, never scanned for
+        self._unchecked = frozenset(unchecked)
         self._diff = diff
         self._place = place
         self._index: ContentIndex | None = None
@@ -458,11 +563,19 @@ class CallChecker:
         self._absent: set[str] = set()  # files outside the diff the revision does not have
         self._other_bytes = 0
         self._open: dict[str, tuple[Action, str | None]] = {}
+        # files the stream's own calls wrote: a read of one that is not the revision's text is
+        # the reviewer's text (DESIGN §6 rule 20), aligned or not
+        self._written: set[str] = set()
         # the last ends checked, so that a line repeated to the byte is checked the same
         self._ended: OrderedDict[str, tuple[Returned, ContentSeen]] = OrderedDict()
 
     def start(self, event: ToolStart) -> ToolStart:
-        """Remember what the call asked for and said; pass the start on without its words."""
+        """Remember what the call asked for and said, and which file a write names; pass the
+        start on without its words."""
+        if isinstance(event.action, WriteAction) and event.action.path is not None:
+            written = self._place(ReadAction(path=event.action.path, cwd=event.action.cwd))
+            if written is not None and len(self._written) < MAX_CALLS:
+                self._written.add(written)
         if len(self._open) < MAX_CALLS or event.call_id in self._open:
             said = event.said[:MAX_SAID_CHARS] if event.said else None
             self._open[event.call_id] = (event.action, said)
@@ -518,16 +631,31 @@ class CallChecker:
         if path is None:
             return None, ContentSeen(check=ContentCheck.UNCHECKED)
         asked = event.shown or action.shown
+        if (
+            asked is not None
+            and asked.kind is ShownKind.EMPTY
+            and action.offset is None
+            and action.limit is None
+            and (action.shown is None or action.shown.kind is ShownKind.WHOLE)
+        ):
+            asked = None  # a whole read that returned nothing: the check tells whether it is
         told = asked is None or asked.kind is not ShownKind.UNKNOWN
-        if path in self._unchecked or not returned.own or not told:
-            # a binary file; one output of several reads; a read whose range is not told (a
-            # command of a shape not recognised, an output cut to a head and a tail)
+        if not returned.own or not told:
+            # one output of several reads; a read whose range is not told (a command of a shape
+            # not recognised, an output cut to a head and a tail)
             return path, ContentSeen(check=ContentCheck.UNCHECKED)
         data = self._file(path)
-        result = check_read(returned, data, asked)
+        result = check_read(returned, data, asked, self._presentation)
+        if (
+            result.check is ContentCheck.UNCHECKED
+            and result.first_difference is not None
+            and path in self._written
+        ):
+            result = ReadCheck(ContentCheck.MISMATCH, result.first_difference)
+        mismatch = result.check is ContentCheck.MISMATCH
         return path, ContentSeen(
             check=result.check,
-            first_difference=result.first_difference,
+            first_difference=result.first_difference if mismatch else None,
             shown=result.shown,
             blob=blob_id(data) if data is not None else None,
         )
@@ -563,7 +691,11 @@ class CallChecker:
                     self._scoped[path] = self._fetch(path)
             scoped = self._scoped
             files = {path: data for path in self._scope if (data := scoped[path]) is not None}
-            self._index = ContentIndex(files, self._diff)
+            for path in sorted(self._unchecked):  # binary files: their text as their bytes decode
+                data = self._file(path)
+                if data is not None:
+                    files[path] = data
+            self._index = ContentIndex(files, self._diff, self._presentation)
         return self._index
 
     def _file(self, path: str) -> bytes | None:

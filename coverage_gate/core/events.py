@@ -20,6 +20,7 @@ from typing import Final, Protocol
 import msgspec
 
 from coverage_gate.contracts.enums import Capability, ContentCheck, DriftKind
+from coverage_gate.core.presentation import BASELINE, Presentation
 
 __all__ = [
     "ANY_CALL",
@@ -193,6 +194,9 @@ class Returned(msgspec.Struct, frozen=True, kw_only=True):
     cut: bool = False
     placeholder: bool = False
     kept: int | None = None
+    # a placeholder that says the result was empty (Qwen Code's "(read_file completed with no
+    # output)", Claude Code's empty-file reminder): the empty file, when the revision's is empty
+    empty: bool = False
     # ``False``: one output for several reads (``cat a b``): their files are credited by content,
     # no one read's text is compared with its file
     own: bool = True
@@ -421,7 +425,8 @@ class FormatKnowledge:
     as reads (or diff pages); ``not_reads``: tools it knows and does not count, each with why;
     ``writes``: the client's tools that change files; ``fields``: the result fields it relies on;
     ``versions``: the oldest and newest client versions it was checked against (the versions CI
-    runs), or ``None`` when the stream names no version."""
+    runs), or ``None`` when the stream names no version; ``presentation``: what the client
+    does to a file's text before the model gets it (``coverage_gate.core.presentation``)."""
 
     client: str
     events: frozenset[str]
@@ -431,6 +436,8 @@ class FormatKnowledge:
     fields: tuple[str, ...] = ()
     versions: tuple[str, str] | None = None
     notes: tuple[str, ...] = field(default=())
+    # how the client presents a file's text to the model (DESIGN §6 rule 23)
+    presentation: Presentation = BASELINE
 
     def knows_tool(self, tool: str) -> bool:
         return tool in self.reads or tool in self.not_reads or tool in self.writes

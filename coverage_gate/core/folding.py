@@ -106,6 +106,18 @@ def _count_content(acc: _FileAcc, record: CallRecord, shown: Shown) -> None:
         acc.content_unchecked += 1
 
 
+def _the_empty_file(content: ContentSeen | None) -> bool:
+    """Whether the content check found the read to be a whole read of a file that is empty at
+    the revision (DESIGN §6 rule 24): then returning nothing is what showed it."""
+    return (
+        content is not None
+        and content.check is ContentCheck.MATCHED
+        and content.shown is not None
+        and content.shown.kind is ShownKind.WHOLE
+        and content.shown.total == 0
+    )
+
+
 def _add_read_range(acc: _FileAcc, record: CallRecord) -> None:
     """The bytes a successful read returned, or, when it does not tell, the range it asked
     for; a read of the whole file adds no range."""
@@ -236,6 +248,8 @@ class EvidenceFolder:
             self._add_mismatch(record, path, content)
             return
         shown = _shown_of(record)
+        if shown.kind is ShownKind.EMPTY and _the_empty_file(content):
+            shown = Shown.whole(0)  # nothing came back, and nothing is what the file holds
         _count_content(acc, record, shown)
         if shown.kind is ShownKind.EMPTY:
             acc.reads_empty += 1

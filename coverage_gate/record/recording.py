@@ -35,6 +35,7 @@ from coverage_gate.core.events import (
 from coverage_gate.core.folding import EvidenceFolder
 from coverage_gate.core.pairing import Pairer
 from coverage_gate.core.paths import RepoTree, TreeUnavailableError, normalise
+from coverage_gate.core.presentation import BASELINE
 from coverage_gate.core.versions import outside
 from coverage_gate.record.linescan import DEFAULT_MAX_LINE_BYTES, LineScanner
 from coverage_gate.record.spans import record_calls
@@ -167,6 +168,7 @@ class Recorder:
             tree = settings.trees(root) if settings.trees and root else None
             source = settings.content(root) if settings.content and root else None
             diff = settings.diff
+            knows: FormatKnowledge | None = getattr(self._adapter, "knows", None)
 
             def place(action: ReadAction) -> str | None:
                 try:
@@ -185,6 +187,7 @@ class Recorder:
                 else (),
                 diff=diff.data if diff is not None else None,
                 place=place,
+                presentation=knows.presentation if knows is not None else BASELINE,
             )
         return self._checker
 

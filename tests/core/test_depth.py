@@ -425,11 +425,19 @@ def test_an_evidence_document_without_the_depth_fields_still_reads(tmp_path: Pat
     assert (found.depth, found.lines_seen, found.reads_empty) == (None, [], 0)
 
 
-def test_content_is_not_asked_for_a_binary_file() -> None:
+def test_a_binary_file_is_asked_for_once_and_its_depth_stays_unknown() -> None:
+    """A binary file is compared as the text its bytes decode to (DESIGN §6 rule 24), its
+    content asked for once: a read whose bytes are not the file's is a mismatch (here the
+    read returned other bytes), one whose bytes are has unknown depth (no hunks)."""
     diff = b"diff --git a/logo.png b/logo.png\nindex 1..2 100644\nBinary files a/logo.png and b/logo.png differ\n"
     content = MappingContent({"logo.png": b"\x89PNG"})
     doc = record(stream(byte_read("r", "logo.png", 0, 2, 4)), content=content, diff=diff)
-    assert content.asked == []
+    assert content.asked == ["logo.png"]
+    found = entry(doc, "logo.png").content
+    assert found is not None
+    assert found.mismatched == 1
+    honest = MappingContent({"logo.png": b"...."})  # the test read returns "..."
+    doc = record(stream(byte_read("r", "logo.png", 0, 2, 4)), content=honest, diff=diff)
     depth = entry(doc, "logo.png").depth
     assert depth is not None
     assert depth.depth is Depth.UNKNOWN

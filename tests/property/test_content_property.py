@@ -35,14 +35,10 @@ def brute_runs(out: list[str], files: dict[str, list[str]]) -> list[cc._Run]:
     for key, lines in files.items():
         for i in range(len(out)):
             for j in range(len(lines)):
-                if i > 0 and j > 0 and cc._same_line(out[i - 1], lines[j - 1]):
+                if i > 0 and j > 0 and out[i - 1] == lines[j - 1]:
                     continue  # not where a maximal run starts
                 k = 0
-                while (
-                    i + k < len(out)
-                    and j + k < len(lines)
-                    and cc._same_line(out[i + k], lines[j + k])
-                ):
+                while i + k < len(out) and j + k < len(lines) and out[i + k] == lines[j + k]:
                     k += 1
                 if not k:
                     continue

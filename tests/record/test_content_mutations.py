@@ -12,6 +12,7 @@ its own (Claude Code appending a ``<system-reminder>``) change nothing.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -81,11 +82,30 @@ def models_entry(data: bytes, fmt: str) -> Any:
     return found
 
 
+_NUMBER = re.compile(r"^( *)(\d+)(\t|: |\u2192)")
+
+
+def _without_the_added_line(text: str) -> str:
+    """The text as the client shows the older file: the line the change added is not there,
+    and where the client numbers lines, the numbers after it are one less (as a real read of
+    the older file numbers them)."""
+    lines = text.split("\n")
+    at = next(index for index, line in enumerate(lines) if "MAX_BODY = 10_000" in line)
+    del lines[at]
+    for index in range(at, len(lines)):
+        lines[index] = _NUMBER.sub(
+            lambda found: f"{found.group(1)}{int(found.group(2)) - 1}{found.group(3)}",
+            lines[index],
+            count=1,
+        )
+    return "\n".join(lines)
+
+
 LYING: dict[str, Mutation] = {
     # the reviewer's own edit of one line, read back
     "edited_line": lambda text: text.replace("MAX_BODY = 10_000", "MAX_BODY = 10_001"),
     # an older version: the line the change added is not there
-    "older_version": lambda text: text.replace("MAX_BODY = 10_000\n", ""),
+    "older_version": _without_the_added_line,
     # unrelated text of the same length in place of one line
     "same_length_noise": lambda text: text.replace("MAX_BODY = 10_000", "x" * 17),
 }

@@ -36,7 +36,14 @@ from tests.record.test_span_export import pi_stream
 
 MANIFEST = GOLDEN / "record-manifest.json"
 DIFF = DATA / "pi-rpc" / "review.diff"
-CAPTURES = sorted(path for path in DATA.rglob("*.jsonl") if REVISION_FILES not in path.parents)
+# presentation/ reads another repository (make_odd_repo.sh's), which its own test rebuilds
+# (tests/core/test_presentation_captures.py)
+PRESENTATION = DATA / "presentation"
+CAPTURES = sorted(
+    path
+    for path in DATA.rglob("*.jsonl")
+    if REVISION_FILES not in path.parents and PRESENTATION not in path.parents
+)
 # Folders named for a format hold captures of it; the rest (hostile/) are read in their own
 # format, as detection picks it.
 OWN_FORMAT = {name: name for name in ADAPTERS}

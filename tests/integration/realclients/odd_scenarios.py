@@ -26,7 +26,7 @@ BIG_TAIL = (2401, 2600)  # big.py's lines 2,401 to its end, where it changed (li
 
 
 def _shell(client: str, command: str) -> dict[str, Any]:
-    about = f"Show {command.split()[-1]}"
+    about = f"Show {command.rsplit(maxsplit=1)[-1]}"
     match client:
         case "claude":
             return {"name": "Bash", "input": {"command": command, "description": about}}
@@ -39,10 +39,18 @@ def _shell(client: str, command: str) -> dict[str, Any]:
         case "copilot":
             return {
                 "name": "bash",
-                "input": {"command": command, "description": about, "initial_wait": 30, "mode": "sync"},
+                "input": {
+                    "command": command,
+                    "description": about,
+                    "initial_wait": 30,
+                    "mode": "sync",
+                },
             }
         case "gemini":
-            return {"name": "run_shell_command", "input": {"command": command, "description": about}}
+            return {
+                "name": "run_shell_command",
+                "input": {"command": command, "description": about},
+            }
         case "qwen":
             return {
                 "name": "run_shell_command",
@@ -58,15 +66,24 @@ def _read(client: str, path: str, lines: tuple[int, int] | None = None) -> dict[
         case "claude", None:
             return {"name": "Read", "input": {"file_path": absolute}}
         case "claude", _:
-            return {"name": "Read", "input": {"file_path": absolute, "offset": first, "limit": last - first + 1}}
+            return {
+                "name": "Read",
+                "input": {"file_path": absolute, "offset": first, "limit": last - first + 1},
+            }
         case "pi", None:
             return {"name": "read", "input": {"path": path}}
         case "pi", _:
-            return {"name": "read", "input": {"path": path, "offset": first, "limit": last - first + 1}}
+            return {
+                "name": "read",
+                "input": {"path": path, "offset": first, "limit": last - first + 1},
+            }
         case "opencode", None:
             return {"name": "read", "input": {"filePath": absolute}}
         case "opencode", _:
-            return {"name": "read", "input": {"filePath": absolute, "offset": first, "limit": last - first + 1}}
+            return {
+                "name": "read",
+                "input": {"filePath": absolute, "offset": first, "limit": last - first + 1},
+            }
         case "copilot", None:
             return {"name": "view", "input": {"path": absolute}}
         case "copilot", _:
@@ -74,11 +91,17 @@ def _read(client: str, path: str, lines: tuple[int, int] | None = None) -> dict[
         case "gemini", None:
             return {"name": "read_file", "input": {"file_path": absolute}}
         case "gemini", _:
-            return {"name": "read_file", "input": {"file_path": absolute, "start_line": first, "end_line": last}}
+            return {
+                "name": "read_file",
+                "input": {"file_path": absolute, "start_line": first, "end_line": last},
+            }
         case "qwen", None:
             return {"name": "read_file", "input": {"file_path": absolute}}
         case "qwen", _:
-            return {"name": "read_file", "input": {"file_path": absolute, "offset": first - 1, "limit": last - first + 1}}
+            return {
+                "name": "read_file",
+                "input": {"file_path": absolute, "offset": first - 1, "limit": last - first + 1},
+            }
     raise SystemExit(f"{client} has no read tool of its own: read it with WAY cat or diff")
 
 
@@ -99,7 +122,12 @@ def calls(client: str, way: str) -> list[dict[str, Any]]:
 
 
 def scenario(client: str, way: str) -> dict[str, Any]:
-    answer = {"schema_version": 1, "agent_id": "reviewer", "inspected_files": CHANGED, "findings": []}
+    answer = {
+        "schema_version": 1,
+        "agent_id": "reviewer",
+        "inspected_files": CHANGED,
+        "findings": [],
+    }
     steps: list[dict[str, Any]] = [{"calls": [call]} for call in calls(client, way)]
     steps[0]["text"] = "Let me read the change."
     steps.append({"text": json.dumps(answer)})

@@ -1,0 +1,124 @@
+"""How a client presents a file's bytes to the model, declared per adapter (DESIGN §6 rule 23).
+Pure.
+
+Between a file's bytes and what the model receives, every client transforms the text: it
+decodes it (undecodable bytes as U+FFFD, or in a legacy encoding it guesses), drops a byte-order
+mark, turns CRLF (or a lone CR) into line breaks, trims trailing white space, renders shell
+output as a terminal would (escape sequences gone, tabs as spaces), cuts long lines with a marker
+of its own. The adapter takes off what the client wraps around the text (numbers, headers,
+notices, placeholders); what is left is compared with the revision *in this presentation*: a
+line of the text is the revision's line when it is that line as this client presents it.
+
+Every transform is lossy in white space, control characters or the spelling of bytes that are
+not UTF-8, never in the characters a change is made of: a line that differs from the revision's
+in one letter, digit or punctuation mark is never explained by a presentation. Each transform is
+named with the capture that shows it (``tests/data/presentation/<client>-<release>/``), at both
+client releases CI runs.
+
+Lines are compared through ``Presentation.key``: both sides are brought to the same form (the
+transforms this client applies, applied to the revision's line too, so that comparing is one
+string equality) and, where the revision's bytes are not UTF-8, through the legacy decodings the
+client is declared to make (``Presentation.legacy``): U+FFFD stands for the bytes that are not
+UTF-8 exactly where they are, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import msgspec
+
+__all__ = [
+    "BASELINE",
+    "LEGACY_ENCODINGS",
+    "Presentation",
+    "Transform",
+    "cut_at",
+    "line_keys",
+]
+
+# CSI and OSC escape sequences, as a terminal consumes them
+_ESCAPES: Final = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+# C0 controls other than tab, and DEL, which a terminal does not print
+_CONTROLS: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_NEEDS_TERMINAL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\t]")
+
+
+class Transform(msgspec.Struct, frozen=True, kw_only=True):
+    """One thing a client does to the text, and the capture that shows it."""
+
+    name: str
+    shown_by: str
+
+
+class Presentation(msgspec.Struct, frozen=True, kw_only=True):
+    """A client's presentation of a file's text (module notes).
+
+    ``trims_trailing_space``: each line's trailing blanks are gone (Qwen Code ``read_file``);
+    ``terminal``: shell output as a terminal renders it: escape sequences and control
+    characters gone, tabs as spaces (every line compared without them on both sides);
+    ``lone_cr_breaks``: a CR inside a line ends the line (OpenCode ``read``);
+    ``legacy``: the encodings the client may decode bytes that are not UTF-8 in (Qwen Code);
+    ``line_cuts``: the markers the client appends to a line it cut (the text before one is the
+    start of the revision's line); ``transforms``: what the client does, each with its capture,
+    as ``coverage-gate formats NAME`` lists it."""
+
+    trims_trailing_space: bool = False
+    terminal: bool = False
+    lone_cr_breaks: bool = False
+    legacy: tuple[str, ...] = ()
+    line_cuts: tuple[str, ...] = ()
+    transforms: tuple[Transform, ...] = ()
+
+    def key(self, line: str) -> str:
+        """A line in the form both sides are compared in: without a byte-order mark or a CR at
+        its end, and in this presentation's white space and controls."""
+        if line[:1] == "\ufeff":
+            line = line[1:]
+        if line[-1:] == "\r":
+            line = line[:-1]
+        if self.terminal and (
+            "\x1b" in line or "\t" in line or _NEEDS_TERMINAL.search(line) is not None
+        ):
+            line = " ".join(_CONTROLS.sub("", _ESCAPES.sub("", line)).split())
+        if self.trims_trailing_space or self.terminal:
+            line = line.rstrip(" \t")
+        return line
+
+    def cut(self, line: str) -> str | None:
+        """The start of the line a cut line kept, when it ends with this client's cut marker."""
+        for marker in self.line_cuts:
+            if line.endswith(marker):
+                return line[: -len(marker)]
+        return None
+
+
+def line_keys(presentation: Presentation, raw: bytes) -> list[str]:
+    """The keys of a line's every declared decoding: UTF-8 (undecodable bytes as U+FFFD, each
+    where it is) first, then each legacy encoding that decodes it."""
+    keys = [presentation.key(raw.decode("utf-8", "replace"))]
+    for encoding in presentation.legacy:
+        try:
+            keys.append(presentation.key(raw.decode(encoding)))
+        except UnicodeDecodeError:
+            continue
+    return keys
+
+
+def cut_at(presentation: Presentation, shown: str, revision: str) -> bool:
+    """Whether ``shown`` is ``revision`` cut by this client's own marker."""
+    kept = presentation.cut(shown)
+    return (
+        kept is not None
+        and len(kept) > 0
+        and presentation.key(revision).startswith(presentation.key(kept))
+    )
+
+
+#: The legacy encodings a client that guesses an encoding is declared to decode in.
+LEGACY_ENCODINGS: Final = ("cp1252", "latin-1", "shift_jis", "gbk", "euc_kr", "euc_jp", "big5")
+
+#: What every client does: nothing but UTF-8 with U+FFFD for what is not, a byte-order mark
+#: that is not shown, CRLF as a line break.
+BASELINE: Final = Presentation()
