@@ -11,6 +11,7 @@ from typing import Final
 
 from coverage_gate.contracts.enums import DriftKind
 from coverage_gate.core.events import EMPTY_SHOWN, ByteSpan, Drift, Returned, Shown
+from coverage_gate.core.presentation import Presentation, Transform
 
 from ._json import (
     INT64_MAX,
@@ -29,6 +30,7 @@ __all__ = [
     "DENIED_DECISIONS",
     "LINE_RANGE",
     "PLACEHOLDER_PREFIXES",
+    "PRESENTATION",
     "denied_by_meta",
     "line_span",
     "reported_lines",
@@ -139,3 +141,33 @@ def span_drift(detail: object, lineno: int) -> Drift | None:
             name = f"tool_use_result.file.{field}"
             return Drift(line=lineno, kind=DriftKind.FIELD_TYPE, name=name)
     return None
+
+
+# What Claude Code does to a file's text before the model gets it (DESIGN §6 rule 23).
+PRESENTATION: Final = Presentation(
+    transforms=(
+        Transform(
+            name="Read: each line numbered (N<tab>), system reminders appended at the end",
+            shown_by="claude-*/read.jsonl",
+        ),
+        Transform(name="byte-order mark dropped (Read)", shown_by="claude-*/read.jsonl bom.py"),
+        Transform(name="CRLF as LF (Read)", shown_by="claude-*/read.jsonl crlf.txt"),
+        Transform(
+            name="bytes that are not UTF-8 as U+FFFD, under a notice (2.1.328: [This file is "
+            "not valid UTF-8 ...])",
+            shown_by="claude-*/read.jsonl latin1.txt sjis.txt",
+        ),
+        Transform(
+            name="an empty file is a reminder (the file exists but the contents are empty)",
+            shown_by="claude-*/read.jsonl emptied.txt",
+        ),
+        Transform(
+            name="a binary file is refused (tool_use_error)",
+            shown_by="claude-*/read.jsonl blob.bin",
+        ),
+        Transform(
+            name="Bash output as printed, (Bash completed with no output) for none",
+            shown_by="claude-*/cat.jsonl",
+        ),
+    ),
+)

@@ -116,10 +116,10 @@ from coverage_gate.core.events import (
     WorkingDirectory,
     WriteAction,
 )
-from coverage_gate.core.presentation import Presentation, Transform
 
 from ._claude_results import (
     LINE_RANGE,
+    PRESENTATION,
     denied_by_meta,
     line_span,
     reported_lines,
@@ -279,35 +279,6 @@ FIELDS: Final = (
     "system.tools",
     "claude_code_version",
 )
-PRESENTATION: Final = Presentation(
-    transforms=(
-        Transform(
-            name="Read: each line numbered (N<tab>), system reminders appended at the end",
-            shown_by="claude-*/read.jsonl",
-        ),
-        Transform(name="byte-order mark dropped (Read)", shown_by="claude-*/read.jsonl bom.py"),
-        Transform(name="CRLF as LF (Read)", shown_by="claude-*/read.jsonl crlf.txt"),
-        Transform(
-            name="bytes that are not UTF-8 as U+FFFD, under a notice (2.1.328: [This file is "
-            "not valid UTF-8 ...])",
-            shown_by="claude-*/read.jsonl latin1.txt sjis.txt",
-        ),
-        Transform(
-            name="an empty file is a reminder (the file exists but the contents are empty)",
-            shown_by="claude-*/read.jsonl emptied.txt",
-        ),
-        Transform(
-            name="a binary file is refused (tool_use_error)",
-            shown_by="claude-*/read.jsonl blob.bin",
-        ),
-        Transform(
-            name="Bash output as printed, (Bash completed with no output) for none",
-            shown_by="claude-*/cat.jsonl",
-        ),
-    ),
-)
-
-
 KNOWS: Final = FormatKnowledge(
     client="Claude Code",
     events=LINE_TYPES | BLOCK_TYPES,
