@@ -194,6 +194,8 @@ def test_random_lines_decode_to_a_document_with_every_broken_line_counted(
         return  # a clear, documented error (a NUL in a file name is bad input)
     lines = stream.split(b"\n")[:-1]
     assert doc.counters.lines == len(lines)
+    # a byte-order mark at the very start of a stream is dropped, as every reader of text does
+    lines[0] = lines[0].removeprefix(b"\xef\xbb\xbf")
     decoder = ADAPTERS[fmt].decoder()
     broken = [
         line
