@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from coverage_gate.commands._common import say
 from coverage_gate.contracts import defaults
 from coverage_gate.errors import BadInputError, UsageError
 
@@ -29,6 +31,7 @@ __all__ = [
     "SnapshotOption",
     "dirty_note",
     "record_settings",
+    "resolved_revision",
     "root_note",
     "snapshot_revision",
 ]
@@ -84,6 +87,36 @@ DEFAULT_MAX_ISSUES = defaults.MAX_ISSUES
 DEFAULT_LINE_BYTES = defaults.MAX_LINE_BYTES
 
 
+def resolved_revision(revision: str, repo_root: Path | None) -> str:
+    """``--revision`` as the object id it names in the repository under ``--repo-root``
+    (DESIGN §6 rule 22), resolved once, here; a revision that repository does not hold is bad
+    input. Without ``--repo-root``, or when it holds no repository, the name stands as given
+    (said on stderr when it is not an object id)."""
+    from coverage_gate.edges.content import RevisionNotHeldError, resolve_revision  # noqa: PLC0415 - start-up
+
+    if repo_root is None:
+        return revision
+    try:
+        found = resolve_revision(repo_root, revision)
+    except RevisionNotHeldError:
+        raise BadInputError(
+            f"--revision {revision!r}: the repository at {repo_root} holds no such commit or tree"
+        ) from None
+    if found is None:
+        if not _OBJECT_ID.fullmatch(revision):
+            say(
+                f"coverage-gate: --revision {revision!r} is recorded as given: no git repository "
+                f"at {repo_root} to resolve it in"
+            )
+        return revision
+    if found != revision:
+        say(f"coverage-gate: --revision {revision} is {found}")
+    return found
+
+
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
 def record_settings(
     *,
     revision: str,
@@ -102,8 +135,11 @@ def record_settings(
 
     if not revision:
         raise UsageError("--revision is required: evidence is bound to the commit under review")
+    given = revision
+    revision = resolved_revision(revision, repo_root)
     return RecordSettings(
         revision=revision,
+        revision_name=given if given != revision else None,
         repo_root=str(repo_root.absolute()) if repo_root is not None else None,
         default_root=None if repo_root is not None else git_toplevel(Path.cwd()),
         bounds=Bounds(max_files=max_files, max_issues=max_issues),

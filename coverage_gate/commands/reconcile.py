@@ -23,6 +23,7 @@ from coverage_gate.commands._options import (
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_ISSUES,
     record_settings,
+    resolved_revision,
 )
 from coverage_gate.commands.flags import (
     FallbackChoice,
@@ -436,6 +437,7 @@ def reconcile_command(
     try:
         with errors_to_exit(telemetry, repo):
             began = time.perf_counter()
+            revision = resolved_revision(revision, repo_root)
             root = repo_root or Path.cwd()
             _check_sources(claims, bundle, codereview_run, diff=diff, evidence=evidence)
             require_stdout(DECISION)

@@ -152,6 +152,9 @@ class EvidenceDocument(msgspec.Struct, frozen=True, kw_only=True):
     source: str
     agent: str | None = None
     revision: str
+    # ``--revision`` as given, when it was a name (``HEAD``, a branch, an abbreviated id) that the
+    # repository resolved to the object id ``revision`` holds (DESIGN §6 rule 22)
+    revision_name: str | None = None
     stream_complete: bool
     capability: Capability
     truncated: bool = False

@@ -40,8 +40,10 @@ __all__ = [
     "MappingContent",
     "RepositoryContent",
     "RepositoryContents",
+    "RevisionNotHeldError",
     "SnapshotError",
     "dirty_checkout",
+    "resolve_revision",
     "snapshot_tree",
 ]
 
@@ -66,6 +68,25 @@ def _git(
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
+
+
+class RevisionNotHeldError(Exception):
+    """The repository does not hold the revision named: nothing of it can be checked."""
+
+
+def resolve_revision(root: Path, revision: str) -> str | None:
+    """The object id ``revision`` names in the repository under ``root`` (DESIGN §6 rule 22):
+    a commit's (``HEAD``, a branch, a tag, an abbreviated id), else a tree's (a snapshot).
+    ``None`` when ``root`` holds no git repository; ``RevisionNotHeldError`` when it does and the
+    revision is not one of its commits or trees."""
+    if _git(root, "rev-parse", "--git-dir") is None:
+        return None
+    if _revision_name(revision):
+        for kind in ("commit", "tree"):
+            found = _git(root, "rev-parse", "--verify", "--quiet", f"{revision}^{{{kind}}}")
+            if found is not None:
+                return found.decode("ascii").strip()
+    raise RevisionNotHeldError(revision)
 
 
 def snapshot_tree(root: Path) -> str:

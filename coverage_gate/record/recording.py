@@ -109,6 +109,8 @@ class RecordSettings:
     # the files' content at the revision under a root, for telling byte-ranged reads of files in
     # the pinned diff in lines (depth)
     content: Callable[[str], ContentSource] | None = None
+    # ``--revision`` as given, when it was resolved to the object id ``revision`` is
+    revision_name: str | None = None
 
     def root_for(self, stream_cwd: str | None) -> RootChoice:
         if self.repo_root is not None:
@@ -277,12 +279,21 @@ class Recorder:
                 self._provider, TRACER_NAME, folder, summary, records, max_issues
             )
             if document is not None:
-                return document
+                return self._named(document)
         # Without a provider, or one that recorded nothing (OTEL_SDK_DISABLED=true, a sampler):
         # the same document, folded from the same span attributes. Evidence never depends on
         # telemetry being on.
         folder = EvidenceFolder(settings.bounds, settings.diff)
-        return record_calls(folder, summary, records, max_issues, self._spans, scope=TRACER_NAME)
+        return self._named(
+            record_calls(folder, summary, records, max_issues, self._spans, scope=TRACER_NAME)
+        )
+
+    def _named(self, document: EvidenceDocument) -> EvidenceDocument:
+        """The document with the revision's name as given, when it was resolved to an id."""
+        name = self._settings.revision_name
+        if name is None or name == document.revision:
+            return document
+        return replace(document, revision_name=name)
 
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{7,64}")
