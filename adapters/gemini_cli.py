@@ -11,9 +11,11 @@ What counts (DESIGN §6):
   ``<tool_name>__<model's call id>``: that prefix is never read as the tool, so an end without its
   start is no evidence whatever its id says (``missing_start``).
 - ``read_file {file_path, start_line?, end_line?}`` is a read of ``file_path``. Every other tool
-  is ignored: ``run_shell_command`` is never parsed (its result says ``success`` even when the
-  command failed: ``cat missing-file`` succeeds), and ``glob``, ``grep_search``, ``list_directory``
-  show names or matches, not files.
+  is ignored as a read: ``run_shell_command`` is never parsed (its result says ``success`` even
+  when the command failed: ``cat missing-file`` succeeds), but its ``output`` is the text the
+  model received (inside Gemini CLI's ``<untrusted_context>`` wrapper): it is passed on, and
+  credits the files and diff hunks it holds by content (DESIGN §6 rules 17 and 25); ``glob``,
+  ``grep_search``, ``list_directory`` show names or matches, not files.
 - ``read_many_files {include, exclude?}`` reads the files its glob patterns match, and only the
   files its result names count: each path in the ``files`` array of its display object (what
   Gemini CLI's ReadManyFiles returns, when a result carries it as JSON) is a read of that file,
@@ -116,6 +118,7 @@ from ._json import (
     opens_object,
 )
 from ._mutations import shell_write
+from ._returned import returned
 from ._stream import Spec
 
 __all__ = [
@@ -358,6 +361,8 @@ class GeminiCliDecoder(JsonLinesDecoder):
     def __init__(self) -> None:
         super().__init__()
         self._many: set[str] = set()
+        # shell calls, whose output is the text the model received (credited by content)
+        self._shell: set[str] = set()
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
             "tool_use": self._use,
             "tool_result": self._result,
@@ -410,6 +415,8 @@ class GeminiCliDecoder(JsonLinesDecoder):
             ]
         if tool == READ_MANY_TOOL and len(self._many) < MAX_CALLS:
             self._many.add(key(call_id))
+        if tool == SHELL_TOOL and len(self._shell) < MAX_CALLS:
+            self._shell.add(key(call_id))
         events = self._mark_reopened(lineno)
         parameters = get_obj(line, "parameters")
         action = _read_action(tool, parameters)
@@ -458,6 +465,12 @@ class GeminiCliDecoder(JsonLinesDecoder):
             ]
         if key(call_id) in self._many:
             return self._many_end(call_id, output or "", lineno)
+        if key(call_id) in self._shell:
+            self._shell.discard(key(call_id))
+            given = returned(output) if output else None
+            return [
+                ToolEnd(call_id=call_id, tool=None, succeeded=True, line=lineno, returned=given)
+            ]
         told = _returned(output) if output is not None else None
         shown, span = told if told is not None else (None, None)
         return [

@@ -218,15 +218,22 @@ def test_mcp_tool_naming_a_file_is_an_unknown_tool_that_hides_nothing(
     """A tool the adapter does not know (an MCP server's), called with an in-scope path: drift,
     never a read, never a reason to doubt an absence."""
     target = first_read(honest_lines)
+    named: list[str] = []
 
     def rename(number: int, obj: Line) -> None:
         if number == target:
             obj["tool_name"] = "fs_peek"
+            named.append(obj["parameters"]["file_path"].removeprefix(REPO_ROOT + "/"))
             obj["parameters"] = {"target": {"path": obj["parameters"]["file_path"]}}
 
     doc = record_parsed(FORMAT, tmp_path, mutated_parsed(honest_lines, rename))
     assert drift_parsed(doc) == {(DriftKind.UNKNOWN_TOOL, "fs_peek"): (1, target, False)}
-    assert len(backed(doc)) == len(backed(honest)) - 1
+    # the file is still backed by the capture's `git diff` output (credited by content), but
+    # the renamed call is no read of it
+    before, after = honest.file(named[0]), doc.file(named[0])
+    assert before is not None
+    assert after is None or after.reads_succeeded == before.reads_succeeded - 1
+    assert len(backed(doc)) >= len(backed(honest)) - 1
 
 
 def test_writing_tools_are_mutations_never_reads(tmp_path: Path, honest_lines: list[Line]) -> None:
