@@ -19,8 +19,10 @@ What each call showed, in lines of the file at the revision (1-based, new side):
   nothing. Without the content the asked lines stand, as a stream's start would have them;
 - a diff page: see ``coverage_gate.core.diffmap``.
 
-A changed line is seen when a call showed it: an added line by its number, a deleted line by its
-anchor (``coverage_gate.core.diffmap``), any changed line by a diff page that showed its bytes.
+A changed line is seen when a call showed it: an added line by its number in a read of the new
+file, any changed line (a deleted one included) by a diff page that showed its bytes. A read of
+the new file cannot show what was removed, so a deleted line is seen only in a view that shows
+the removal (DESIGN §6 rule 25).
 """
 
 from __future__ import annotations
@@ -199,14 +201,19 @@ class ChangeMarks:
         self.whole = False
 
     def see_lines(self, first: int, last: int) -> None:
-        """A read showed lines ``first..last``: its added lines, and deletions anchored there."""
+        """A read showed lines ``first..last`` of the new file: its added lines. A deleted line
+        is not in the new file: only a view that shows the removal (a diff page, a `git diff`
+        section) sees it (DESIGN §6 rule 25)."""
         if self.whole:
             return
-        for position in self.diff.changed_between(first, last):
-            self.seen[self.diff.changed_at(position)] = 1
+        diff = self.diff
+        for position in diff.changed_between(first, last):
+            change = diff.changed_at(position)
+            if diff.kinds[diff.changed[change]] is LineKind.ADDED:
+                self.seen[change] = 1
 
     def see_whole(self) -> None:
-        """A whole read: every changed line that has a new-side line (anchor 0 has none)."""
+        """A whole read: every added line (a deleted line is in no read of the new file)."""
         if not self.whole:
             self.see_lines(1, 1 << 62)
             self.whole = True

@@ -393,7 +393,8 @@ def test_a_cut_cat_of_a_changed_file_leaves_its_depth_unknown_never_full() -> No
     assert depth_with(CUT_CAT) is Depth.UNKNOWN
     handlers = (REVISION_FILES / "src/api/handlers.py").read_text()
     whole = f"Chunk ID: 1\nWall time: 0.0 seconds\nProcess exited with code 0\nOutput:\n{handlers}"
-    assert depth_with(whole) is Depth.FULL
+    # the whole file: every added line seen; its deleted lines show only in a diff
+    assert depth_with(whole) is Depth.PARTIAL
 
 
 @pytest.mark.parametrize(

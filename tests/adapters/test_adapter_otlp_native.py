@@ -234,7 +234,8 @@ def test_a_telemetry_read_with_no_range_showed_only_claude_codes_first_2000_line
     honest = record_bytes(mixed, "otlp-json", diff=diff, content=revision_content())
     handlers = next(f for f in honest.files if f.path == "src/api/handlers.py")
     assert handlers.lines_seen_whole
-    assert handlers.depth is not None and handlers.depth.depth is Depth.FULL
+    # every one of its 15 added lines (its 3 deleted ones show only in a diff)
+    assert handlers.depth is not None and handlers.depth.changed_lines_seen == 15
 
 
 def test_the_shared_claude_code_capture_agrees_with_its_stream() -> None:

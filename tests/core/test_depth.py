@@ -19,7 +19,7 @@ from coverage_gate.contracts.model import (
     LineRange,
 )
 from coverage_gate.core.depth import LineSet, LineTable, resolve
-from coverage_gate.core.diffmap import DiffIndex
+from coverage_gate.core.diffmap import DiffIndex, LineKind
 from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
 from coverage_gate.edges.content import MappingContent
 from coverage_gate.edges.files import load_evidence
@@ -219,34 +219,44 @@ def test_a_ranged_read_away_from_the_change_verifies_nothing_of_it() -> None:
     assert found.depth.unseen[0].start == 12
 
 
+def _added(path: str) -> int:
+    """The added lines of ``path`` in the pinned diff: what a read of the new file can show."""
+    diff = INDEX.file(path)
+    assert diff is not None
+    return sum(1 for index in diff.changed if diff.kinds[index] is LineKind.ADDED)
+
+
 def test_a_ranged_read_over_part_of_the_change_is_partial_and_names_what_was_unseen() -> None:
-    """Lines 1-20 of handlers.py: its first hunk's changes, not its second's."""
+    """Lines 1-20 of handlers.py: its first hunk's added lines, not its second's (and none of
+    its deletions, which no read of the new file shows)."""
     doc = record(stream(line_read("r", "src/api/handlers.py", 1, 20)))
     depth = entry(doc, "src/api/handlers.py").depth
     assert depth is not None
     assert depth.depth is Depth.PARTIAL
     assert (depth.hunks, depth.hunks_seen) == (2, 1)
-    assert all(r.start > 20 for r in depth.unseen)
+    assert any(r.start > 20 for r in depth.unseen)
     assert depth.changed_lines_seen < depth.changed_lines
 
 
-def test_a_deleted_line_is_seen_by_a_read_of_its_anchor() -> None:
-    """strings.py line 5 replaced ``return title.strip()``: the deletion is anchored at 5."""
+def test_a_deleted_line_is_never_seen_by_a_read_of_the_new_file() -> None:
+    """strings.py line 5 replaced ``return title.strip()``: a read of line 5 shows the added
+    line, never the one removed (DESIGN §6 rule 25); the pinned diff's page of it shows both."""
     found = entry(
         record(stream(line_read("r", "src/util/strings.py", 5, 1))), "src/util/strings.py"
     )
     assert found.depth is not None
-    assert found.depth.changed_lines_seen == 2  # the deletion and the added line 5
+    assert found.depth.changed_lines_seen == 1  # the added line 5, not the deletion
 
 
-def test_whole_reads_see_every_changed_line() -> None:
+def test_whole_reads_see_every_added_line_and_no_deleted_one() -> None:
     doc = record(stream(*(whole_read(f"r{n}", path) for n, path in enumerate(INDEX.paths))))
     for path in INDEX.paths:
         found = entry(doc, path)
         assert found.lines_seen_whole
         assert found.depth is not None
-        assert found.depth.depth is Depth.FULL, path
-        assert found.depth.changed_lines_seen == found.depth.changed_lines > 0
+        assert found.depth.changed_lines_seen == _added(path) > 0, path
+        full = _added(path) == found.depth.changed_lines
+        assert (found.depth.depth is Depth.FULL) is full, path
 
 
 def test_a_byte_range_without_the_files_content_is_of_unknown_depth_never_unseen() -> None:
@@ -272,13 +282,15 @@ def test_a_byte_range_of_other_content_than_the_revisions_is_no_evidence() -> No
 
 
 def test_unknown_lines_do_not_hide_a_change_seen_in_full() -> None:
+    """A whole read beside a read of unknown lines: every added line seen, as by the whole
+    read alone (the unknown read hides nothing it saw)."""
     total = size("src/api/handlers.py")
     data = stream(
         byte_read("r", "src/api/handlers.py", 0, 90, total), whole_read("w", "src/api/handlers.py")
     )
     depth = entry(record(data), "src/api/handlers.py").depth
     assert depth is not None
-    assert depth.depth is Depth.FULL
+    assert depth.changed_lines_seen == _added("src/api/handlers.py")
 
 
 def test_content_is_asked_for_once_per_file_and_only_for_byte_ranges_of_files_in_the_diff() -> None:

@@ -30,6 +30,7 @@ RANK = {None: 0, Depth.NONE: 1, Depth.PARTIAL: 2, Depth.UNKNOWN: 3, Depth.FULL: 
 class Changed:
     visible: range  # bytes of the diff that show it
     anchor: int  # new-side number, or a deletion's anchor (0: none)
+    added: bool = True  # a deleted line is in no read of the new file
 
 
 @dataclass
@@ -105,7 +106,7 @@ def settle(file: Written, hunk: list[tuple[str, int, range]]) -> None:
             file.changed.append(Changed(shown, number))
             continue
         following = [n for k, n, _ in hunk[position + 1 :] if k != "-"]
-        file.changed.append(Changed(shown, following[0] if following else number))
+        file.changed.append(Changed(shown, following[0] if following else number, added=False))
 
 
 @dataclass(frozen=True)
@@ -262,7 +263,9 @@ def brute_force(
                 continue
             first, last = shown
             for n, change in enumerate(file.changed):
-                seen[n] = seen[n] or (change.anchor >= 1 and first <= change.anchor <= last)
+                seen[n] = seen[n] or (
+                    change.added and change.anchor >= 1 and first <= change.anchor <= last
+                )
         total, count = len(file.changed), sum(seen)
         if not evidenced:
             depth = None
