@@ -53,6 +53,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from difflib import SequenceMatcher
 
 import msgspec
@@ -73,6 +74,7 @@ from coverage_gate.core.events import (
     ToolStart,
     WriteAction,
 )
+from coverage_gate.core.own_text import MAX_OWN_LINES, own_lines
 from coverage_gate.core.presentation import BASELINE, Presentation, cut_at, line_keys
 from coverage_gate.core.revision_files import blob_id
 
@@ -370,6 +372,12 @@ class ContentIndex:
                 if _weight(key, line):
                     where.setdefault(line, []).append((key, index + 1))
 
+    def own_keys(self, said: Iterable[str]) -> set[str]:
+        """The keys of the informative lines the model's text ``said`` stands for, in every
+        spelling a shell undoes (``coverage_gate.core.own_text``)."""
+        key = self._presentation.key
+        return {key(line) for chunk in said for line in own_lines(chunk) if _informative(line)}
+
     @property
     def paths(self) -> list[str]:
         return [key for key in self._lines if key != DIFF_KEY]
@@ -382,15 +390,19 @@ class ContentIndex:
         text: str,
         *,
         said: Iterable[str] = (),
+        own: AbstractSet[str] = frozenset(),
         kept: int | None = None,
         tail_kept: bool = True,
     ) -> ContentSeen:
-        """What ``text`` showed of the in-scope files and the pinned diff (module notes)."""
+        """What ``text`` showed of the in-scope files and the pinned diff (module notes).
+        ``said``: the model's own text in this call; ``own``: the keys of its own text's lines
+        so far (``own_keys``), which never credit."""
         if not self._lines or not text:
             return ContentSeen()
         key = self._presentation.key
         out = [key(line) for line in _text_lines(text)]
-        own = {key(line) for chunk in said for line in _text_lines(chunk) if _informative(line)}
+        if said:
+            own = own | self.own_keys(said)
         chosen = _uncontested(self._runs(out, own))
         head, tail = _kept_lines(out, kept, tail_kept=tail_kept)
         found_credits: list[Credit] = []
@@ -425,7 +437,7 @@ class ContentIndex:
             diff=tuple(diff),
         )
 
-    def _runs(self, out: Sequence[str], own: set[str]) -> list[_Run]:
+    def _runs(self, out: Sequence[str], own: AbstractSet[str]) -> list[_Run]:
         """Every maximal run of the text's lines that is a run of one file's lines."""
         done: list[_Run] = []
         active: dict[tuple[str, int], _Run] = {}  # (key, next file line wanted) -> run
@@ -463,7 +475,7 @@ class ContentIndex:
         done.extend(active.values())
         return done
 
-    def _extend_back(self, run: _Run, out: Sequence[str], own: set[str]) -> None:
+    def _extend_back(self, run: _Run, out: Sequence[str], own: AbstractSet[str]) -> None:
         """Take in the lines before a run's first informative line that are the file's too."""
         lines = self._lines[run.key]
         while run.out_start > 0 and run.file_start > 1:
@@ -566,6 +578,8 @@ class CallChecker:
         # files the stream's own calls wrote: a read of one that is not the revision's text is
         # the reviewer's text (DESIGN §6 rule 20), aligned or not
         self._written: set[str] = set()
+        # the model's own text so far, every call's: a line of it never credits (rule 25)
+        self._own: set[str] = set()
         # the last ends checked, so that a line repeated to the byte is checked the same
         self._ended: OrderedDict[str, tuple[Returned, ContentSeen]] = OrderedDict()
 
@@ -579,6 +593,8 @@ class CallChecker:
         if len(self._open) < MAX_CALLS or event.call_id in self._open:
             said = event.said[:MAX_SAID_CHARS] if event.said else None
             self._open[event.call_id] = (event.action, said)
+            if said and len(self._own) < MAX_OWN_LINES:
+                self._own |= self._index_of().own_keys((said,))
         if event.said is None:
             return event
         action = event.action
@@ -597,7 +613,7 @@ class CallChecker:
         again = self._ended.get(event.call_id)
         if again is not None and again[0] == returned:
             return replace(event, returned=None, content=again[1])  # a repeated line: the same
-        action, said = self._open.pop(event.call_id, (None, None))
+        action, _said = self._open.pop(event.call_id, (None, None))
         path, checked = (
             self._read(action, returned, event) if isinstance(action, ReadAction) else (None, None)
         )
@@ -609,7 +625,7 @@ class CallChecker:
             seen = (
                 self._index_of().scan(
                     returned.text,
-                    said=(said,) if said else (),
+                    own=self._own,
                     kept=returned.kept,
                     tail_kept=not (returned.cut and returned.kept is not None),
                 )
