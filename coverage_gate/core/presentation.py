@@ -79,8 +79,12 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
         if line[-1:] == "\r":
             line = line[:-1]
         if self.terminal and (
-            "\x1b" in line or "\t" in line or _NEEDS_TERMINAL.search(line) is not None
+            _NEEDS_TERMINAL.search(line) is not None
+            or "  " in line
+            or line[:1] == " "
+            or line[-1:] == " "
         ):
+            # white space as columns, not characters: runs of it are one blank on both sides
             line = " ".join(_CONTROLS.sub("", _ESCAPES.sub("", line)).split())
         if self.trims_trailing_space or self.terminal:
             line = line.rstrip(" \t")
