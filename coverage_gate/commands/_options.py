@@ -87,11 +87,12 @@ DEFAULT_MAX_ISSUES = defaults.MAX_ISSUES
 DEFAULT_LINE_BYTES = defaults.MAX_LINE_BYTES
 
 
-def resolved_revision(revision: str, repo_root: Path | None) -> str:
+def resolved_revision(revision: str, repo_root: Path | None, *, quiet: bool = False) -> str:
     """``--revision`` as the object id it names in the repository under ``--repo-root``
     (DESIGN §6 rule 22), resolved once, here; a revision that repository does not hold is bad
     input. Without ``--repo-root``, or when it holds no repository, the name stands as given
-    (said on stderr when it is not an object id)."""
+    (said on stderr when it is not an object id, unless ``quiet``: ``reconcile`` keeps its
+    stderr to what it decided)."""
     from coverage_gate.edges.content import RevisionNotHeldError, resolve_revision  # noqa: PLC0415 - start-up
 
     if repo_root is None:
@@ -103,13 +104,13 @@ def resolved_revision(revision: str, repo_root: Path | None) -> str:
             f"--revision {revision!r}: the repository at {repo_root} holds no such commit or tree"
         ) from None
     if found is None:
-        if not _OBJECT_ID.fullmatch(revision):
+        if not quiet and not _OBJECT_ID.fullmatch(revision):
             say(
                 f"coverage-gate: --revision {revision!r} is recorded as given: no git repository "
                 f"at {repo_root} to resolve it in"
             )
         return revision
-    if found != revision:
+    if found != revision and not quiet:
         say(f"coverage-gate: --revision {revision} is {found}")
     return found
 

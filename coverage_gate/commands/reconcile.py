@@ -437,7 +437,7 @@ def reconcile_command(
     try:
         with errors_to_exit(telemetry, repo):
             began = time.perf_counter()
-            revision = resolved_revision(revision, repo_root)
+            revision = resolved_revision(revision, repo_root, quiet=True)
             root = repo_root or Path.cwd()
             _check_sources(claims, bundle, codereview_run, diff=diff, evidence=evidence)
             require_stdout(DECISION)

@@ -349,6 +349,7 @@ def test_a_changed_file_name_from_git_that_is_not_utf8_is_bad_input(tmp_path: Pa
     (tmp_path / "claims.json").write_text('{"schema_version": 1, "agent_id": "b"}')
     args = reconcile("--base", base, "--head", head, "--claims", "claims.json", "--format", "json")
     args[args.index("--repo-root") + 1] = str(tmp_path)
+    args[args.index("--revision") + 1] = head  # the repository holds it (DESIGN §6 rule 22)
     done = run(args, tmp_path)
     error_line(done, ExitCode.BAD_INPUT, "git diff", "caf\ufffd.py", "not UTF-8")
     assert done.stdout == b""
