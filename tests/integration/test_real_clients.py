@@ -1124,9 +1124,11 @@ def run_qwen(
 
 
 def assert_honest_reads(evidence: Json, strings_end: int = 8) -> None:
-    """Every changed file read once, strings.py as lines 1-8 (which hold all of its changes;
-    ``strings_end`` 9 where the client carries its `git diff` output, whose hunk shows line 9),
-    the others whole (told with the workspace's files): every changed line seen."""
+    """Every changed file read once, strings.py as lines 1-8 (which hold all of its additions;
+    ``strings_end`` 9 where the client carries its whole `git diff` output, whose hunk shows
+    line 9), the others whole (told with the workspace's files). Every changed line seen where
+    the whole diff reached the model; else every added line, and the deletions only as far as
+    the diff the model got showed them (a read of the new file cannot show a removal)."""
     assert evidence["stream_complete"]
     assert evidence["capability"] == "per_file"
     files = file_evidence(evidence)
@@ -1135,7 +1137,14 @@ def assert_honest_reads(evidence: Json, strings_end: int = 8) -> None:
         assert files[path]["lines_seen_whole"] is (path != "src/util/strings.py"), path
     assert files["src/util/strings.py"]["partial"]
     assert files["src/util/strings.py"]["lines_seen"] == [{"start": 1, "end": strings_end}]
-    assert_every_hunk_seen(evidence)
+    if strings_end == 9:
+        assert_every_hunk_seen(evidence)
+        return
+    for path in CHANGED:
+        depth = files[path]["depth"]
+        assert depth is not None, path
+        assert depth["depth"] in ("full", "partial"), (path, depth)
+        assert depth["hunks_seen"] == depth["hunks"], path
 
 
 def assert_overclaim_reads(evidence: Json) -> dict[str, Json]:
@@ -1168,7 +1177,9 @@ def test_gemini_cli_honest_reviewer_through_run_keeps_its_approve(
     """Gemini CLI reads all six files (relative and absolute paths, two in one turn, one by
     start_line/end_line): `run` records every read as `record` does, and the Approve stands."""
     evidence, claims = run_gemini(procs, gemini_qwen, workspace, "gemini_honest")
-    assert_honest_reads(evidence)
+    # its `git diff` output is credited by content: the hunk of strings.py shows line 9
+    diff_shown = _shell_output_holds(workspace.root / "gemini.jsonl", "+++ b/src/util/strings.py")
+    assert_honest_reads(evidence, strings_end=9 if diff_shown else 8)
     path = workspace.root / "gemini.run.evidence.json"
     assert_honest(reconcile(procs, workspace, claims, path, "enforce"))
 
@@ -1208,9 +1219,13 @@ def test_qwen_code_honest_reviewer_through_run_keeps_its_approve(
 
 
 def _shell_output_holds(stream: Path, text: str) -> bool:
-    """Whether a `tool_result` in the stream carries ``text`` (what the model was given)."""
+    """Whether a `tool_result` in the stream carries ``text`` (what the model was given): a
+    Qwen Code ``tool_result`` block, or a Gemini CLI ``tool_result`` line's ``output``."""
     for raw in stream.read_bytes().splitlines():
         line = json.loads(raw)
+        output = line.get("output") if line.get("type") == "tool_result" else None
+        if isinstance(output, str) and text in output:
+            return True
         for block in (line.get("message") or {}).get("content") or []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 content = block.get("content")
@@ -1244,7 +1259,8 @@ def test_pi_depth_page_ending_in_a_header_and_a_ranged_read_away_from_the_change
     """pi pages bytes 0-404 of the diff: README.md whole and 24 bytes of docs/guide.md's
     ``diff --git`` line, which is no evidence for docs/guide.md. Its byte-ranged read of
     handlers.py (bytes 0-90, told in lines with the workspace's file) shows lines 1-4, none of
-    the change: depth none. A whole read of strings.py sees all of it."""
+    the change: depth none. A whole read of strings.py sees every line the change added, and
+    not the one it removed (only a diff shows a removal): depth partial."""
     evidence, claims = run_pi(procs, clients, workspace, "pi_depth")
     assert evidence["stream_complete"]
     files = file_evidence(evidence)
@@ -1258,7 +1274,7 @@ def test_pi_depth_page_ending_in_a_header_and_a_ranged_read_away_from_the_change
     assert depths(evidence) == {
         "README.md": "full",
         "src/api/handlers.py": "none",
-        "src/util/strings.py": "full",
+        "src/util/strings.py": "partial",
     }
     path = workspace.root / "pi.run.evidence.json"
     unsupported = {"docs/guide.md", "src/api/models.py", "tests/test_handlers.py"}
@@ -1270,7 +1286,8 @@ def test_claude_code_depth_read_past_the_end_is_no_evidence(
 ) -> None:
     """Claude Code reads README.md from line 500 (it has 17): no ``is_error``, zero lines, so
     no evidence and README.md is unsupported. Lines 1-4 of handlers.py show none of its change;
-    lines 30-46 of models.py some of it; a whole read of strings.py all of it."""
+    lines 30-46 of models.py some of it; a whole read of strings.py every line the change added
+    to it, not the one it removed (only a diff shows a removal): partial."""
     evidence, claims = run_claude(procs, clients, workspace, "claude_depth")
     evidence_path = workspace.root / "claude.evidence.json"
     assert evidence["stream_complete"]
@@ -1289,7 +1306,7 @@ def test_claude_code_depth_read_past_the_end_is_no_evidence(
         "README.md": None,
         "src/api/handlers.py": "none",
         "src/api/models.py": "partial",
-        "src/util/strings.py": "full",
+        "src/util/strings.py": "partial",
     }
     unsupported = {"README.md", "docs/guide.md", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
