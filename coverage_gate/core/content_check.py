@@ -135,11 +135,10 @@ class FileText:
     key, the keys of its legacy decodings where its bytes are not UTF-8, and, where the client
     breaks lines at a lone CR, which line of the file each presented line is."""
 
-    __slots__ = ("alternates", "keys", "origin", "presentation", "raw_lines")
+    __slots__ = ("alternates", "keys", "origin", "presentation", "raw_lines", "text")
 
     def __init__(self, data: bytes, presentation: Presentation, *, lone_cr: bool = False) -> None:
         self.presentation = presentation
-        key = presentation.key
         utf8 = True
         try:
             text = data.decode("utf-8")
@@ -157,7 +156,8 @@ class FileText:
                 split.extend(parts)
                 origin.extend([number] * len(parts))
             lines, self.origin = split, origin
-        self.keys = [key(line) for line in lines]
+        self.text = text
+        self.keys = presentation.keys(lines, text)
         self.alternates: dict[int, list[str]] = {}
         if not utf8 and presentation.legacy and self.origin is None:
             raw = data.split(b"\n")
@@ -200,23 +200,28 @@ def check_read(
     data: bytes | None,
     asked: Shown | None,
     presentation: Presentation = BASELINE,
+    text: FileText | None = None,
 ) -> ReadCheck:
     """Whether ``returned`` is the file ``data`` over the range it claims, in the client's
     ``presentation`` (module notes).
 
     ``asked``: the range the call's request or end reports (lines), used for where the text
-    starts when the presentation does not say."""
+    starts when the presentation does not say; ``text``: ``data`` as a ``FileText`` already
+    made (a file read many times is decoded once)."""
     if returned.placeholder or returned.cut or data is None or not returned.text:
         return _without_text(returned, data, asked)
     if returned.byte_offset is not None:
         return _check_bytes(returned, data)
-    lines = FileText(data, presentation, lone_cr=presentation.lone_cr_breaks)
-    shown = [presentation.key(line) for line in _text_lines(returned.text)]
+    lines = text or FileText(data, presentation, lone_cr=presentation.lone_cr_breaks)
     start = returned.first_line
     if start is None and asked is not None and asked.start < 0:
         start = max(len(lines) + asked.start + 1, 1)  # the last lines (``tail -n N``)
     if start is None:
         start = asked.start if asked is not None and asked.start > 0 else 1
+    if start == 1 and returned.text in (lines.text, lines.text.rstrip("\n")) and lines.keys:
+        # the whole file as it is, compared at memory speed before any line is looked at
+        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(lines.raw_lines))
+    shown = presentation.keys(_text_lines(returned.text), returned.text)
     for index, line in enumerate(shown):
         number = start + index
         if number > len(lines):
@@ -315,12 +320,24 @@ def _informative(line: str) -> int:
     return len(body)
 
 
+def _diff_change(line: str) -> bool:
+    """Whether a line of the pinned diff is a changed line (not a header or context)."""
+    return line[:1] in "+-" and line[:3] not in ("+++", "---")
+
+
 def _weight(key: str, line: str) -> int:
     """What a line counts for in a run of ``key``'s lines: in the pinned diff, only its changed
     lines count (a diff of another change shares its headers and context lines)."""
-    if key == DIFF_KEY and not (line[:1] in "+-" and line[:3] not in ("+++", "---")):
+    if key == DIFF_KEY and not _diff_change(line):
         return 0
     return _informative(line)
+
+
+def own_keys(presentation: Presentation, said: Iterable[str]) -> set[str]:
+    """The keys of the informative lines the model's text ``said`` stands for, in every
+    spelling a shell undoes (``coverage_gate.core.own_text``)."""
+    key = presentation.key
+    return {key(line) for chunk in said for line in own_lines(chunk) if _informative(line)}
 
 
 class _Run(msgspec.Struct):
@@ -346,6 +363,7 @@ class ContentIndex:
         self._lines: dict[str, FileText] = {}
         self._blobs: dict[str, str] = {}
         self._where: dict[str, list[tuple[str, int]]] = {}
+        self._weights: dict[str, int] = {}  # each distinct line's ``_informative``, once
         self._diff_offsets: list[int] = []
         for path, data in sorted(files.items()):
             self._add(path, FileText(data, presentation))
@@ -364,19 +382,18 @@ class ContentIndex:
     def _add(self, key: str, text: FileText) -> None:
         self._lines[key] = text
         where = self._where
+        weights = self._weights
+        in_diff = key == DIFF_KEY
         for number, line in enumerate(text.keys, 1):
-            if _weight(key, line):
+            weight = weights.get(line)
+            if weight is None:
+                weight = weights[line] = _informative(line)
+            if weight and (not in_diff or _diff_change(line)):
                 where.setdefault(line, []).append((key, number))
         for index, alternates in text.alternates.items():
             for line in alternates:
                 if _weight(key, line):
                     where.setdefault(line, []).append((key, index + 1))
-
-    def own_keys(self, said: Iterable[str]) -> set[str]:
-        """The keys of the informative lines the model's text ``said`` stands for, in every
-        spelling a shell undoes (``coverage_gate.core.own_text``)."""
-        key = self._presentation.key
-        return {key(line) for chunk in said for line in own_lines(chunk) if _informative(line)}
 
     @property
     def paths(self) -> list[str]:
@@ -399,10 +416,9 @@ class ContentIndex:
         so far (``own_keys``), which never credit."""
         if not self._lines or not text:
             return ContentSeen()
-        key = self._presentation.key
-        out = [key(line) for line in _text_lines(text)]
+        out = self._presentation.keys(_text_lines(text), text)
         if said:
-            own = own | self.own_keys(said)
+            own = own | own_keys(self._presentation, said)
         chosen = _uncontested(self._runs(out, own))
         head, tail = _kept_lines(out, kept, tail_kept=tail_kept)
         found_credits: list[Credit] = []
@@ -578,6 +594,7 @@ class CallChecker:
         # files the stream's own calls wrote: a read of one that is not the revision's text is
         # the reviewer's text (DESIGN §6 rule 20), aligned or not
         self._written: set[str] = set()
+        self._texts: OrderedDict[str, FileText] = OrderedDict()
         # the model's own text so far, every call's: a line of it never credits (rule 25)
         self._own: set[str] = set()
         # the last ends checked, so that a line repeated to the byte is checked the same
@@ -594,7 +611,7 @@ class CallChecker:
             said = event.said[:MAX_SAID_CHARS] if event.said else None
             self._open[event.call_id] = (event.action, said)
             if said and len(self._own) < MAX_OWN_LINES:
-                self._own |= self._index_of().own_keys((said,))
+                self._own |= own_keys(self._presentation, (said,))
         if event.said is None:
             return event
         action = event.action
@@ -661,7 +678,7 @@ class CallChecker:
             # not recognised, an output cut to a head and a tail)
             return path, ContentSeen(check=ContentCheck.UNCHECKED)
         data = self._file(path)
-        result = check_read(returned, data, asked, self._presentation)
+        result = check_read(returned, data, asked, self._presentation, self._text_of(path, data))
         if (
             result.check is ContentCheck.UNCHECKED
             and result.first_difference is not None
@@ -675,6 +692,20 @@ class CallChecker:
             shown=result.shown,
             blob=blob_id(data) if data is not None else None,
         )
+
+    def _text_of(self, path: str, data: bytes | None) -> FileText | None:
+        """The file at the revision as a ``FileText`` in this client's presentation, made once
+        per file (the last ``MAX_OTHER_FILES`` kept)."""
+        if data is None:
+            return None
+        found = self._texts.get(path)
+        if found is None:
+            presentation = self._presentation
+            found = FileText(data, presentation, lone_cr=presentation.lone_cr_breaks)
+            self._texts[path] = found
+            if len(self._texts) > MAX_OTHER_FILES:
+                self._texts.popitem(last=False)
+        return found
 
     @staticmethod
     def _joined(checked: ContentSeen, seen: ContentSeen, path: str | None) -> ContentSeen:

@@ -71,6 +71,19 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
     line_cuts: tuple[str, ...] = ()
     transforms: tuple[Transform, ...] = ()
 
+    @property
+    def plain(self) -> bool:
+        """Whether a line's key is the line itself, unless it holds a BOM or a CR."""
+        return not (self.terminal or self.trims_trailing_space)
+
+    def keys(self, lines: list[str], text: str) -> list[str]:
+        """The keys of ``lines`` (all of ``text``): the lines themselves when nothing in the
+        text could make a key differ (most texts, compared at memory speed)."""
+        if self.plain and "\r" not in text and "\ufeff" not in text:
+            return lines
+        key = self.key
+        return [key(line) for line in lines]
+
     def key(self, line: str) -> str:
         """A line in the form both sides are compared in: without a byte-order mark or a CR at
         its end, and in this presentation's white space and controls."""
