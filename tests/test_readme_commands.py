@@ -153,6 +153,11 @@ CANNOT_RUN = {
         "the default run collects this file (tests/ is the test path); it needs the clients "
         ".ci/setup-clients.sh installs"
     ),
+    "python -m tests.bench.compare --against COMMIT": (
+        "names a placeholder commit, and installs that commit into a fresh virtualenv from the "
+        "package index; it measures, asserts nothing (tests/bench/test_speed_guard.py, which CI "
+        "runs, asserts)"
+    ),
     "promtool test rules dashboards/prometheus-rules.test.yml": (
         "needs promtool; tests/rollout/test_dashboards.py runs `promtool test rules` on that file when "
         "it is installed (always in CI)"
@@ -367,9 +372,12 @@ def _collected(*args: str) -> set[str]:
 @pytest.mark.slow
 def test_bench_command_selects_every_benchmark_and_the_default_run_none() -> None:
     """The README's benchmark command (`-m bench`) selects each test of tests/bench/bench_*.py; the
-    default run, which CI makes, selects none of them."""
+    default run, which CI makes, selects none of them, and the speed guard alone."""
     benchmarks = _benchmarks()
     assert len(benchmarks) >= 4
     assert BENCH.split(" -m pytest ", 1)[1] == "-m bench -s"
     assert _collected("-m", "bench", "-s") == benchmarks
-    assert not {node for node in _collected() if node.startswith("tests/bench/")}
+    assert {node for node in _collected() if node.startswith("tests/bench/")} == {
+        "tests/bench/test_speed_guard.py::test_no_slowdown_of_record_or_start_up",
+        "tests/bench/test_speed_guard.py::test_a_planted_slowdown_fails_the_guard",
+    }
