@@ -94,6 +94,9 @@ class DriftKind(StrEnum):
     UNKNOWN_TOOL = "unknown_tool"  # a successful call of an unknown tool naming a file in scope
     CLIENT_VERSION = "client_version"  # a client version outside the range checked
     FOREIGN_COMMIT = "foreign_commit"  # the stream's own commit is not the revision
+    # a read's text that the client's declared presentation does not explain and that does not
+    # align with its file (DESIGN §6 rule 23): unchecked, never a mismatch
+    PRESENTATION = "presentation"
 
     @property
     def hides_reads(self) -> bool:

@@ -595,6 +595,8 @@ class CallChecker:
         # the reviewer's text (DESIGN §6 rule 20), aligned or not
         self._written: set[str] = set()
         self._texts: OrderedDict[str, FileText] = OrderedDict()
+        # reads whose text no declared presentation explains (tool, line): presentation drift
+        self.unexplained: list[tuple[str, int]] = []
         # the model's own text so far, every call's: a line of it never credits (rule 25)
         self._own: set[str] = set()
         # the last ends checked, so that a line repeated to the byte is checked the same
@@ -679,12 +681,11 @@ class CallChecker:
             return path, ContentSeen(check=ContentCheck.UNCHECKED)
         data = self._file(path)
         result = check_read(returned, data, asked, self._presentation, self._text_of(path, data))
-        if (
-            result.check is ContentCheck.UNCHECKED
-            and result.first_difference is not None
-            and path in self._written
-        ):
-            result = ReadCheck(ContentCheck.MISMATCH, result.first_difference)
+        if result.check is ContentCheck.UNCHECKED and result.first_difference is not None:
+            if path in self._written:
+                result = ReadCheck(ContentCheck.MISMATCH, result.first_difference)
+            elif len(self.unexplained) < MAX_CALLS:
+                self.unexplained.append((event.tool or "read", event.line))
         mismatch = result.check is ContentCheck.MISMATCH
         return path, ContentSeen(
             check=result.check,

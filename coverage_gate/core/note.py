@@ -351,6 +351,7 @@ _DRIFT_WORDS = {
     DriftKind.UNKNOWN_TOOL: "a tool naming a file in scope",
     DriftKind.CLIENT_VERSION: "a client version",
     DriftKind.FOREIGN_COMMIT: "a session commit that is not the revision",
+    DriftKind.PRESENTATION: "a read's text in a presentation it does not know",
 }
 
 

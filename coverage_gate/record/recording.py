@@ -199,6 +199,9 @@ class Recorder:
         outside the range checked, a stream's own commit that is not the revision."""
         pairer, settings = self._pairer, self._settings
         pairer.unpaired(records)
+        if self._checker is not None:
+            for tool, line in self._checker.unexplained:
+                pairer.drift.add(DriftKind.PRESENTATION, tool, line)
         diff = settings.diff
         scope = [f.path for f in diff.files] if diff is not None else None
         for tool, said, line in pairer.unknown_tools():

@@ -210,3 +210,34 @@ def test_codex_exec_credits_only_what_every_cut_for_the_model_keeps() -> None:
     assert handlers is not None and handlers.content is not None and handlers.content.credited
     assert models is not None and models.reads_unknown == 1
     assert models.content is None or not models.content.credited
+
+
+def test_a_read_whose_text_aligns_with_nothing_is_presentation_drift_never_a_mismatch() -> None:
+    """The real Claude Code capture whose reviewer read every file: one ``Read`` of models.py
+    comes back as numbered text no line of which is the file's (a presentation the adapter
+    does not know). That read is unchecked, counted as ``presentation`` drift (which hides no
+    read), and the file is never called a mismatch."""
+    capture = DATA / "claude-code" / "content_claude_reread.jsonl"
+    lines = capture.read_text().splitlines()
+    stranger = "".join(f"{n}\tlorem ipsum dolor sit amet {n}\n" for n in range(1, 47))
+    out, done = [], False
+    for raw in lines:
+        kept = raw
+        if not done and '"tool_result"' in raw and "\\tMAX_BODY = 10_000" in raw:
+            obj = json.loads(raw)
+            for block in obj["message"]["content"]:
+                if block.get("type") == "tool_result":
+                    block["content"] = stranger
+            obj.pop("tool_use_result", None)
+            kept, done = json.dumps(obj), True
+        out.append(kept)
+    assert done
+    doc = record_bytes(
+        ("\n".join(out) + "\n").encode(), "claude-code", diff=DIFF, content=revision_content()
+    )
+    models = doc.file("src/api/models.py")
+    assert models is not None and models.content is not None
+    assert models.content.mismatched == 0
+    assert models.content.unchecked >= 1
+    drift = {(entry.kind.value, entry.hides_reads) for entry in doc.drift}
+    assert ("presentation", False) in drift
