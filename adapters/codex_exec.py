@@ -4,13 +4,14 @@
 (and ``mcp_tool_call``) items are calls, paired by ``item.id`` and counted, with the same success
 rule as ``codex-rollout``'s (``adapters/codex_rollout.py``). The path of a read exists only inside
 the command string, which is never parsed; what a command printed is its ``aggregated_output``, and
-that is evidence by content (DESIGN §6 rule 17): lines of an in-scope file, or hunks of the pinned
-diff, found in it. But ``aggregated_output`` holds more than the model received when Codex cut a
-long output for it (a head and a tail), and from this file alone the cut is not knowable (it depends
-on the model's token budget): only what every cut keeps, the first and last ``EXEC_KEPT_BYTES``, is
-credited; lines found only between them make their file unknown, never unseen. An output of
-``EXEC_OUTPUT_CAP`` bytes or more is itself cut short by Codex, so only its head is credited. A line
-that cannot be read and names an item could have been any command's end: its evidence is unknown.
+that is evidence by content (DESIGN §6 rule 17), at best unknown (rule 26):
+``aggregated_output`` holds a command's whole output, while the model may set its own output
+budget per call (``exec_command``'s ``max_output_tokens``) and received a cut of it that this
+file does not show. A file whose revision text (or pinned-diff hunks) appears there is therefore
+unknown, never verified; one no output shows stays unsupported (``EXEC_KEPT_BYTES`` is 0:
+nothing is surely seen). The session rollout of the same thread holds what the model received:
+record it as ``codex-rollout`` where it can be had. A line that cannot be read and names an item
+could have been any command's end: its evidence is unknown.
 Completion: ``turn.completed``; a ``turn.started`` after it reopens the stream.
 
 Drift and mutations (DESIGN §6 rules 19-20): ``adapters/_codex.py``, shared with
@@ -56,7 +57,6 @@ __all__ = [
     "EXEC_ADAPTER",
     "EXEC_KEPT_BYTES",
     "EXEC_KNOWS",
-    "EXEC_OUTPUT_CAP",
     "EXEC_SPEC",
     "CodexExecDecoder",
 ]
@@ -108,11 +108,10 @@ _EXEC_HEAD = re.compile(
     rb'|item\.(?:started|updated|completed))"'
 )
 
-#: What every cut Codex makes of a command's output for the model keeps at each end (5000 bytes
-#: each in ``codex_cut_output.rollout.jsonl``; the cut depends on the model's token budget).
-EXEC_KEPT_BYTES: Final = 5000
-#: ``aggregated_output`` keeps a command's output up to about this much (64 KiB).
-EXEC_OUTPUT_CAP: Final = 64 * 1024 - 1024
+#: What surely reached the model of a command's output, at each end: nothing, since the model
+#: may set its own budget per call (20 tokens, about 160 bytes, in a real run) and this file
+#: does not say it (DESIGN §6 rule 26).
+EXEC_KEPT_BYTES: Final = 0
 
 
 class CodexExecDecoder(JsonLinesDecoder):
@@ -251,15 +250,12 @@ def _said(item: JsonObject) -> str | None:
 
 
 def _exec_output(item: JsonObject) -> Returned | None:
-    """What a command printed, as ``codex exec --json`` keeps it: surely seen by the model only
-    at its ends (module notes)."""
+    """What a command printed, as ``codex exec --json`` keeps it: never surely seen by the model
+    (module notes)."""
     output = get_str(item, "aggregated_output")
     if not output:
         return None
-    given = msgspec.structs.replace(returned(output), kept=EXEC_KEPT_BYTES, own=False)
-    if len(output.encode("utf-8", "surrogatepass")) >= EXEC_OUTPUT_CAP:
-        return msgspec.structs.replace(given, cut=True)  # its end is not the command's
-    return given
+    return msgspec.structs.replace(returned(output), kept=EXEC_KEPT_BYTES, own=False)
 
 
 def _looks_like_exec(obj: JsonObject) -> bool:

@@ -365,6 +365,7 @@ class ContentIndex:
         self._where: dict[str, list[tuple[str, int]]] = {}
         self._weights: dict[str, int] = {}  # each distinct line's ``_informative``, once
         self._diff_offsets: list[int] = []
+        self._diff_paths: list[str] = []  # per line of the pinned diff, the file of its section
         for path, data in sorted(files.items()):
             self._add(path, FileText(data, presentation))
             self._blobs[path] = blob_id(data)
@@ -373,9 +374,15 @@ class ContentIndex:
             if raw and not raw[-1]:
                 raw.pop()
             offset = 0
+            path = ""
             for line in raw:
                 self._diff_offsets.append(offset)
                 offset += len(line) + 1
+                if line.startswith(b"+++ b/"):
+                    path = line[6:].decode("utf-8", "replace")
+                elif line.startswith(b"diff --git "):
+                    path = ""
+                self._diff_paths.append(path)
             self._diff_offsets.append(offset)
             self._add(DIFF_KEY, FileText(diff, presentation))
 
@@ -433,8 +440,15 @@ class ContentIndex:
                 (run.out_start, min(run.out_end, head)),
                 (max(run.out_start, tail), run.out_end),
             ]
-            if run.out_start < tail and run.out_end > head and run.key != DIFF_KEY:
-                uncertain.add(run.key)  # some of it lay where the model may not have seen it
+            if run.out_start < tail and run.out_end > head:
+                # some of it lay where the model may not have seen it: a file's lines, or the
+                # pinned diff's sections of files
+                if run.key != DIFF_KEY:
+                    uncertain.add(run.key)
+                else:
+                    first = run.file_start + max(head - run.out_start, 0)
+                    last = run.file_start + min(tail, run.out_end) - run.out_start - 1
+                    uncertain.update(self._diff_paths[first - 1 : last])
             for first, last in parts:
                 if last <= first:
                     continue
@@ -447,6 +461,7 @@ class ContentIndex:
                         Credit(path=run.key, start=start, end=end, blob=self._blobs.get(run.key))
                     )
         credited = {credit.path for credit in found_credits}
+        uncertain.discard("")
         return ContentSeen(
             credits=tuple(found_credits),
             uncertain=tuple(sorted(uncertain - credited)),
