@@ -651,8 +651,17 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
         self._remember(self._ended, call_id)
         if not succeeded:
             kind = PERMISSION_DENIED if denied else TOOL_ERROR
+            # a failed call's output reached the model all the same (``cat F; exit 1``): its
+            # text is credited by content, never as a read (DESIGN §6 rule 25); a denial ran
+            # nothing
+            given = None if denied or key(call_id) in self._no_text else returned_text(block)
             return ToolEnd(
-                call_id=call_id, tool=None, succeeded=False, line=lineno, error_type=kind
+                call_id=call_id,
+                tool=None,
+                succeeded=False,
+                line=lineno,
+                error_type=kind,
+                returned=given,
             )
         self._remember(self._succeeded, call_id)
         reported = span if isinstance(span, ByteSpan) else None

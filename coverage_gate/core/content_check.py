@@ -643,7 +643,7 @@ class CallChecker:
         if returned is None:
             return event
         if not event.succeeded:
-            return replace(event, returned=None)
+            return self._failed(event, returned)
         again = self._ended.get(event.call_id)
         if again is not None and again[0] == returned:
             return replace(event, returned=None, content=again[1])  # a repeated line: the same
@@ -708,6 +708,21 @@ class CallChecker:
             shown=result.shown,
             blob=blob_id(data) if data is not None else None,
         )
+
+    def _failed(self, event: ToolEnd, returned: Returned) -> ToolEnd:
+        """A failed call: what it printed reached the model all the same (``cat F; exit 1``)
+        and credits by content (DESIGN §6 rule 25); a read tool's failure is its error message
+        and shows nothing."""
+        action, _said = self._open.pop(event.call_id, (None, None))
+        if isinstance(action, ReadAction) or returned.placeholder or not returned.text:
+            return replace(event, returned=None)
+        seen = self._index_of().scan(
+            returned.text,
+            own=self._own,
+            kept=returned.kept,
+            tail_kept=not (returned.cut and returned.kept is not None),
+        )
+        return replace(event, returned=None, content=seen)
 
     def _text_of(self, path: str, data: bytes | None) -> FileText | None:
         """The file at the revision as a ``FileText`` in this client's presentation, made once

@@ -38,6 +38,10 @@ from coverage_gate.core.events import UNKNOWN_SHOWN, ContentSeen, Shown, ShownKi
 
 __all__ = ["EvidenceFolder"]
 
+# Calls whose output reached the model: a failed one's too (DESIGN §6 rule 25; the content
+# checks give a failed read tool's error message no content).
+_PRINTED = frozenset({CallOutcome.SUCCEEDED, CallOutcome.FAILED})
+
 # Issues of a call that read a file we cannot name.
 _FILE_NOT_TOLD = frozenset({IssueKind.PATH_WITHOUT_ROOT, IssueKind.ARGUMENTS_UNAVAILABLE})
 
@@ -175,7 +179,7 @@ class EvidenceFolder:
             self._add_labelled(record, record.issue)
         if record.outcome is CallOutcome.INCOMPLETE or record.issue is not None:
             return
-        if record.content is not None and record.outcome is CallOutcome.SUCCEEDED:
+        if record.content is not None and record.outcome in _PRINTED:
             self._add_content(record, record.content)
         match record.kind:
             case CallKind.IGNORED:

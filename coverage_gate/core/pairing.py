@@ -512,7 +512,11 @@ class Pairer:
             shown=_shown_by(end, asked.shown)
             if end is not None and outcome is CallOutcome.SUCCEEDED
             else None,
-            content=end.content if end is not None and outcome is CallOutcome.SUCCEEDED else None,
+            # a failed call's output reached the model too (DESIGN §6 rule 25); the content
+            # checks give a failed read tool none
+            content=end.content
+            if end is not None and outcome in (CallOutcome.SUCCEEDED, CallOutcome.FAILED)
+            else None,
         )
 
     def _asked(self, action: Action) -> _Asked:

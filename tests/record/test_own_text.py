@@ -135,3 +135,41 @@ def test_text_the_command_itself_holds_never_credits(spelling: str) -> None:
 
 def test_text_an_earlier_call_wrote_never_credits_when_printed_back() -> None:
     assert not _credited(_record(_with_scratch_write(_without_git_diff(_lines()))))
+
+
+def _failed(lines: list[Line], tool: str | None = None) -> list[Line]:
+    """The ``cat src/util/strings.py`` call ended as a failure (``cat F; exit 1``: Claude Code
+    puts ``Exit code 1`` over the output), or its tool renamed ``tool``."""
+    out = copy.deepcopy(lines)
+    target = None
+    for obj in out:
+        for block in _blocks(obj):
+            if (
+                block.get("type") == "tool_use"
+                and block["input"].get("command") == f"cat {STRINGS}"
+            ):
+                target = block["id"]
+                if tool is not None:
+                    block["name"] = tool
+                    block["input"] = {"file_path": f"/home/user/repo/{STRINGS}"}
+    for obj in out:
+        for block in _blocks(obj):
+            if block.get("type") == "tool_result" and block.get("tool_use_id") == target:
+                block["is_error"] = True
+                block["content"] = "Exit code 1\n" + TEXT
+        if any(b.get("tool_use_id") == target for b in _blocks(obj)):
+            obj.pop("tool_use_result", None)
+    return out
+
+
+def test_a_failed_commands_output_still_credits_what_it_printed() -> None:
+    """What reached the model counts whatever the exit status (DESIGN §6 rule 25)."""
+    assert _credited(_record(_failed(_without_git_diff(_lines()))))
+
+
+def test_a_failed_read_tools_error_shows_nothing() -> None:
+    """A read tool's failure is its error message: its text is never the file's evidence."""
+    document = _record(_failed(_without_git_diff(_lines()), tool="Read"))
+    found = document.file(STRINGS)
+    assert found is not None and found.reads_failed == 1
+    assert not _credited(document)
