@@ -1,30 +1,19 @@
-"""What a call returned, compared with the revision (DESIGN §6 rules 16-18). Pure.
+"""What a call returned, compared with the revision (DESIGN §6 rules 16-18, 23-26). Pure.
 
-Adapters hand over what a successful call returned as the model received it, with the client's
-presentation stripped (``Returned``: line-number prefixes, ``<file>`` wrappers, system
-reminders and truncation markers taken off). Two checks use it:
+Adapters hand over what a call returned as the model received it, with the client's wrapping
+taken off (``Returned``: line-number prefixes, ``<file>`` wrappers, reminders appended at the
+end, notices and placeholders). Two checks use it, both in the client's declared presentation
+(``coverage_gate.core.presentation``):
 
-**The read check** (rule 16). A read names its file and the range it claims to show. Its text is
-compared, line by line, with that file at the revision over that range:
+**The read check** (rules 16, 23-24): ``coverage_gate.core.read_check``. A read of a file the
+stream itself wrote whose text does not align with the revision is a mismatch here.
 
-- ``matched``: every line is the revision's. What the read showed is then told by the text, not
-  by the stream's own report of it: a size the stream reports (``totalLines``, ``total=``) never
-  makes a read whole unless the revision's file ends where the text does.
-- ``mismatch``: a line differs (the reviewer's own edit, an older round, another file): the read
-  is no evidence for that file, and the first line that differs is kept.
-- ``unchecked``: the text is not carried, was cut, is a client placeholder, or the file at the
-  revision cannot be had. Rules 1-14 decide, as before.
-
-Lines are compared as text: a line ending in CR matches one without, and a line the client
-shortened (``MIN_SHORTENED_CHARS`` or more characters, the start of the revision's line) counts
-as that line. A line holding U+FFFD where the revision's bytes are not UTF-8 matches it too: a
-client cannot show the model bytes it cannot decode.
-
-**Credit by content** (rule 17). Any successful call's text (shell output, ``git diff``, a tool no
-adapter knows) that holds lines of an in-scope file is evidence of those lines for that file.
-``ContentIndex`` holds the in-scope files' lines at the revision (a dict from line text to where
-it occurs: memory follows the changed files, not the stream) and the pinned diff's lines. A text
-is scanned once; a run of consecutive lines that are consecutive lines of one file counts when
+**Credit by content** (rules 17, 25). Any call's text (shell output, ``git diff``, a tool no
+adapter knows; a failed command's too, not a read tool's error) that holds lines of an in-scope
+file is evidence of those lines for that file. ``ContentIndex`` holds the in-scope files' lines at
+the revision (a dict from each line's key to where it occurs: memory follows the changed files,
+not the stream) and the pinned diff's lines. A text is scanned once; a run of consecutive lines
+that are consecutive lines of one file counts when
 
 - it holds at least ``MIN_RUN_LINES`` informative lines (``MIN_INFORMATIVE_CHARS`` or more
   characters besides white space, with a letter or digit) and ``MIN_RUN_CHARS`` informative
@@ -33,8 +22,8 @@ is scanned once; a run of consecutive lines that are consecutive lines of one fi
 - no other run (of another file, or of the same file elsewhere) covers the same stretch of text
   at least as well: a block two files share (a licence header) credits neither, unless the text
   goes on to be one of them;
-- none of its lines is text the model wrote into the call itself (its arguments): an ``echo`` of
-  lines the model already had is not a read.
+- none of its lines is the model's own text: a line of any call's arguments so far in the
+  stream, as written or as a shell undoes it (``coverage_gate.core.own_text``).
 
 A run of the pinned diff's lines (a ``git diff`` that printed the pinned diff's section of a file)
 is a page of the pinned diff: it shows the hunks it covers, exactly as a ``cr_diff`` page of those
@@ -42,10 +31,10 @@ bytes does, and a section cut to its header shows nothing. Only its changed line
 count toward a run's length: a diff of another change shares the pinned diff's headers and
 context lines but none of its changes, and is no evidence.
 
-Codex's ``exec --json`` keeps a command's whole output although the model received a cut of it;
-``Returned.kept`` says how many bytes at each end every cut keeps. Lines credited there count;
-lines found only between them are *uncertain*: not evidence, yet the file's absence of evidence
-proves nothing (unknown, never unsupported).
+``Returned.kept`` says how many bytes at each end of a text surely reached the model (Codex's
+``exec --json``: none, rule 26). Lines credited there count; lines found elsewhere are
+*uncertain*: not evidence, yet the file's absence of evidence proves nothing (unknown, never
+unsupported), and so are the files of pinned-diff sections found there.
 """
 
 from __future__ import annotations
@@ -54,7 +43,6 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from difflib import SequenceMatcher
 
 import msgspec
 from msgspec.structs import replace
@@ -68,19 +56,25 @@ from coverage_gate.core.events import (
     IgnoredAction,
     ReadAction,
     Returned,
-    Shown,
     ShownKind,
     ToolEnd,
     ToolStart,
     WriteAction,
 )
 from coverage_gate.core.own_text import MAX_OWN_LINES, own_lines
-from coverage_gate.core.presentation import BASELINE, Presentation, cut_at, line_keys
+from coverage_gate.core.presentation import BASELINE, Presentation
+from coverage_gate.core.read_check import (
+    UNCHECKED,
+    FileText,
+    ReadCheck,
+    check_read,
+    file_lines,
+    text_lines,
+)
 from coverage_gate.core.revision_files import blob_id
 
 __all__ = [
     "DIFF_KEY",
-    "MAX_ALIGNED_LINES",
     "MAX_CALLS",
     "MAX_CREDITS_PER_CALL",
     "MAX_OTHER_BYTES",
@@ -91,7 +85,6 @@ __all__ = [
     "MIN_INFORMATIVE_CHARS",
     "MIN_RUN_CHARS",
     "MIN_RUN_LINES",
-    "MIN_SHORTENED_CHARS",
     "UNCHECKED",
     "CallChecker",
     "ContentIndex",
@@ -102,8 +95,6 @@ __all__ = [
 
 #: Calls followed at once (the pairer's own bound).
 MAX_CALLS = 20_000
-#: A line the client shortened counts as the revision's when it kept at least this much of it.
-MIN_SHORTENED_CHARS = 200
 #: Credit by content: informative lines and characters a run needs (unless it is the whole file).
 MIN_RUN_LINES = 3
 MIN_RUN_CHARS = 60
@@ -114,196 +105,6 @@ MAX_START_OCCURRENCES = 16
 #: Credited runs kept per call; the rest are dropped (the call still counts for those kept).
 MAX_CREDITS_PER_CALL = 64
 DIFF_KEY = "\0pinned diff"
-
-
-def _text_lines(text: str) -> list[str]:
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if "\r" not in text:
-        return lines
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
-def file_lines(data: bytes) -> list[str]:
-    """A file's lines as a client shows them: UTF-8, undecodable bytes as U+FFFD."""
-    return _text_lines(data.decode("utf-8", "replace"))
-
-
-class FileText:
-    """A file at the revision in one client's presentation (``core.presentation``): each line's
-    key, the keys of its legacy decodings where its bytes are not UTF-8, and, where the client
-    breaks lines at a lone CR, which line of the file each presented line is."""
-
-    __slots__ = ("alternates", "keys", "origin", "presentation", "raw_lines", "text")
-
-    def __init__(self, data: bytes, presentation: Presentation, *, lone_cr: bool = False) -> None:
-        self.presentation = presentation
-        utf8 = True
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            utf8 = False
-            text = data.decode("utf-8", "replace")
-        lines = _text_lines(text)
-        self.raw_lines = len(lines)
-        self.origin: list[int] | None = None
-        if lone_cr and "\r" in text:
-            split: list[str] = []
-            origin: list[int] = []
-            for number, line in enumerate(lines, 1):
-                parts = line.split("\r")
-                split.extend(parts)
-                origin.extend([number] * len(parts))
-            lines, self.origin = split, origin
-        self.text = text
-        self.keys = presentation.keys(lines, text)
-        self.alternates: dict[int, list[str]] = {}
-        if not utf8 and presentation.legacy and self.origin is None:
-            raw = data.split(b"\n")
-            for index, raw_line in enumerate(raw[: len(lines)]):
-                try:
-                    raw_line.decode("utf-8")
-                except UnicodeDecodeError:
-                    self.alternates[index] = line_keys(presentation, raw_line.rstrip(b"\r"))[1:]
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def same(self, shown: str, number: int) -> bool:
-        """Whether ``shown`` (a key) is presented line ``number`` (1-based)."""
-        if shown == self.keys[number - 1]:
-            return True
-        alternates = self.alternates.get(number - 1)
-        if alternates is not None and shown in alternates:
-            return True
-        return bool(self.presentation.line_cuts) and cut_at(
-            self.presentation, shown, self.keys[number - 1]
-        )
-
-    def file_line(self, number: int) -> int:
-        """The file's own line number of presented line ``number``."""
-        return number if self.origin is None else self.origin[number - 1]
-
-
-class ReadCheck(msgspec.Struct, frozen=True):
-    check: ContentCheck
-    first_difference: int | None = None
-    shown: Shown | None = None
-
-
-UNCHECKED = ReadCheck(ContentCheck.UNCHECKED)
-
-
-def check_read(
-    returned: Returned,
-    data: bytes | None,
-    asked: Shown | None,
-    presentation: Presentation = BASELINE,
-    text: FileText | None = None,
-) -> ReadCheck:
-    """Whether ``returned`` is the file ``data`` over the range it claims, in the client's
-    ``presentation`` (module notes).
-
-    ``asked``: the range the call's request or end reports (lines), used for where the text
-    starts when the presentation does not say; ``text``: ``data`` as a ``FileText`` already
-    made (a file read many times is decoded once)."""
-    if returned.placeholder or returned.cut or data is None or not returned.text:
-        return _without_text(returned, data, asked)
-    if returned.byte_offset is not None:
-        return _check_bytes(returned, data)
-    lines = text or FileText(data, presentation, lone_cr=presentation.lone_cr_breaks)
-    start = returned.first_line
-    if start is None and asked is not None and asked.start < 0:
-        start = max(len(lines) + asked.start + 1, 1)  # the last lines (``tail -n N``)
-    if start is None:
-        start = asked.start if asked is not None and asked.start > 0 else 1
-    if start == 1 and returned.text in (lines.text, lines.text.rstrip("\n")) and lines.keys:
-        # the whole file as it is, compared at memory speed before any line is looked at
-        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(lines.raw_lines))
-    shown = presentation.keys(_text_lines(returned.text), returned.text)
-    for index, line in enumerate(shown):
-        number = start + index
-        if number > len(lines):
-            if all(not rest for rest in shown[index:]):
-                break  # the empty "line" after a final newline, as some clients count it
-            return _differs(lines, shown, number)
-        if not lines.same(line, number):
-            return _differs(lines, shown, number)
-    end = min(start + len(shown) - 1, len(lines))
-    if end < start:
-        return UNCHECKED
-    first, last = lines.file_line(start), lines.file_line(end)
-    if start == 1 and end == len(lines):
-        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(lines.raw_lines))
-    return ReadCheck(ContentCheck.MATCHED, shown=Shown.lines(first, last, lines.raw_lines))
-
-
-def _without_text(returned: Returned, data: bytes | None, asked: Shown | None) -> ReadCheck:
-    """A read with no text to compare: a whole read of a file that is empty at the revision
-    shows it (nothing came back, or the client's placeholder for nothing); of any other file,
-    nothing can be told."""
-    if data != b"" or returned.cut:
-        return UNCHECKED
-    if returned.placeholder and not returned.empty:
-        return UNCHECKED
-    if returned.empty or asked is None or asked.kind is ShownKind.WHOLE:
-        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(0))
-    return UNCHECKED
-
-
-#: Lines of a text that differs from its file aligned with the file to tell another content
-#: from an unknown presentation; a longer text is judged by its first difference alone.
-MAX_ALIGNED_LINES = 5000
-
-
-def _differs(lines: FileText, shown: list[str], number: int) -> ReadCheck:
-    """A line differs from the file's at ``number``: positive evidence of other content only
-    where the rest of the text aligns with the file (DESIGN §6 rule 24), lines inserted or
-    removed (an older text) included. A text of which too little is the file's says nothing of
-    what it is (a presentation not known, a notice): unchecked, never a mismatch."""
-    informative = [line for line in shown if line.strip()]
-    if not informative:
-        return UNCHECKED
-    if len(shown) + len(lines) > 2 * MAX_ALIGNED_LINES:
-        aligned = sum(
-            1
-            for index, line in enumerate(shown[: max(number - 1, 0)])
-            if line.strip() and lines.same(line, index + 1)
-        )
-    else:
-        matcher = SequenceMatcher(None, shown, lines.keys, autojunk=False)
-        aligned = sum(
-            1
-            for block in matcher.get_matching_blocks()
-            for line in shown[block.a : block.a + block.size]
-            if line.strip()
-        )
-    where = lines.file_line(min(number, len(lines)) or 1) if len(lines) else 1
-    if 2 * aligned < len(informative):
-        # not the file, nor evidently other content: unchecked, with where it differs (a file
-        # the stream itself wrote is other content by that alone: ``CallChecker``)
-        return ReadCheck(ContentCheck.UNCHECKED, first_difference=where)
-    return ReadCheck(ContentCheck.MISMATCH, where)
-
-
-def _check_bytes(returned: Returned, data: bytes) -> ReadCheck:
-    """A byte-ranged read: its text must be the file's bytes from its offset on."""
-    offset = returned.byte_offset or 0
-    got = returned.text.encode("utf-8", "surrogatepass")
-    want = data[offset : offset + len(got)]
-    if got == want or got == want.decode("utf-8", "replace").encode("utf-8"):
-        # the bytes it showed, of the file's own size: told in lines with the file, as before
-        return ReadCheck(
-            ContentCheck.MATCHED, shown=Shown.bytes(offset, offset + len(want), len(data))
-        )
-    # the first line that differs, counted in the file
-    same = 0
-    for a, b in zip(got, want, strict=False):
-        if a != b:
-            break
-        same += 1
-    return ReadCheck(ContentCheck.MISMATCH, data.count(b"\n", 0, offset + same) + 1)
 
 
 # --- credit by content -------------------------------------------------------------------------
@@ -423,7 +224,7 @@ class ContentIndex:
         so far (``own_keys``), which never credit."""
         if not self._lines or not text:
             return ContentSeen()
-        out = self._presentation.keys(_text_lines(text), text)
+        out = self._presentation.keys(text_lines(text), text)
         if said:
             own = own | own_keys(self._presentation, said)
         chosen = _uncontested(self._runs(out, own))

@@ -1,0 +1,236 @@
+"""The read check (DESIGN §6 rules 16, 23-24). Pure.
+
+A read names its file and the range it claims to show. What it returned, as the model received
+it with the client's wrapping taken off (``Returned``), is compared with that file at the
+revision over that range, **in the client's declared presentation**
+(``coverage_gate.core.presentation``): both sides are brought to the client's form and compared
+line by line, a whole text that is the whole file by one string comparison first.
+
+- ``matched``: every line is the revision's. What the read showed is then told by the text, not
+  by the stream's own report of it: a size the stream reports (``totalLines``, ``total=``) never
+  makes a read whole unless the revision's file ends where the text does. A whole read of a file
+  that is empty at the revision (nothing came back, or the client's placeholder for nothing)
+  shows it.
+- ``mismatch``: positive evidence of other content: a line differs where the rest of the text
+  aligns with the file (an alignment, so lines inserted or removed, as in an older text, still
+  align). The read is no evidence for that file, and the first line that differs is kept.
+- ``unchecked``: the text is not carried, was cut, is a client placeholder, the file at the
+  revision cannot be had, or too little of the text aligns with the file to say what it is
+  (a presentation not known: its ``first_difference`` is kept so that the caller can count it,
+  and call it a mismatch when the stream itself wrote the file). Rules 1-14 decide, as before.
+
+U+FFFD matches only where the revision's bytes are not UTF-8, at that place; a line the client
+shortened matches only when it ends with that client's own cut marker.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+import msgspec
+
+from coverage_gate.contracts.enums import ContentCheck
+from coverage_gate.core.events import Returned, Shown, ShownKind
+from coverage_gate.core.presentation import BASELINE, Presentation, cut_at, line_keys
+
+__all__ = [
+    "MAX_ALIGNED_LINES",
+    "UNCHECKED",
+    "FileText",
+    "ReadCheck",
+    "check_read",
+    "file_lines",
+    "text_lines",
+]
+
+
+def text_lines(text: str) -> list[str]:
+    """A text's lines, without a last empty one after a final newline, a CR before a line
+    break taken off."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if "\r" not in text:
+        return lines
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def file_lines(data: bytes) -> list[str]:
+    """A file's lines as a client shows them: UTF-8, undecodable bytes as U+FFFD."""
+    return text_lines(data.decode("utf-8", "replace"))
+
+
+class FileText:
+    """A file at the revision in one client's presentation (``core.presentation``): each line's
+    key, the keys of its legacy decodings where its bytes are not UTF-8, and, where the client
+    breaks lines at a lone CR, which line of the file each presented line is."""
+
+    __slots__ = ("alternates", "keys", "origin", "presentation", "raw_lines", "text")
+
+    def __init__(self, data: bytes, presentation: Presentation, *, lone_cr: bool = False) -> None:
+        self.presentation = presentation
+        utf8 = True
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            utf8 = False
+            text = data.decode("utf-8", "replace")
+        lines = text_lines(text)
+        self.raw_lines = len(lines)
+        self.origin: list[int] | None = None
+        if lone_cr and "\r" in text:
+            split: list[str] = []
+            origin: list[int] = []
+            for number, line in enumerate(lines, 1):
+                parts = line.split("\r")
+                split.extend(parts)
+                origin.extend([number] * len(parts))
+            lines, self.origin = split, origin
+        self.text = text
+        self.keys = presentation.keys(lines, text)
+        self.alternates: dict[int, list[str]] = {}
+        if not utf8 and presentation.legacy and self.origin is None:
+            raw = data.split(b"\n")
+            for index, raw_line in enumerate(raw[: len(lines)]):
+                try:
+                    raw_line.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.alternates[index] = line_keys(presentation, raw_line.rstrip(b"\r"))[1:]
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def same(self, shown: str, number: int) -> bool:
+        """Whether ``shown`` (a key) is presented line ``number`` (1-based)."""
+        if shown == self.keys[number - 1]:
+            return True
+        alternates = self.alternates.get(number - 1)
+        if alternates is not None and shown in alternates:
+            return True
+        return bool(self.presentation.line_cuts) and cut_at(
+            self.presentation, shown, self.keys[number - 1]
+        )
+
+    def file_line(self, number: int) -> int:
+        """The file's own line number of presented line ``number``."""
+        return number if self.origin is None else self.origin[number - 1]
+
+
+class ReadCheck(msgspec.Struct, frozen=True):
+    check: ContentCheck
+    first_difference: int | None = None
+    shown: Shown | None = None
+
+
+UNCHECKED = ReadCheck(ContentCheck.UNCHECKED)
+
+
+def check_read(
+    returned: Returned,
+    data: bytes | None,
+    asked: Shown | None,
+    presentation: Presentation = BASELINE,
+    text: FileText | None = None,
+) -> ReadCheck:
+    """Whether ``returned`` is the file ``data`` over the range it claims, in the client's
+    ``presentation`` (module notes).
+
+    ``asked``: the range the call's request or end reports (lines), used for where the text
+    starts when the presentation does not say; ``text``: ``data`` as a ``FileText`` already
+    made (a file read many times is decoded once)."""
+    if returned.placeholder or returned.cut or data is None or not returned.text:
+        return _without_text(returned, data, asked)
+    if returned.byte_offset is not None:
+        return _check_bytes(returned, data)
+    lines = text or FileText(data, presentation, lone_cr=presentation.lone_cr_breaks)
+    start = returned.first_line
+    if start is None and asked is not None and asked.start < 0:
+        start = max(len(lines) + asked.start + 1, 1)  # the last lines (``tail -n N``)
+    if start is None:
+        start = asked.start if asked is not None and asked.start > 0 else 1
+    if start == 1 and returned.text in (lines.text, lines.text.rstrip("\n")) and lines.keys:
+        # the whole file as it is, compared at memory speed before any line is looked at
+        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(lines.raw_lines))
+    shown = presentation.keys(text_lines(returned.text), returned.text)
+    for index, line in enumerate(shown):
+        number = start + index
+        if number > len(lines):
+            if all(not rest for rest in shown[index:]):
+                break  # the empty "line" after a final newline, as some clients count it
+            return _differs(lines, shown, number)
+        if not lines.same(line, number):
+            return _differs(lines, shown, number)
+    end = min(start + len(shown) - 1, len(lines))
+    if end < start:
+        return UNCHECKED
+    first, last = lines.file_line(start), lines.file_line(end)
+    if start == 1 and end == len(lines):
+        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(lines.raw_lines))
+    return ReadCheck(ContentCheck.MATCHED, shown=Shown.lines(first, last, lines.raw_lines))
+
+
+def _without_text(returned: Returned, data: bytes | None, asked: Shown | None) -> ReadCheck:
+    """A read with no text to compare: a whole read of a file that is empty at the revision
+    shows it (nothing came back, or the client's placeholder for nothing); of any other file,
+    nothing can be told."""
+    if data != b"" or returned.cut:
+        return UNCHECKED
+    if returned.placeholder and not returned.empty:
+        return UNCHECKED
+    if returned.empty or asked is None or asked.kind is ShownKind.WHOLE:
+        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(0))
+    return UNCHECKED
+
+
+#: Lines of a text that differs from its file aligned with the file to tell another content
+#: from an unknown presentation; a longer text is judged by its first difference alone.
+MAX_ALIGNED_LINES = 5000
+
+
+def _differs(lines: FileText, shown: list[str], number: int) -> ReadCheck:
+    """A line differs from the file's at ``number``: positive evidence of other content only
+    where the rest of the text aligns with the file (DESIGN §6 rule 24), lines inserted or
+    removed (an older text) included. A text of which too little is the file's says nothing of
+    what it is (a presentation not known, a notice): unchecked, never a mismatch."""
+    informative = [line for line in shown if line.strip()]
+    if not informative:
+        return UNCHECKED
+    if len(shown) + len(lines) > 2 * MAX_ALIGNED_LINES:
+        aligned = sum(
+            1
+            for index, line in enumerate(shown[: max(number - 1, 0)])
+            if line.strip() and lines.same(line, index + 1)
+        )
+    else:
+        matcher = SequenceMatcher(None, shown, lines.keys, autojunk=False)
+        aligned = sum(
+            1
+            for block in matcher.get_matching_blocks()
+            for line in shown[block.a : block.a + block.size]
+            if line.strip()
+        )
+    where = lines.file_line(min(number, len(lines)) or 1) if len(lines) else 1
+    if 2 * aligned < len(informative):
+        # not the file, nor evidently other content: unchecked, with where it differs (a file
+        # the stream itself wrote is other content by that alone: ``CallChecker``)
+        return ReadCheck(ContentCheck.UNCHECKED, first_difference=where)
+    return ReadCheck(ContentCheck.MISMATCH, where)
+
+
+def _check_bytes(returned: Returned, data: bytes) -> ReadCheck:
+    """A byte-ranged read: its text must be the file's bytes from its offset on."""
+    offset = returned.byte_offset or 0
+    got = returned.text.encode("utf-8", "surrogatepass")
+    want = data[offset : offset + len(got)]
+    if got == want or got == want.decode("utf-8", "replace").encode("utf-8"):
+        # the bytes it showed, of the file's own size: told in lines with the file, as before
+        return ReadCheck(
+            ContentCheck.MATCHED, shown=Shown.bytes(offset, offset + len(want), len(data))
+        )
+    # the first line that differs, counted in the file
+    same = 0
+    for a, b in zip(got, want, strict=False):
+        if a != b:
+            break
+        same += 1
+    return ReadCheck(ContentCheck.MISMATCH, data.count(b"\n", 0, offset + same) + 1)
