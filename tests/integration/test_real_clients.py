@@ -914,8 +914,8 @@ def test_codex_honest_reviewer_keeps_its_approve(
     clients: Clients, procs: Processes, workspace: Workspace
 ) -> None:
     """Codex reads all six files with shell commands its harness parses as reads: from the
-    rollout each is verified and the Approve stands; from exec --json too, by what the commands
-    printed."""
+    rollout each is verified and the Approve stands; from exec --json each is unknown (what
+    the commands printed may not all have reached the model), and the Approve stands too."""
     evidence, stream, claims = run_codex(procs, clients, workspace, "codex_honest")
     evidence_path = workspace.root / "codex.rollout.evidence.json"
     assert evidence["stream_complete"]
@@ -926,7 +926,12 @@ def test_codex_honest_reviewer_keeps_its_approve(
     assert files["src/api/models.py"]["lines_seen"] == [{"start": 1, "end": 46}]
     assert_every_hunk_seen(evidence)
     assert_honest(reconcile(procs, workspace, claims, evidence_path, "enforce"))
-    assert_honest(exec_decision(procs, workspace, stream, claims))
+    # exec --json holds each whole output while the model may have received a cut of it
+    # (DESIGN §6 rule 26): what it printed is unknown, never verified, and the Approve stands
+    decided = exec_decision(procs, workspace, stream, claims)
+    assert statuses(decided) == dict.fromkeys(CHANGED, "unknown")
+    assert decided["verdict_out"] == "approve"
+    assert not decided["downgraded"]
 
 
 def test_codex_overclaiming_reviewer_is_downgraded(
@@ -934,13 +939,17 @@ def test_codex_overclaiming_reviewer_is_downgraded(
 ) -> None:
     """Codex reads two files; `cat` of a missing file and of a directory exit 1; it claims all
     six. From the rollout the four never read are unsupported: Approve → Comment. From exec
-    --json the same: its `git diff --stat` names files and shows none of their lines."""
+    --json the same four (its `git diff --stat` names files and shows none of their lines),
+    and the two it printed are unknown, not verified (DESIGN §6 rule 26)."""
     evidence, stream, claims = run_codex(procs, clients, workspace, "codex_overclaim")
     evidence_path = workspace.root / "codex.rollout.evidence.json"
     assert_two_read_two_failed(evidence)
     unsupported = {"README.md", "docs/guide.md", "src/util/strings.py", "tests/test_handlers.py"}
     assert_caught(reconcile(procs, workspace, claims, evidence_path, "enforce"), unsupported)
-    assert_caught(exec_decision(procs, workspace, stream, claims), unsupported)
+    decided = exec_decision(procs, workspace, stream, claims)
+    assert with_status(decided, "unsupported") == unsupported
+    assert with_status(decided, "unknown") == set(CHANGED) - unsupported  # rule 26
+    assert decided["verdict_out"] == "comment"
 
 
 # --- the clients' own telemetry, through `coverage-gate run --telemetry-intake` ------------------
