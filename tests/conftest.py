@@ -6,6 +6,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -241,4 +242,15 @@ def assert_capture_reproduces_truth(document: EvidenceDocument, truth: dict[str,
     )
     assert sorted(read_ok - set(truth["claimed_inspected"])) == sorted(
         truth["read_but_not_claimed"]
+    )
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """``coverage-gate ARGS`` as a whole process, as a pipeline runs it (text out, no check)."""
+    return subprocess.run(
+        [sys.executable, "-m", "coverage_gate", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )

@@ -9,12 +9,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHANGED_FILES, REVISION_FILES
+from tests.conftest import CHANGED_FILES, REVISION_FILES, run_cli
 
 PI_HONEST = Path(__file__).resolve().parents[1] / "data" / "pi-rpc" / "pi_a_honest.jsonl"
 CAPTURED_ROOT = b"/home/user/repo"
@@ -39,16 +38,6 @@ def _git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def _cg(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "coverage_gate", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 @pytest.fixture
 def committed(tmp_path: Path) -> tuple[Path, str, Path]:
     """The example's six changed files committed on ``main``: (root, commit id, the stream)."""
@@ -69,7 +58,7 @@ def test_record_stores_the_id_a_name_resolves_to_and_the_name(
     repo, commit, stream = committed
     given = commit[:10] if name == "short" else name
     out = tmp_path / "evidence.json"
-    done = _cg(
+    done = run_cli(
         "record", stream, "--format", "pi-rpc", "--revision", given, "--repo-root", repo, "-o", out
     )
     assert done.returncode == 0, done.stderr
@@ -84,7 +73,7 @@ def test_an_id_is_stored_as_it_is_with_no_name(
 ) -> None:
     repo, commit, stream = committed
     out = tmp_path / "evidence.json"
-    done = _cg(
+    done = run_cli(
         "record", stream, "--format", "pi-rpc", "--revision", commit, "--repo-root", repo, "-o", out
     )
     assert done.returncode == 0, done.stderr
@@ -106,7 +95,7 @@ def test_a_revision_the_repository_does_not_hold_exits_3_naming_it(
         changed.write_text("\n".join(CHANGED_FILES) + "\n")
         args = ["reconcile", "--repo", "acme/x", "--verdict", "approve", "--claims", claims,
                 "--changed", changed, "--mode", "shadow"]  # fmt: skip
-    done = _cg(*args, "--revision", "no-such-branch", "--repo-root", repo)
+    done = run_cli(*args, "--revision", "no-such-branch", "--repo-root", repo)
     assert done.returncode == 3, done.stderr
     assert "no-such-branch" in done.stderr
     assert done.stdout == ""
@@ -119,7 +108,7 @@ def test_with_no_repository_the_name_stands_as_given_and_stderr_says_so(tmp_path
     stream = tmp_path / "stream.jsonl"
     stream.write_bytes(PI_HONEST.read_bytes().replace(CAPTURED_ROOT, str(root).encode()))
     out = tmp_path / "evidence.json"
-    done = _cg(
+    done = run_cli(
         "record", stream, "--format", "pi-rpc", "--revision", "HEAD", "--repo-root", root, "-o", out
     )
     assert done.returncode == 0, done.stderr
@@ -134,7 +123,7 @@ def test_evidence_recorded_at_a_name_is_current_for_a_reconcile_at_the_same_name
     honest reviewer's claims are verified, not stale."""
     repo, commit, stream = committed
     evidence = tmp_path / "evidence.json"
-    done = _cg(
+    done = run_cli(
         "record",
         stream,
         "--format",
@@ -153,7 +142,7 @@ def test_evidence_recorded_at_a_name_is_current_for_a_reconcile_at_the_same_name
     )
     changed = tmp_path / "changed.txt"
     changed.write_text("\n".join(CHANGED_FILES) + "\n")
-    done = _cg(
+    done = run_cli(
         "reconcile", "--repo", "acme/x", "--revision", "main", "--verdict", "approve",
         "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
         "--repo-root", repo, "--format", "json",

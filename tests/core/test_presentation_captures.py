@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from coverage_gate.edges.content import snapshot_tree
+from tests.conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "presentation"
@@ -90,16 +90,6 @@ def _format(capture: str) -> str:
     return FORMATS[capture.split("-", 1)[0]]
 
 
-def _cg(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "coverage_gate", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="module")
 def odd_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path, Path]:
     """The repository the captures read, rebuilt: (root, revision, pinned diff, changed list)."""
@@ -132,7 +122,7 @@ def test_an_honest_read_is_never_a_mismatch_and_unreceived_text_never_verifies(
     stream = tmp_path / "stream.jsonl"
     stream.write_bytes((DATA / capture).read_bytes().replace(CAPTURED_ROOT, str(repo).encode()))
     evidence = tmp_path / "evidence.json"
-    done = _cg(
+    done = run_cli(
         "record", stream, "--format", _format(capture), "--revision", revision,
         "--repo-root", repo, "--diff", diff, "-o", evidence,
     )  # fmt: skip
@@ -155,7 +145,7 @@ def test_an_honest_read_is_never_a_mismatch_and_unreceived_text_never_verifies(
             }
         )
     )
-    done = _cg(
+    done = run_cli(
         "reconcile", "--repo", "example/odd", "--revision", revision, "--verdict", "approve",
         "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
         "--repo-root", repo, "--format", "json",
