@@ -402,6 +402,7 @@ class CallChecker:
         self._diff = diff
         self._place = place
         self._index: ContentIndex | None = None
+        self._fetched = False  # the in-scope files asked for, in one batch
         self._scoped: dict[str, bytes | None] = {}
         self._others: OrderedDict[str, bytes | None] = OrderedDict()
         self._absent: set[str] = set()  # files outside the diff the revision does not have
@@ -551,7 +552,7 @@ class CallChecker:
     def can_judge_absence(self) -> bool:
         """Whether every in-scope file's content (or the pinned diff) was had, so that a
         format whose evidence is only what calls printed can say what was not shown."""
-        self._index_of()
+        self._prefetched()
         return bool(self._scope) and all(self._scoped.get(path) is not None for path in self._scope)
 
     def content(self, path: str) -> bytes | None:
@@ -559,15 +560,24 @@ class CallChecker:
         that depth asks through the same cache)."""
         return self._file(path)
 
+    def _prefetched(self) -> None:
+        """Every in-scope file at the revision, in one batch, once per record."""
+        if self._fetched:
+            return
+        self._fetched = True
+        prefetch = getattr(self._source, "prefetch", None)
+        if prefetch is not None and self._scope:
+            found = prefetch(self._scope)  # every in-scope file in one batch
+            self._scoped.update({path: found.get(path) for path in self._scope})
+        for path in self._scope:
+            if path not in self._scoped:
+                self._scoped[path] = self._fetch(path)
+
     def _index_of(self) -> ContentIndex:
+        """The index, built when a text first needs scanning (a stream of reads that all match
+        their files never builds it)."""
         if self._index is None:
-            prefetch = getattr(self._source, "prefetch", None)
-            if prefetch is not None and self._scope:
-                found = prefetch(self._scope)  # every in-scope file in one batch
-                self._scoped.update({path: found.get(path) for path in self._scope})
-            for path in self._scope:
-                if path not in self._scoped:
-                    self._scoped[path] = self._fetch(path)
+            self._prefetched()
             scoped = self._scoped
             files = {path: data for path in self._scope if (data := scoped[path]) is not None}
             for path in sorted(self._unchecked):  # binary files: their text as their bytes decode
@@ -580,8 +590,8 @@ class CallChecker:
     def _file(self, path: str) -> bytes | None:
         if path in self._scoped:
             return self._scoped[path]
-        if path in self._in_scope and self._index is None:
-            self._index_of()  # the in-scope files come in one batch, with the index
+        if path in self._in_scope and not self._fetched:
+            self._prefetched()  # the in-scope files come in one batch
             return self._scoped.get(path)
         if path in self._in_scope:
             found = self._scoped[path] = self._fetch(path)
