@@ -22,9 +22,8 @@ import venv
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.bench.bench_content import git, write
-from tests.bench.bench_speed import BARE_LOOP, clean_env, generate
-from tests.bench.test_speed_guard import Timed
+from tests.bench.bench_speed import BARE_LOOP, clean_env
+from tests.bench.test_speed_guard import Streams, Timed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,25 +51,9 @@ def compare(commit: str, runs: int, mb: int) -> None:
             older = installed(commit, folder / "older")
             ours = [sys.executable, "-m", "coverage_gate"]
             env = clean_env(folder / "telemetry")
-            repo = folder / "repo"
-            write("repository", repo, "stream")
-            revision = git(repo, "rev-parse", "HEAD").strip()
-            generated = folder / "generated.jsonl"
-            generate(mb, generated)
-            checked = folder / "checked.jsonl"
-            write("real-reads", generated, checked, repo)
-            plain = folder / "plain"
-            plain.mkdir()
-
-            def checked_record(cli: list[str], out: str) -> list[str]:
-                return [*cli, "record", str(checked), "--format", "pi-rpc", "--revision",
-                        revision, "--repo-root", str(repo), "--diff", str(repo.with_suffix(".diff")),
-                        "-o", str(folder / out)]  # fmt: skip
-
-            def plain_record(cli: list[str], out: str) -> list[str]:
-                return [*cli, "record", str(generated), "--format", "pi-rpc", "--revision",
-                        revision, "-o", str(folder / out)]  # fmt: skip
-
+            made = Streams.make(folder, mb)
+            checked, generated, plain = made.checked, made.generated, made.plain
+            checked_record, plain_record = made.checked_record, made.plain_record
             cases = {
                 "loop_checked": Timed("loop (real reads)", [sys.executable, "-c", BARE_LOOP, str(checked)]),
                 "ours_checked": Timed("this checkout, content checked", checked_record(ours, "a.json"), cwd=folder),

@@ -106,6 +106,42 @@ content_check.CallChecker.end = _slow_end
 """
 
 
+@dataclass(frozen=True)
+class Streams:
+    """The guard's inputs, made in ``folder``: a repository whose revision holds the stream's
+    files, the benchmark stream (``generated``), the same stream with its reads returning the
+    repository's real text (``checked``), and a folder no repository holds (``plain``)."""
+
+    folder: Path
+    repo: Path
+    revision: str
+    generated: Path
+    checked: Path
+    plain: Path
+
+    @classmethod
+    def make(cls, folder: Path, mb: int) -> Streams:
+        repo = folder / "repo"
+        write("repository", repo, "stream")
+        generated, checked = folder / "generated.jsonl", folder / "checked.jsonl"
+        generate(mb, generated)
+        write("real-reads", generated, checked, repo)
+        (folder / "plain").mkdir()
+        revision = git(repo, "rev-parse", "HEAD").strip()
+        return cls(folder, repo, revision, generated, checked, folder / "plain")
+
+    def checked_record(self, cli: list[str], out: str) -> list[str]:
+        """``record --diff`` of the real-text stream with content checks, under the repo."""
+        return [*cli, "record", str(self.checked), "--format", "pi-rpc", "--revision",
+                self.revision, "--repo-root", str(self.repo), "--diff",
+                str(self.repo.with_suffix(".diff")), "-o", str(self.folder / out)]  # fmt: skip
+
+    def plain_record(self, cli: list[str], out: str) -> list[str]:
+        """Plain ``record`` of the benchmark stream (run it in ``plain``: no repository)."""
+        return [*cli, "record", str(self.generated), "--format", "pi-rpc", "--revision",
+                self.revision, "-o", str(self.folder / out)]  # fmt: skip
+
+
 def figures(
     runs: int = RUNS, mb: int = MB, say: Callable[[str], None] = print, *, planted: bool = False
 ) -> list[Figure]:
@@ -121,34 +157,11 @@ def figures(
             env["PYTHONPATH"] = os.pathsep.join(
                 filter(None, [str(folder / "planted"), env.get("PYTHONPATH")])
             )
-        repo = folder / "repo"
-        write("repository", repo, "stream")
-        revision = git(repo, "rev-parse", "HEAD").strip()
-        diff = repo.with_suffix(".diff")
-        generated = folder / "generated.jsonl"
-        generate(mb, generated)
-        checked = folder / "checked.jsonl"
-        write("real-reads", generated, checked, repo)
-        plain_dir = folder / "plain"
-        plain_dir.mkdir()
+        made = Streams.make(folder, mb)
+        checked, generated = made.checked, made.generated
         cases = {
             "checked": Timed(
-                f"record --diff, content checked ({mb} MB)",
-                [
-                    *cli,
-                    "record",
-                    str(checked),
-                    "--format",
-                    "pi-rpc",
-                    "--revision",
-                    revision,
-                    "--repo-root",
-                    str(repo),
-                    "--diff",
-                    str(diff),
-                    "-o",
-                    str(folder / "c.json"),
-                ],
+                f"record --diff, content checked ({mb} MB)", made.checked_record(cli, "c.json")
             ),
             "checked_loop": Timed(
                 f"bare json.loads loop ({mb} MB, real reads)",
@@ -156,18 +169,8 @@ def figures(
             ),
             "plain": Timed(
                 f"record, no repository ({mb} MB)",
-                [
-                    *cli,
-                    "record",
-                    str(generated),
-                    "--format",
-                    "pi-rpc",
-                    "--revision",
-                    revision,
-                    "-o",
-                    str(folder / "p.json"),
-                ],
-                cwd=plain_dir,
+                made.plain_record(cli, "p.json"),
+                cwd=made.plain,
             ),
             "plain_loop": Timed(
                 f"bare json.loads loop ({mb} MB)", [sys.executable, "-c", BARE_LOOP, str(generated)]
