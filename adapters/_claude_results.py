@@ -50,6 +50,8 @@ EMPTY_FILE: Final = (
 # The notice Claude Code's ``Read`` (2.1.328) appends under a file that is not UTF-8, after its
 # numbered lines: "[This file is not valid UTF-8: it uses a legacy encoding ...]".
 LEGACY_NOTICE: Final = "\n\n[This file is not valid UTF-8"
+# What Claude Code's ``Bash`` returns for a command that printed nothing (2.1.252 and 2.1.328).
+NO_SHELL_OUTPUT: Final = "(Bash completed with no output)"
 LINE_RANGE: Final = {"startLine": None, "numLines": None, "totalLines": None}
 
 
@@ -93,7 +95,7 @@ def returned_text(block: JsonObject) -> Returned | None:
         text = "\n".join(part for part in texts if part is not None)
     else:
         return None
-    if text.strip() == EMPTY_FILE:
+    if text.strip() == EMPTY_FILE or text == NO_SHELL_OUTPUT:
         return returned("", empty=True)
     text = without_reminders(text)
     if text.startswith(PLACEHOLDER_PREFIXES):

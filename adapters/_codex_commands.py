@@ -90,8 +90,12 @@ def model_text(output: object) -> Returned | None:
     cut = text.startswith(_CUT_NOTICE)
     if cut:
         text = text[text.find("\n") + 1 :] if "\n" in text else ""
-    if not text:
+    if not text and (cut or not found):
         return None
+    if not text:
+        # the header says the command printed nothing: the model got nothing, which a whole
+        # read of a file that is empty at the revision shows (DESIGN §6 rule 24)
+        return returned("", empty=True)
     given = returned(text, numbers=True)
     return msgspec.structs.replace(given, cut=True) if cut else given
 

@@ -139,7 +139,7 @@ from ._json import (
     opens_object,
 )
 from ._line_reads import line_read
-from ._mutations import shell_write
+from ._shell import shell_action
 from ._stream import Items, Spec
 
 __all__ = [
@@ -386,9 +386,7 @@ def other_action(
         path = get_str(arguments, field) if field is not None else None
         return WriteAction(path=path, cwd=cwd)
     if tool == shell:
-        command = get_str(arguments, "command")
-        write = shell_write(command) if command is not None else None
-        return IgnoredAction() if write is None else WriteAction(path=write.path, cwd=cwd)
+        return shell_action(get_str(arguments, "command"), cwd)
     return IgnoredAction(known=tool is not None and knows.knows_tool(tool))
 
 

@@ -110,8 +110,9 @@ from ._json import (
     get_str,
     opens_object,
 )
-from ._mutations import apply_patch_paths, shell_write
+from ._mutations import apply_patch_paths
 from ._returned import returned
+from ._shell import shell_action
 from ._stream import Items, Spec
 
 __all__ = [
@@ -331,8 +332,7 @@ def _other_action(tool: str, data: JsonObject) -> Action:
     if tool in WRITE_TOOLS:
         return WriteAction(path=get_str(given, "path"))
     if tool == SHELL_TOOL:
-        write = shell_write(get_str(given, "command") or "")
-        return IgnoredAction() if write is None else WriteAction(path=write.path)
+        return shell_action(get_str(given, "command"))
     return IgnoredAction(known=tool in NOT_READ_TOOLS)
 
 
@@ -378,14 +378,31 @@ def _said(tool: str, data: JsonObject) -> str | None:
     return json.dumps(arguments, ensure_ascii=False, default=str)
 
 
+def _model_got_nothing(data: JsonObject) -> bool:
+    """Whether a result's metrics say the model got none of it (``resultForLlmLength`` 0), and
+    its properties do not say it was a directory or a file too large to show."""
+    telemetry = get_obj(data, "toolTelemetry")
+    properties = get_obj(telemetry, "properties") if telemetry is not None else None
+    metrics = get_obj(telemetry, "metrics") if telemetry is not None else None
+    if metrics is None or get_int(metrics, "resultForLlmLength") != 0:
+        return False
+    return properties is None or (
+        properties.get("largeOutputAvoided") not in ("true", True)
+        and get_str(properties, "viewType") != "directory"
+    )
+
+
 def _given(data: JsonObject, shown: Shown | None) -> Returned | None:
     """What a successful call gave the model: ``result.content``, a shell command's trailer
     taken off; part of it only (the metrics say so) is cut; a notice instead of a file's text
-    (too large, a directory, an empty view) is no file's text."""
+    (too large, a directory) is no file's text; a view whose metrics say the model got nothing
+    gave it nothing (the view of an empty file: its ``content`` is a diff header for the user)."""
     result = get_obj(data, "result")
     content = get_str(result, "content") if result is not None else None
     if not content:
         return None
+    if _model_got_nothing(data):
+        return returned("")
     if shown is not None and shown.kind is ShownKind.EMPTY:
         return returned(content, placeholder=True)
     given = returned(_SHELL_TRAILER.sub("", content))

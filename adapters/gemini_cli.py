@@ -117,8 +117,8 @@ from ._json import (
     key,
     opens_object,
 )
-from ._mutations import shell_write
 from ._returned import returned
+from ._shell import shell_action
 from ._stream import Spec
 
 __all__ = [
@@ -275,9 +275,7 @@ def _other_action(tool: str, parameters: JsonObject | None) -> Action:
     if tool in WRITE_TOOLS:
         return WriteAction(path=get_str(given, "file_path"))
     if tool == SHELL_TOOL:
-        command = get_str(given, "command")
-        write = shell_write(command) if command is not None else None
-        return IgnoredAction() if write is None else WriteAction(path=write.path)
+        return shell_action(get_str(given, "command"))
     # read_many_files too: what it read is only known from its result
     return IgnoredAction(known=KNOWS.knows_tool(tool))
 
@@ -467,7 +465,8 @@ class GeminiCliDecoder(JsonLinesDecoder):
             return self._many_end(call_id, output or "", lineno)
         if key(call_id) in self._shell:
             self._shell.discard(key(call_id))
-            given = returned(output) if output else None
+            # an empty output reached the model as "Output: (empty)": it printed nothing
+            given = returned(output) if output else returned("", empty=True)
             return [
                 ToolEnd(call_id=call_id, tool=None, succeeded=True, line=lineno, returned=given)
             ]

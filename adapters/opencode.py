@@ -111,8 +111,9 @@ from ._json import (
     opens_object,
 )
 from ._line_reads import line_read
-from ._mutations import apply_patch_paths, shell_write
+from ._mutations import apply_patch_paths
 from ._returned import returned
+from ._shell import shell_action
 from ._stream import Spec
 
 __all__ = [
@@ -147,6 +148,8 @@ _KINDS = frozenset({"step_start", "step_finish", "tool_use", "text", "reasoning"
 # the types of the parts the lines carry
 _PART_KINDS = frozenset({"step-start", "step-finish", "tool", "text", "reasoning"})
 SHELL_TOOL: Final = "bash"
+# what ``bash`` returns for a command that printed nothing (1.18.25 and 1.18.33)
+NO_SHELL_OUTPUT: Final = "(no output)"
 WRITE_TOOLS: Final = frozenset({"edit", "write", "multiedit", "patch", "apply_patch"})
 PATCH_TOOLS: Final = frozenset({"patch", "apply_patch"})
 # OpenCode's built-in tools that are not reads, and why
@@ -222,8 +225,7 @@ def _other_action(tool: str, state: JsonObject) -> Action:
     if tool in WRITE_TOOLS:
         return WriteAction(path=get_str(given, "filePath"))
     if tool == SHELL_TOOL:
-        write = shell_write(get_str(given, "command") or "")
-        return IgnoredAction() if write is None else WriteAction(path=write.path)
+        return shell_action(get_str(given, "command"))
     return IgnoredAction(known=tool in NOT_READ_TOOLS)
 
 
@@ -285,6 +287,8 @@ def _given(tool: str, state: JsonObject) -> Returned | None:
     output = get_str(state, "output")
     if not output or tool in NOT_READ_TEXT_TOOLS:
         return None
+    if tool == SHELL_TOOL and output == NO_SHELL_OUTPUT:
+        return returned("", empty=True)
     if tool != READ_TOOL:
         return returned(output)
     wrapped = _READ_WRAPPER.match(output)

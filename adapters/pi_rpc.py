@@ -90,8 +90,8 @@ from coverage_gate.core.events import (
 from coverage_gate.core.presentation import Presentation, Transform
 
 from ._json import INT64_MAX, OUT_OF_RANGE, JsonObject, OutOfRange, as_int64, opens_object
-from ._mutations import shell_write
 from ._returned import returned
+from ._shell import shell_action
 from ._stream import Items, ObjectLineReader, Spec, load_line
 
 __all__ = [
@@ -137,6 +137,8 @@ NOT_READ_TEXT_TOOLS = frozenset({"edit", "write"})
 _SHOWING = re.compile(r"\[Showing lines (\d+)-(\d+) of (\d+)[^\]]*\]\s*$")
 COUNTED_TOOLS = READ_TOOLS | DIFF_TOOLS
 SHELL_TOOL = "bash"
+# what ``bash`` returns for a command that printed nothing (0.67.4 and 0.73.1)
+NO_SHELL_OUTPUT: Final = "(no output)"
 WRITE_TOOLS = frozenset({"edit", "write"})
 # pi's built-in tools that are not reads, and why
 NOT_READ_TOOLS: dict[str, str] = {
@@ -249,8 +251,7 @@ def _other_action(tool: str, args: object) -> Action:
         return WriteAction(path=path if isinstance(path, str) else None)
     if tool == SHELL_TOOL:
         command = given.get("command")
-        write = shell_write(command) if isinstance(command, str) else None
-        return IgnoredAction() if write is None else WriteAction(path=write.path)
+        return shell_action(command if isinstance(command, str) else None)
     return IgnoredAction(known=tool in NOT_READ_TOOLS)
 
 
@@ -300,6 +301,16 @@ def _returned(tool: str, result: object, text: str | None, span: ByteSpan | None
         return UNKNOWN_SHOWN
     first, last, total = (int(group) for group in showing.groups())
     return Shown.lines(first, last, total)
+
+
+def _other_text(tool: str, text: str | None) -> Returned | None:
+    """What a tool that is no read gave the model: none for a tool whose text is the model's
+    own; ``bash``'s placeholder for a command that printed nothing is that nothing."""
+    if tool in NOT_READ_TEXT_TOOLS or not text:
+        return None
+    if tool == SHELL_TOOL and text == NO_SHELL_OUTPUT:
+        return returned("", empty=True)
+    return _returned_text(text, None)
 
 
 def _returned_text(text: str, span: ByteSpan | None, tool: str = "") -> Returned:
@@ -509,7 +520,7 @@ class PiRpcDecoder:
             return [Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=(call_id,)), drift]
         text = _result_text(result)
         if tool not in COUNTED_TOOLS:
-            given = None if tool in NOT_READ_TEXT_TOOLS or not text else _returned_text(text, None)
+            given = _other_text(tool, text)
             return [
                 ToolEnd(
                     call_id=call_id,

@@ -223,6 +223,14 @@ _UNCHANGED = re.compile(r"Unchanged: .+")
 # what read_file reports for a file it takes for binary (0.23.0 and 0.24.4; the model gets
 # "Cannot display content of binary file"): nothing of it
 _NO_OUTPUT: Final = "(read_file completed with no output)"
+# run_shell_command's result: the command, its folder, its output, then its error, exit code,
+# signal and process group (0.23.0 and 0.24.4); "(empty)" for an output that is nothing
+_SHELL_RESULT = re.compile(
+    r"Command: .*?\nDirectory: [^\n]*\nOutput: (?P<body>.*)\nError: .*?\nExit Code: [^\n]*"
+    r"\nSignal: [^\n]*\nProcess Group PGID: [^\n]*",
+    re.DOTALL,
+)
+_NO_SHELL_OUTPUT: Final = "(empty)"
 _REFUSED = re.compile(r"Skipped binary file: .+")
 
 
@@ -297,6 +305,10 @@ def _given(text: str | None) -> Returned | None:
         return None
     if text == _NO_OUTPUT:
         return returned("", empty=True)
+    shell = _SHELL_RESULT.fullmatch(text)
+    if shell is not None:
+        body = shell.group("body")
+        return returned("", empty=True) if body == _NO_SHELL_OUTPUT else returned(body)
     if _LINES_READ.fullmatch(text) or _UNCHANGED.fullmatch(text) or _REFUSED.fullmatch(text):
         return returned(text, placeholder=True)
     return returned(text)

@@ -56,6 +56,7 @@ from coverage_gate.core.events import (
     IgnoredAction,
     ReadAction,
     Returned,
+    Shown,
     ShownKind,
     ToolEnd,
     ToolStart,
@@ -364,6 +365,17 @@ def _kept_lines(out: Sequence[str], kept: int | None, *, tail_kept: bool = True)
 
 # --- per call ----------------------------------------------------------------------------------
 
+
+def _from_the_start(asked: Shown | None) -> bool:
+    """Whether a read asked for the whole file or for lines from its first (OpenCode's ``read``
+    asks for lines 1 to 2000): of a file that is empty, either is all of it."""
+    return (
+        asked is None
+        or asked.kind is ShownKind.WHOLE
+        or (asked.kind in (ShownKind.ASKED, ShownKind.LINES) and asked.start == 1)
+    )
+
+
 #: The files outside the pinned diff whose content is kept for checking reads of them: at most
 #: this many, and this many bytes in all.
 MAX_OTHER_FILES = 4096
@@ -450,6 +462,9 @@ class CallChecker:
         if again is not None and again[0] == returned:
             return replace(event, returned=None, content=again[1])  # a repeated line: the same
         action, _said = self._open.pop(event.call_id, (None, None))
+        if isinstance(action, IgnoredAction) and action.prints and not returned.text:
+            seen = self._printed_nothing(action)
+            return replace(event, returned=None, content=seen)
         path, checked = (
             self._read(action, returned, event) if isinstance(action, ReadAction) else (None, None)
         )
@@ -488,9 +503,10 @@ class CallChecker:
             and asked.kind is ShownKind.EMPTY
             and action.offset is None
             and action.limit is None
-            and (action.shown is None or action.shown.kind is ShownKind.WHOLE)
+            and _from_the_start(action.shown)
         ):
-            asked = None  # a whole read that returned nothing: the check tells whether it is
+            asked = None  # a read from the start that returned nothing: the check tells whether
+            # the file is empty at the revision, when this is all of it
         told = asked is None or asked.kind is not ShownKind.UNKNOWN
         if not returned.own or not told:
             # one output of several reads; a read whose range is not told (a command of a shape
@@ -510,6 +526,17 @@ class CallChecker:
             shown=result.shown,
             blob=blob_id(data) if data is not None else None,
         )
+
+    def _printed_nothing(self, action: IgnoredAction) -> ContentSeen:
+        """A plain ``cat`` of files that printed nothing (DESIGN §6 rule 24): each file it names
+        that is empty at the revision was shown whole (a credit of no lines); any other file was
+        not what it printed, and shows nothing."""
+        found: list[Credit] = []
+        for name in action.prints:
+            path = self._place(ReadAction(path=name, cwd=action.cwd))
+            if path is not None and self._file(path) == b"":
+                found.append(Credit(path=path, start=1, end=0, blob=blob_id(b"")))
+        return ContentSeen(credits=tuple(found))
 
     def _failed(self, event: ToolEnd, returned: Returned) -> ToolEnd:
         """A failed call: what it printed reached the model all the same (``cat F; exit 1``)

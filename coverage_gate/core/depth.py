@@ -143,6 +143,8 @@ def resolve(shown: Shown, table: LineTable | None) -> Shown:
     else:
         first = shown.start if shown.start > 0 else max(1, count + shown.start + 1)
         last = count if shown.end is None else min(shown.end, count)
+        if first > last and count == 0 and shown.start == 1:
+            return Shown.whole(0)  # from its first line on: the whole of an empty file
         if first > last:
             return EMPTY_SHOWN
     if first == 1 and last >= count:

@@ -138,9 +138,13 @@ class DiffPageAction(msgspec.Struct, frozen=True, kw_only=True):
 class IgnoredAction(msgspec.Struct, frozen=True, kw_only=True):
     """A tool that does not count as evidence for this format. ``known``: the adapter knows the
     tool (a search, a shell, a sub-agent); an unknown one is judged by what came back and, when
-    its arguments name a file in scope, counted as drift (DESIGN §6 rule 19)."""
+    its arguments name a file in scope, counted as drift (DESIGN §6 rule 19). ``prints``: the
+    files a plain shell ``cat`` prints whole (``adapters/_shell.py``), relative to ``cwd`` as a
+    read's path is: an output that is nothing shows each of them empty (rule 24)."""
 
     known: bool = True
+    prints: tuple[str, ...] = ()
+    cwd: str | None = None
 
 
 class WriteAction(msgspec.Struct, frozen=True, kw_only=True):
@@ -203,7 +207,8 @@ class Returned(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Credit(msgspec.Struct, frozen=True, kw_only=True):
-    """Lines ``start``..``end`` (1-based, inclusive) of ``path`` shown by content."""
+    """Lines ``start``..``end`` (1-based, inclusive) of ``path`` shown by content; ``end`` 0:
+    the whole of a file that is empty at the revision (a plain ``cat`` that printed nothing)."""
 
     path: str
     start: int

@@ -289,6 +289,8 @@ class EvidenceFolder:
                 credited.add(credit.path)
                 acc.content_credited += 1
             acc.blob = credit.blob or acc.blob
+            if credit.end < credit.start:
+                continue  # the whole of a file that is empty: no line to add
             acc.lines.add(credit.start, credit.end)
             if acc.marks is not None:
                 acc.marks.see_lines(credit.start, credit.end)

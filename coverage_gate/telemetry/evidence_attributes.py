@@ -151,7 +151,8 @@ def _content(attrs: Mapping[str, Any]) -> ContentSeen | None:
         head, _, line_blob = line.rpartition("\t")
         path, _, numbers = head.rpartition("\t")
         pair = _pair(numbers)
-        if path and pair is not None and 1 <= pair[0] <= pair[1]:
+        # ``1-0``: the whole of a file that is empty (a credit of no lines)
+        if path and pair is not None and (pair == (1, 0) or 1 <= pair[0] <= pair[1]):
             found_credits.append(
                 Credit(path=path, start=pair[0], end=pair[1], blob=line_blob or None)
             )

@@ -245,9 +245,9 @@ def test_an_empty_output_is_line_one_to_the_end_told_with_the_file_not_empty() -
     assert untold.depth.depth is Depth.UNKNOWN
 
 
-def test_an_empty_file_read_whole_showed_nothing() -> None:
-    """Told with the file's content, a whole read of a file empty at the revision returned
-    nothing: not evidence."""
+def test_an_empty_file_read_whole_is_evidence_of_it() -> None:
+    """Told with the file's content, a whole read of a file empty at the revision showed all of
+    it (DESIGN §6 rule 24): nothing is what the file holds."""
     empty_diff = (
         b"diff --git a/e.py b/e.py\nnew file mode 100644\nindex 0000000..e69de29\n"
         b"--- /dev/null\n+++ b/e.py\n@@ -0,0 +1 @@\n+x\n"
@@ -255,7 +255,7 @@ def test_an_empty_file_read_whole_showed_nothing() -> None:
     data = stream(use("read_file__a", file_path="e.py"), result("read_file__a", output=""))
     doc = record(data, diff=empty_diff, content=MappingContent({"e.py": b""}))
     (entry,) = doc.files
-    assert (entry.reads_succeeded, entry.reads_empty) == (0, 1)
+    assert (entry.reads_succeeded, entry.reads_empty) == (1, 0)
 
 
 def test_without_an_output_the_request_says_which_lines() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +38,7 @@ FORMATS = {
     "qwen": "qwen-code",
 }
 
+RELEASES = ("newest", "older")
 CHANGED = {
     "big.py", "blob.bin", "bom.py", "control.txt", "crlf.txt", "emptied.txt", "latin1.txt",
     "lone_cr.txt", "long_line.js", "no_newline.txt", "one_line.txt", "reminder.md", "sjis.txt",
@@ -48,32 +50,9 @@ CHANGED = {
 # of the change that left it). The test fails when one is fixed, so the list shrinks with the
 # fixes; a new one fails it too.
 KNOWN_GAPS: dict[str, set[str]] = {
-    # `cat` of a file emptied by the change printed nothing: no read is parsed from a shell
-    # command of these clients, and an empty output credits nothing by content (after `git
-    # diff`, its deletion hunk shows the file emptied)
-    **{
-        f"{client}-{release}/{way}.jsonl": {"emptied.txt"}
-        for client in ("claude", "copilot", "gemini", "opencode", "pi", "qwen")
-        for release in ("newest", "older")
-        for way in ("cat",)
-    },
-    **{f"codex-{release}/cat.rollout.jsonl": {"emptied.txt"} for release in ("newest", "older")},
-    # a whole read of an empty file whose stream carries no text to check (Gemini CLI's
-    # read_file), or a text the adapter does not yet take for the empty file (Copilot CLI's
-    # header-only view diff, OpenCode's "(End of file - total 0 lines)")
-    "gemini-newest/read.jsonl": {"emptied.txt"},
-    # Gemini CLI's `git diff` output does not credit the two-line deletion hunk of emptied.txt
-    # (its lines are shorter than a run needs); the other clients' outputs do
-    "gemini-newest/diff.jsonl": {"emptied.txt"},
-    "gemini-older/diff.jsonl": {"emptied.txt"},
-    "gemini-older/read.jsonl": {"emptied.txt"},
-    "copilot-newest/read.jsonl": {"emptied.txt"},
-    "copilot-older/read.jsonl": {"emptied.txt"},
-    "opencode-newest/read.jsonl": {"emptied.txt"},
-    "opencode-older/read.jsonl": {"emptied.txt"},
     # Qwen Code 0.23.0 renders shell output through a terminal: a form feed and a vertical tab
     # become line breaks, a lone CR returns to the line's start
-    "qwen-older/cat.jsonl": {"control.txt", "emptied.txt", "lone_cr.txt"},
+    "qwen-older/cat.jsonl": {"control.txt", "lone_cr.txt"},
     "qwen-older/diff.jsonl": {"lone_cr.txt"},
 }
 
@@ -114,26 +93,20 @@ def test_the_truth_covers_every_capture() -> None:
     assert set(KNOWN_GAPS) <= set(TRUTH)
 
 
-@pytest.mark.parametrize("capture", _captures())
-def test_an_honest_read_is_never_a_mismatch_and_unreceived_text_never_verifies(
-    capture: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
-) -> None:
+def _recorded(
+    data: bytes, stream_format: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """``record`` then ``reconcile --mode enforce`` of a capture claiming every changed file,
+    as whole processes: the evidence, and each file's status."""
     repo, revision, diff, changed = odd_repo
     stream = tmp_path / "stream.jsonl"
-    stream.write_bytes((DATA / capture).read_bytes().replace(CAPTURED_ROOT, str(repo).encode()))
+    stream.write_bytes(data.replace(CAPTURED_ROOT, str(repo).encode()))
     evidence = tmp_path / "evidence.json"
     done = run_cli(
-        "record", stream, "--format", _format(capture), "--revision", revision,
+        "record", stream, "--format", stream_format, "--revision", revision,
         "--repo-root", repo, "--diff", diff, "-o", evidence,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    document = json.loads(evidence.read_text())
-    mismatched = {
-        file["path"]: file["content"]
-        for file in document["files"]
-        if (file.get("content") or {}).get("mismatched")
-    }
-    assert mismatched == {}, f"{capture}: honest reads called a mismatch"
     claims = tmp_path / "claims.json"
     claims.write_text(
         json.dumps(
@@ -157,6 +130,22 @@ def test_an_honest_read_is_never_a_mismatch_and_unreceived_text_never_verifies(
         for reviewer in decision["reviewers"]
         for file in reviewer["files"]
     }
+    return json.loads(evidence.read_text()), statuses
+
+
+@pytest.mark.parametrize("capture", _captures())
+def test_an_honest_read_is_never_a_mismatch_and_unreceived_text_never_verifies(
+    capture: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
+) -> None:
+    document, statuses = _recorded(
+        (DATA / capture).read_bytes(), _format(capture), odd_repo, tmp_path
+    )
+    mismatched = {
+        file["path"]: file["content"]
+        for file in document["files"]
+        if (file.get("content") or {}).get("mismatched")
+    }
+    assert mismatched == {}, f"{capture}: honest reads called a mismatch"
     not_received = set(TRUTH[capture])
     if capture.endswith(".exec.jsonl"):
         # `codex exec --json` cannot show what the model received (DESIGN §6 rule 26): what
@@ -168,3 +157,59 @@ def test_an_honest_read_is_never_a_mismatch_and_unreceived_text_never_verifies(
     assert {statuses[path] for path in not_received} <= {"unsupported"}
     unverified = set(statuses) - verified - not_received
     assert unverified == KNOWN_GAPS.get(capture, set()), capture
+
+
+# Each client's `cat emptied.txt` printed nothing, and each said so in its own words: a plain
+# `cat` that printed nothing shows the file empty (DESIGN §6 rule 24). Rewritten here as a
+# reviewer that did not look would write it, the same nothing shows nothing.
+CAT_CAPTURES = [f"{client}-{release}/cat.jsonl" for client in FORMATS for release in RELEASES]
+NOT_PLAIN_CATS = {
+    "into /dev/null": "cat emptied.txt >/dev/null",
+    "piped to head -c 0": "cat emptied.txt | head -c 0",
+    "another program": "wc -c emptied.txt",
+    "a test": "test -f emptied.txt",
+    "an option": "cat -v emptied.txt",
+    "a glob": "cat emptied.tx?",
+    "a variable": "cat $F",
+    "a command list": "true; cat emptied.txt",
+}
+PLAIN_CATS = {"with --": "cat -- emptied.txt", "quoted": "cat 'emptied.txt'"}
+
+
+def _rewritten(capture: str, command: str) -> bytes:
+    data = (DATA / capture).read_bytes()
+    assert data.count(b"cat emptied.txt") >= 1
+    return data.replace(b"cat emptied.txt", json.dumps(command)[1:-1].encode())
+
+
+@pytest.mark.parametrize("capture", CAT_CAPTURES)
+@pytest.mark.parametrize("spelling", sorted(NOT_PLAIN_CATS))
+def test_a_command_that_printed_nothing_shows_no_empty_file_unless_it_is_a_plain_cat(
+    capture: str, spelling: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
+) -> None:
+    data = _rewritten(capture, NOT_PLAIN_CATS[spelling])
+    _document, statuses = _recorded(data, _format(capture), odd_repo, tmp_path)
+    assert statuses["emptied.txt"] == "unsupported"
+
+
+@pytest.mark.parametrize("capture", CAT_CAPTURES)
+@pytest.mark.parametrize("spelling", sorted(PLAIN_CATS))
+def test_a_plain_cat_in_another_spelling_shows_the_empty_file(
+    capture: str, spelling: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
+) -> None:
+    data = _rewritten(capture, PLAIN_CATS[spelling])
+    _document, statuses = _recorded(data, _format(capture), odd_repo, tmp_path)
+    assert statuses["emptied.txt"] == "verified"
+
+
+@pytest.mark.parametrize("capture", CAT_CAPTURES)
+def test_a_plain_cat_of_a_file_that_is_not_empty_showing_nothing_shows_nothing(
+    capture: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
+) -> None:
+    """The emptied file's call, rewritten to name one_line.txt: the output that is nothing is
+    not one_line.txt's text, so only one_line.txt's own call (which printed it) credits it."""
+    data = _rewritten(capture, "cat one_line.txt")
+    document, statuses = _recorded(data, _format(capture), odd_repo, tmp_path)
+    assert statuses["emptied.txt"] == "unsupported"
+    (one_line,) = (file for file in document["files"] if file["path"] == "one_line.txt")
+    assert one_line["content"]["credited"] == 1
