@@ -160,6 +160,7 @@ EVENTS: Final = frozenset(
 PRESENTATION: Final = Presentation(
     trims_trailing_space=True,
     terminal=True,
+    terminal_breaks=True,
     legacy=LEGACY_ENCODINGS,
     transforms=(
         Transform(name="byte-order mark dropped (read_file)", shown_by="qwen-*/read.jsonl bom.py"),
@@ -175,6 +176,12 @@ PRESENTATION: Final = Presentation(
             name="shell output rendered by a terminal: escape sequences and controls gone, "
             "tabs as spaces (0.23.0)",
             shown_by="qwen-*/cat.jsonl control.txt, qwen-older/cat.jsonl tabs.py",
+        ),
+        Transform(
+            name="shell output through a terminal's line discipline: a form feed or a vertical "
+            "tab ends the line, a CR inside a line returns to its start and what follows "
+            "overwrites it (0.23.0)",
+            shown_by="qwen-older/cat.jsonl control.txt lone_cr.txt, qwen-older/diff.jsonl",
         ),
         Transform(
             name="an empty file is the placeholder (read_file completed with no output)",

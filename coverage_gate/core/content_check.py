@@ -70,7 +70,6 @@ from coverage_gate.core.read_check import (
     ReadCheck,
     check_read,
     file_lines,
-    text_lines,
 )
 from coverage_gate.core.revision_files import blob_id
 
@@ -225,7 +224,7 @@ class ContentIndex:
         so far (``own_keys``), which never credit."""
         if not self._lines or not text:
             return ContentSeen()
-        out = self._presentation.keys(text_lines(text), text)
+        out = self._presentation.keys(self._presentation.lines(text), text)
         if said:
             own = own | own_keys(self._presentation, said)
         chosen = _uncontested(self._runs(out, own))
@@ -248,14 +247,17 @@ class ContentIndex:
                 if run.key != DIFF_KEY:
                     uncertain.add(run.key)
                 else:
-                    first = run.file_start + max(head - run.out_start, 0)
-                    last = run.file_start + min(tail, run.out_end) - run.out_start - 1
+                    first = lines.file_line(run.file_start + max(head - run.out_start, 0))
+                    last = lines.file_line(
+                        run.file_start + min(tail, run.out_end) - run.out_start - 1
+                    )
                     uncertain.update(self._diff_paths[first - 1 : last])
             for first, last in parts:
                 if last <= first:
                     continue
-                start = run.file_start + (first - run.out_start)
-                end = start + (last - first) - 1
+                # the file's own line numbers (a client may break lines the file does not)
+                start = lines.file_line(run.file_start + (first - run.out_start))
+                end = lines.file_line(run.file_start + (last - run.out_start) - 1)
                 if run.key == DIFF_KEY:
                     diff.append((self._diff_offsets[start - 1], self._diff_offsets[end]))
                 elif len(found_credits) < MAX_CREDITS_PER_CALL:

@@ -36,6 +36,8 @@ __all__ = [
     "Transform",
     "cut_at",
     "line_keys",
+    "rendered",
+    "text_lines",
 ]
 
 # CSI and OSC escape sequences, as a terminal consumes them
@@ -43,6 +45,8 @@ _ESCAPES: Final = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|
 # C0 controls other than tab, and DEL, which a terminal does not print
 _CONTROLS: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _NEEDS_TERMINAL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\t]")
+# what a terminal's line discipline breaks a line at: a form feed, a vertical tab
+_PAGE_BREAKS: Final = re.compile(r"[\f\v]")
 
 
 class Transform(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,6 +63,11 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
     ``terminal``: shell output as a terminal renders it: escape sequences and control
     characters gone, tabs as spaces (every line compared without them on both sides);
     ``lone_cr_breaks``: a CR inside a line ends the line (OpenCode ``read``);
+    ``terminal_breaks``: a terminal's line discipline (Qwen Code 0.23.0's shell output): a form
+    feed or a vertical tab ends the line, and a CR inside a line returns to its start, so that
+    what follows overwrites it (``progress: 10%\r100%`` shows ``100%ress: 10%``); both sides are
+    broken at a form feed or a vertical tab, and a line holding a CR is also compared as it
+    renders;
     ``legacy``: the encodings the client may decode bytes that are not UTF-8 in (Qwen Code);
     ``line_cuts``: the markers the client appends to a line it cut (the text before one is the
     start of the revision's line); ``transforms``: what the client does, each with its capture,
@@ -67,6 +76,7 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
     trims_trailing_space: bool = False
     terminal: bool = False
     lone_cr_breaks: bool = False
+    terminal_breaks: bool = False
     legacy: tuple[str, ...] = ()
     line_cuts: tuple[str, ...] = ()
     transforms: tuple[Transform, ...] = ()
@@ -75,6 +85,14 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
     def plain(self) -> bool:
         """Whether a line's key is the line itself, unless it holds a BOM or a CR."""
         return not (self.terminal or self.trims_trailing_space)
+
+    def lines(self, text: str) -> list[str]:
+        """A text's lines as this client breaks them (``text_lines``, and at a form feed or a
+        vertical tab for a terminal's line discipline)."""
+        lines = text_lines(text)
+        if self.terminal_breaks and ("\f" in text or "\v" in text):
+            return [part for line in lines for part in _PAGE_BREAKS.split(line)]
+        return lines
 
     def keys(self, lines: list[str], text: str) -> list[str]:
         """The keys of ``lines`` (all of ``text``): the lines themselves when nothing in the
@@ -109,6 +127,27 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
             if line.endswith(marker):
                 return line[: -len(marker)]
         return None
+
+
+def text_lines(text: str) -> list[str]:
+    """A text's lines, without a last empty one after a final newline, a CR before a line
+    break taken off."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if "\r" not in text:
+        return lines
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def rendered(line: str) -> str:
+    """A line as a terminal leaves it when a CR inside it returns to the line's start: each
+    part after a CR overwrites the start of what is there."""
+    parts = line.split("\r")
+    shown = list(parts[0])
+    for part in parts[1:]:
+        shown[: len(part)] = part
+    return "".join(shown)
 
 
 def line_keys(presentation: Presentation, raw: bytes) -> list[str]:

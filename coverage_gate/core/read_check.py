@@ -25,13 +25,21 @@ shortened matches only when it ends with that client's own cut marker.
 
 from __future__ import annotations
 
+import re
 from difflib import SequenceMatcher
 
 import msgspec
 
 from coverage_gate.contracts.enums import ContentCheck
 from coverage_gate.core.events import Returned, Shown, ShownKind
-from coverage_gate.core.presentation import BASELINE, Presentation, cut_at, line_keys
+from coverage_gate.core.presentation import (
+    BASELINE,
+    Presentation,
+    cut_at,
+    line_keys,
+    rendered,
+    text_lines,
+)
 
 __all__ = [
     "MAX_ALIGNED_LINES",
@@ -42,17 +50,6 @@ __all__ = [
     "file_lines",
     "text_lines",
 ]
-
-
-def text_lines(text: str) -> list[str]:
-    """A text's lines, without a last empty one after a final newline, a CR before a line
-    break taken off."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if "\r" not in text:
-        return lines
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def file_lines(data: bytes) -> list[str]:
@@ -78,11 +75,12 @@ class FileText:
         lines = text_lines(text)
         self.raw_lines = len(lines)
         self.origin: list[int] | None = None
-        if lone_cr and "\r" in text:
+        breaks = _line_breaks(presentation, text, lone_cr=lone_cr)
+        if breaks is not None:
             split: list[str] = []
             origin: list[int] = []
             for number, line in enumerate(lines, 1):
-                parts = line.split("\r")
+                parts = breaks.split(line)
                 split.extend(parts)
                 origin.extend([number] * len(parts))
             lines, self.origin = split, origin
@@ -96,6 +94,10 @@ class FileText:
                     raw_line.decode("utf-8")
                 except UnicodeDecodeError:
                     self.alternates[index] = line_keys(presentation, raw_line.rstrip(b"\r"))[1:]
+        if presentation.terminal_breaks and "\r" in text:
+            for index, line in enumerate(lines):
+                if "\r" in line:  # a CR inside it: also as a terminal renders it
+                    self.alternates.setdefault(index, []).append(presentation.key(rendered(line)))
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -114,6 +116,17 @@ class FileText:
     def file_line(self, number: int) -> int:
         """The file's own line number of presented line ``number``."""
         return number if self.origin is None else self.origin[number - 1]
+
+
+def _line_breaks(presentation: Presentation, text: str, *, lone_cr: bool) -> re.Pattern[str] | None:
+    """Where this client breaks a file's lines besides LF (a lone CR, a form feed or a
+    vertical tab), when the text holds one."""
+    found = ""
+    if lone_cr and "\r" in text:
+        found += "\r"
+    if presentation.terminal_breaks and ("\f" in text or "\v" in text):
+        found += "\f\v"
+    return re.compile(f"[{re.escape(found)}]") if found else None
 
 
 class ReadCheck(msgspec.Struct, frozen=True):
@@ -151,7 +164,7 @@ def check_read(
     if start == 1 and returned.text in (lines.text, lines.text.rstrip("\n")) and lines.keys:
         # the whole file as it is, compared at memory speed before any line is looked at
         return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(lines.raw_lines))
-    shown = presentation.keys(text_lines(returned.text), returned.text)
+    shown = presentation.keys(presentation.lines(returned.text), returned.text)
     for index, line in enumerate(shown):
         number = start + index
         if number > len(lines):

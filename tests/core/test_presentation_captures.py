@@ -45,17 +45,6 @@ CHANGED = {
     "tabs.py", "unicode.md",
 }  # fmt: skip
 
-# Files whose text reached the model and that are still not verified: what the presentation
-# model does not yet cover (each is a false accusation under enforce, said in the closing note
-# of the change that left it). The test fails when one is fixed, so the list shrinks with the
-# fixes; a new one fails it too.
-KNOWN_GAPS: dict[str, set[str]] = {
-    # Qwen Code 0.23.0 renders shell output through a terminal: a form feed and a vertical tab
-    # become line breaks, a lone CR returns to the line's start
-    "qwen-older/cat.jsonl": {"control.txt", "lone_cr.txt"},
-    "qwen-older/diff.jsonl": {"lone_cr.txt"},
-}
-
 
 def _captures() -> list[str]:
     return sorted(str(path.relative_to(DATA)) for path in DATA.glob("*/*.jsonl"))
@@ -90,7 +79,6 @@ def odd_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path,
 
 def test_the_truth_covers_every_capture() -> None:
     assert sorted(TRUTH) == _captures()
-    assert set(KNOWN_GAPS) <= set(TRUTH)
 
 
 def _recorded(
@@ -156,7 +144,7 @@ def test_an_honest_read_is_never_a_mismatch_and_unreceived_text_never_verifies(
     assert not (verified & not_received), f"{capture}: text the model never got verified"
     assert {statuses[path] for path in not_received} <= {"unsupported"}
     unverified = set(statuses) - verified - not_received
-    assert unverified == KNOWN_GAPS.get(capture, set()), capture
+    assert unverified == set(), f"{capture}: text that reached the model not verified"
 
 
 # Each client's `cat emptied.txt` printed nothing, and each said so in its own words: a plain
