@@ -17,6 +17,7 @@ __all__ = [
     "CLIENT_VERSION",
     "CONTENT_BLOB",
     "CONTENT_CHECK",
+    "CONTENT_CUTS",
     "CONTENT_DIFF",
     "CONTENT_DIFFERENCE",
     "CONTENT_LINES",
@@ -88,6 +89,8 @@ CONTENT_BLOB = "coverage_gate.content.blob"
 CONTENT_LINES = "coverage_gate.content.lines"
 CONTENT_UNCERTAIN = "coverage_gate.content.uncertain"
 CONTENT_DIFF = "coverage_gate.content.diff"
+# lines a matched read's client cut with its own marker: "line:kept" (characters), comma-separated
+CONTENT_CUTS = "coverage_gate.content.cuts"
 
 SOURCE = "coverage_gate.source"
 REVISION = "coverage_gate.revision"

@@ -526,6 +526,7 @@ class CallChecker:
             check=result.check,
             first_difference=result.first_difference if mismatch else None,
             shown=result.shown,
+            cuts=result.cuts,
             blob=blob_id(data) if data is not None else None,
         )
 

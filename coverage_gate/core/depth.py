@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Protocol
 
 from coverage_gate.contracts.enums import Depth
@@ -202,23 +203,55 @@ class ChangeMarks:
         self.seen = bytearray(len(diff.changed))
         self.whole = False
 
-    def see_lines(self, first: int, last: int) -> None:
-        """A read showed lines ``first..last`` of the new file: its added lines. A deleted line
-        is not in the new file: only a view that shows the removal (a diff page, a `git diff`
-        section) sees it (DESIGN §6 rule 25)."""
+    def see_lines(self, first: int, last: int, hidden: AbstractSet[int] = frozenset()) -> None:
+        """A read showed lines ``first..last`` of the new file: its added lines, but those in
+        ``hidden`` (cut before their change). A deleted line is not in the new file: only a view
+        that shows the removal (a diff page, a `git diff` section) sees it (DESIGN §6 rule 25)."""
         if self.whole:
             return
         diff = self.diff
         for position in diff.changed_between(first, last):
             change = diff.changed_at(position)
-            if diff.kinds[diff.changed[change]] is LineKind.ADDED:
+            index = diff.changed[change]
+            if diff.kinds[index] is LineKind.ADDED and diff.numbers[index] not in hidden:
                 self.seen[change] = 1
 
-    def see_whole(self) -> None:
-        """A whole read: every added line (a deleted line is in no read of the new file)."""
+    def see_whole(self, hidden: AbstractSet[int] = frozenset()) -> None:
+        """A whole read: every added line but those in ``hidden`` (a deleted line is in no read
+        of the new file)."""
         if not self.whole:
-            self.see_lines(1, 1 << 62)
-            self.whole = True
+            self.see_lines(1, 1 << 62, hidden)
+            self.whole = not hidden
+
+    def hidden_by_cuts(self, data: bytes, cuts: Iterable[tuple[int, int]]) -> set[int]:
+        """Of the lines a read's client cut (line, characters kept), the added ones whose change
+        lies past the cut (DESIGN §6 rule 25): what the cut kept is also how a line the change
+        removed in the same hunk starts, so the model could not tell the new line from the old."""
+        return {line for line, kept in cuts if self._change_past(data, line, kept)}
+
+    def _change_past(self, data: bytes, number: int, kept: int) -> bool:
+        diff = self.diff
+        for position in diff.changed_between(number, number):
+            index = diff.changed[diff.changed_at(position)]
+            if diff.kinds[index] is not LineKind.ADDED or diff.numbers[index] != number:
+                continue
+            start = self._line_text(data, index)[:kept]
+            hunk = diff.hunk_of[index]
+            first = last = index
+            while first > 0 and diff.hunk_of[first - 1] == hunk:
+                first -= 1
+            while last + 1 < len(diff.kinds) and diff.hunk_of[last + 1] == hunk:
+                last += 1
+            return any(
+                diff.kinds[other] is LineKind.DELETED
+                and self._line_text(data, other).startswith(start)
+                for other in range(first, last + 1)
+            )
+        return False
+
+    def _line_text(self, data: bytes, index: int) -> str:
+        diff = self.diff
+        return data[diff.visible_start[index] : diff.visible_end[index]].decode("utf-8", "replace")
 
     def see_page(self, start: int, end: int, lines: LineSet) -> None:
         """Union of pinned pages ``[start, end)``: the changed lines whose bytes it showed, and

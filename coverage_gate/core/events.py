@@ -223,6 +223,8 @@ class ContentSeen(msgspec.Struct, frozen=True, kw_only=True):
     check: ContentCheck | None = None  # reads only
     first_difference: int | None = None
     shown: Shown | None = None  # a matched read: the lines its text showed
+    # a matched read: lines the client cut with its own marker (the file's line, chars kept)
+    cuts: tuple[tuple[int, int], ...] = ()
     blob: str | None = None  # the revision's blob the read was checked against
     credits: tuple[Credit, ...] = ()
     uncertain: tuple[str, ...] = ()

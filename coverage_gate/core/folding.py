@@ -10,6 +10,8 @@ clock, environment, files or telemetry here; the records and their bounds are
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 import msgspec
 
 from coverage_gate.contracts.defaults import EVIDENCE_VERSION
@@ -261,7 +263,10 @@ class EvidenceFolder:
             self.add_call_issue(record, IssueKind.EMPTY_RESULT, detail)
             return
         acc.reads_succeeded += 1
-        self._see(acc, path, shown)
+        hidden: set[int] = set()
+        if content is not None and content.cuts and acc.marks is not None and self.diff is not None:
+            hidden = acc.marks.hidden_by_cuts(self.diff.data, content.cuts)
+        self._see(acc, path, shown, hidden)
         _add_read_range(acc, record)
 
     def _add_mismatch(self, record: CallRecord, path: str, content: ContentSeen) -> None:
@@ -311,7 +316,9 @@ class EvidenceFolder:
                         credited.add(shown.path)
                         acc.content_credited += 1
 
-    def _see(self, acc: _FileAcc, path: str, shown: Shown) -> None:
+    def _see(
+        self, acc: _FileAcc, path: str, shown: Shown, hidden: AbstractSet[int] = frozenset()
+    ) -> None:
         """Record the lines a successful read showed (module notes of
         ``coverage_gate.core.depth``)."""
         match shown.kind:
@@ -322,11 +329,11 @@ class EvidenceFolder:
                     if shown.total:
                         acc.lines.add(1, shown.total)
                 if acc.marks is not None:
-                    acc.marks.see_whole()
+                    acc.marks.see_whole(hidden)
             case ShownKind.LINES if shown.start > 0 and shown.end is not None:
                 acc.lines.add(shown.start, shown.end)
                 if acc.marks is not None:
-                    acc.marks.see_lines(shown.start, shown.end)
+                    acc.marks.see_lines(shown.start, shown.end, hidden)
             case ShownKind.UNKNOWN:
                 acc.reads_lines_unknown += 1  # lines not told: an unknown range
             case _ if self.diff is not None and path in self.diff:

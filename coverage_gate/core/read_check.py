@@ -113,6 +113,14 @@ class FileText:
             self.presentation, shown, self.keys[number - 1]
         )
 
+    def kept(self, shown: str, number: int) -> int | None:
+        """When ``shown`` (a key) is presented line ``number`` only as the client's cut of it:
+        the characters the cut kept; ``None`` when it is the whole line."""
+        if shown == self.keys[number - 1] or shown in self.alternates.get(number - 1, ()):
+            return None
+        kept = self.presentation.cut(shown)
+        return len(kept) if kept is not None else None
+
     def file_line(self, number: int) -> int:
         """The file's own line number of presented line ``number``."""
         return number if self.origin is None else self.origin[number - 1]
@@ -133,6 +141,8 @@ class ReadCheck(msgspec.Struct, frozen=True):
     check: ContentCheck
     first_difference: int | None = None
     shown: Shown | None = None
+    # lines the client cut with its own marker: (the file's line, characters kept)
+    cuts: tuple[tuple[int, int], ...] = ()
 
 
 UNCHECKED = ReadCheck(ContentCheck.UNCHECKED)
@@ -165,6 +175,7 @@ def check_read(
         # the whole file as it is, compared at memory speed before any line is looked at
         return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(lines.raw_lines))
     shown = presentation.keys(presentation.lines(returned.text), returned.text)
+    cuts: list[tuple[int, int]] = []
     for index, line in enumerate(shown):
         number = start + index
         if number > len(lines):
@@ -173,13 +184,17 @@ def check_read(
             return _differs(lines, shown, number)
         if not lines.same(line, number):
             return _differs(lines, shown, number)
+        if presentation.line_cuts and (kept := lines.kept(line, number)) is not None:
+            cuts.append((lines.file_line(number), kept))
     end = min(start + len(shown) - 1, len(lines))
     if end < start:
         return UNCHECKED
     first, last = lines.file_line(start), lines.file_line(end)
     if start == 1 and end == len(lines):
-        return ReadCheck(ContentCheck.MATCHED, shown=Shown.whole(lines.raw_lines))
-    return ReadCheck(ContentCheck.MATCHED, shown=Shown.lines(first, last, lines.raw_lines))
+        whole = Shown.whole(lines.raw_lines)
+        return ReadCheck(ContentCheck.MATCHED, shown=whole, cuts=tuple(cuts))
+    ranged = Shown.lines(first, last, lines.raw_lines)
+    return ReadCheck(ContentCheck.MATCHED, shown=ranged, cuts=tuple(cuts))
 
 
 def _without_text(returned: Returned, data: bytes | None, asked: Shown | None) -> ReadCheck:

@@ -29,6 +29,7 @@ from coverage_gate.contracts.spans import (
     CLIENT_VERSION,
     CONTENT_BLOB,
     CONTENT_CHECK,
+    CONTENT_CUTS,
     CONTENT_DIFF,
     CONTENT_DIFFERENCE,
     CONTENT_LINES,
@@ -128,6 +129,7 @@ def _content_attributes(content: ContentSeen) -> dict[str, str | int | None]:
         or None,
         CONTENT_UNCERTAIN: "\n".join(content.uncertain) or None,
         CONTENT_DIFF: ",".join(f"{start}-{end}" for start, end in content.diff) or None,
+        CONTENT_CUTS: ",".join(f"{line}:{kept}" for line, kept in content.cuts) or None,
     }
 
 
@@ -161,6 +163,12 @@ def _content(attrs: Mapping[str, Any]) -> ContentSeen | None:
         for part in str(attrs.get(CONTENT_DIFF, "")).split(",")
         if (pair := _pair(part)) is not None and pair[0] < pair[1]
     ]
+    cuts = [
+        (int(line), int(kept))
+        for part in str(attrs.get(CONTENT_CUTS, "")).split(",")
+        for line, _, kept in (part.partition(":"),)
+        if line.isdigit() and kept.isdigit()
+    ]
     blob = attrs.get(CONTENT_BLOB)
     uncertain = str(attrs.get(CONTENT_UNCERTAIN, ""))
     return ContentSeen(
@@ -170,6 +178,7 @@ def _content(attrs: Mapping[str, Any]) -> ContentSeen | None:
         credits=tuple(found_credits),
         uncertain=tuple(path for path in uncertain.split("\n") if path),
         diff=tuple(diff),
+        cuts=tuple(cuts),
     )
 
 

@@ -18,7 +18,7 @@ from coverage_gate.contracts.model import (
     IssueKind,
     LineRange,
 )
-from coverage_gate.core.depth import LineSet, LineTable, resolve
+from coverage_gate.core.depth import ChangeMarks, LineSet, LineTable, file_depth, resolve
 from coverage_gate.core.diffmap import DiffIndex, LineKind
 from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
 from coverage_gate.edges.content import MappingContent
@@ -491,3 +491,44 @@ def test_a_pi_read_too_large_to_hold_keeps_what_it_showed() -> None:
     doc = record_bytes(data, diff=DIFF, content=revision_content(), max_line_bytes=4096)
     assert entry(doc, "src/api/handlers.py").lines_seen == [LineRange(start=1, end=4)]
     assert entry(doc, "README.md").lines_seen == [LineRange(start=1, end=3)]
+
+
+# --- a line the client cut (DESIGN §6 rule 25) --------------------------------------------------
+
+_LONG_OLD = "x = [" + "1, " * 60 + "0]"
+_CUT_DIFF = (
+    "diff --git a/t.py b/t.py\n--- a/t.py\n+++ b/t.py\n@@ -1,3 +1,4 @@\n a = 1\n"
+    f"-{_LONG_OLD}\n+{_LONG_OLD[:-2]}9]\n-b = 2\n+B = 2\n+added = True\n"
+).encode()
+
+
+def _cut_marks() -> ChangeMarks:
+    changed = DiffIndex.parse(_CUT_DIFF).file("t.py")
+    assert changed is not None
+    return ChangeMarks(changed)
+
+
+def test_a_change_past_a_cut_is_hidden_and_one_before_it_is_not() -> None:
+    """Line 2 changed in its next-to-last character: a cut that kept the characters before it
+    kept only what the old line said too; one more character shows the change. Line 3 changed
+    in its first character and line 4 is new: any cut of them shows the change."""
+    marks = _cut_marks()
+    data = _CUT_DIFF
+    assert marks.hidden_by_cuts(data, [(2, 100)]) == {2}
+    assert marks.hidden_by_cuts(data, [(2, len(_LONG_OLD) - 2)]) == {2}
+    assert marks.hidden_by_cuts(data, [(2, len(_LONG_OLD) - 1)]) == set()
+    assert marks.hidden_by_cuts(data, [(3, 1), (4, 1)]) == set()
+
+
+def test_a_whole_read_with_a_hidden_line_leaves_it_unseen_for_a_later_read() -> None:
+    marks = _cut_marks()
+    marks.see_whole(hidden={2})
+    assert not marks.whole
+    depth = file_depth(marks, 0)
+    assert (depth.depth, [(r.start, r.end) for r in depth.unseen]) == (
+        plain.Depth.PARTIAL,
+        [(2, 3)],  # the hidden line 2 and the two deleted lines (anchored at 2 and 3)
+    )
+    marks.see_whole()  # a read that showed the whole line
+    assert marks.whole
+    assert sum(marks.seen) == 3  # the added lines; the two deleted ones need a view of removal
