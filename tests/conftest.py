@@ -107,11 +107,14 @@ def check_golden(path: Path, actual: Any) -> None:
 def _isolated_state(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No test writes telemetry or flag copies into the real home folder, or reads a mode,
-    flag source, policy or collector from the environment it happens to run in."""
+    """No test writes telemetry or flag copies into the real home folder, reads a Codex rollout
+    from it, or reads a mode, flag source, policy or collector from the environment it happens
+    to run in."""
     state = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("COVERAGE_GATE_TELEMETRY_DIR", str(state / "telemetry"))
     monkeypatch.setenv("COVERAGE_GATE_FLAGS_DISK_COPY", str(state / "flags.json"))
+    # a codex exec stream's rollout is looked for here, never in the real ~/.codex
+    monkeypatch.setenv("CODEX_HOME", str(state / "codex"))
     for name in list(os.environ):
         if name.startswith(("OTEL_", "UNLEASH_")) or name in {
             "COVERAGE_GATE_MODE",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -69,6 +71,18 @@ def record(
     max_files: MaxFilesOption = DEFAULT_MAX_FILES,
     max_issues: MaxIssuesOption = DEFAULT_MAX_ISSUES,
     max_line_bytes: MaxLineBytesOption = DEFAULT_LINE_BYTES,
+    codex_rollout: Annotated[
+        Path | None,
+        typer.Option(
+            "--codex-rollout",
+            metavar="FILE",
+            help=(
+                "For a `codex exec --json` stream: its thread's session rollout, recorded in its "
+                "place (the rollout shows what the model received; exec output cannot). Found "
+                "under $CODEX_HOME (default ~/.codex) by the thread id when omitted."
+            ),
+        ),
+    ] = None,
 ) -> None:
     """Read an agent's event stream and write the evidence document (JSON)."""
     # What only a run needs (start-up: see commands._common)
@@ -99,6 +113,7 @@ def record(
             open_stream(stream) as raw,
             telemetry_session() as telemetry,
             GitTrees(settings.revision) as trees,
+            contextlib.ExitStack() as stack,
         ):
             prefix, handle = peek(raw)
             lines = head_lines(prefix)
@@ -113,6 +128,10 @@ def record(
                 )
             if source_format is None:
                 say(f"coverage-gate: format {chosen} (detected from the first lines)")
+            rollout = _thread_rollout(chosen, lines, codex_rollout)
+            if rollout is not None:
+                prefix, handle = peek(stack.enter_context(rollout.open("rb")))
+                lines, chosen = head_lines(prefix), "codex-rollout"
             provider, spans = telemetry.for_recording()
             if chosen in DOCUMENT_FORMATS:
                 located = replace(settings, trees=trees)
@@ -134,6 +153,52 @@ def record(
         drifted = drift_warning(document, getattr(ADAPTERS[chosen], "knows", None))
         if drifted is not None:
             say(drifted)
+
+
+def _thread_rollout(chosen: str, head: list[bytes], given: Path | None) -> Path | None:
+    """For a ``codex exec --json`` stream, its thread's rollout, to record in its place (DESIGN
+    §6 rule 26): the one given (it must name the same thread), else the one under
+    ``$CODEX_HOME``; ``None`` (said) when there is none."""
+    from coverage_gate.edges.codex_home import (  # noqa: PLC0415 - codex-exec streams only
+        codex_home,
+        exec_thread,
+        find_rollout,
+        rollout_thread,
+    )
+
+    if chosen != "codex-exec":
+        if given is not None:
+            raise UsageError(f"--codex-rollout is for a codex-exec stream; this one is {chosen}")
+        return None
+    thread = exec_thread(head)
+    if given is not None:
+        named = rollout_thread(given)
+        if named is None:
+            raise BadInputError(f"--codex-rollout {given}: its first line is no session_meta")
+        if thread is not None and named != thread:
+            raise BadInputError(
+                f"--codex-rollout {given} is thread {named}; the stream is thread {thread}"
+            )
+        say(
+            f"coverage-gate: recording the thread's rollout {given} (codex-rollout) in place "
+            "of its exec output, which cannot show what the model received"
+        )
+        return given
+    home = codex_home(os.environ)
+    found = find_rollout(home, thread) if thread is not None else None
+    if found is None:
+        say(
+            "coverage-gate: codex exec --json cannot show what the model received: files its "
+            "outputs show are unknown at best; no rollout of "
+            f"{'its thread ' + thread if thread else 'a thread it names'} under {home} "
+            "(pass --codex-rollout FILE, or CODEX_HOME) to decide exactly"
+        )
+        return None
+    say(
+        f"coverage-gate: recording the thread's rollout {found} (codex-rollout, found under "
+        f"{home}) in place of its exec output, which cannot show what the model received"
+    )
+    return found
 
 
 def _proto_file(prefix: bytes, source_format: str | None) -> bool:

@@ -932,6 +932,13 @@ def test_codex_honest_reviewer_keeps_its_approve(
     assert statuses(decided) == dict.fromkeys(CHANGED, "unknown")
     assert decided["verdict_out"] == "approve"
     assert not decided["downgraded"]
+    # with the thread's rollout at hand under CODEX_HOME, record takes it in the exec
+    # stream's place: the exec stream is decided exactly, as the rollout is
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CODEX_HOME", str(workspace.home / ".codex"))
+        found = record(procs, workspace, "codex-exec", stream, workspace.root / "exec.found.json")
+    assert found["source"] == "codex-rollout"
+    assert file_evidence(found) == files
 
 
 def test_codex_overclaiming_reviewer_is_downgraded(
