@@ -25,6 +25,7 @@ __all__ = [
     "FileContent",
     "FileStatus",
     "IssueKind",
+    "MismatchKind",
     "Mode",
     "ModeSource",
     "MutationPolicy",
@@ -134,6 +135,17 @@ class FileContent(StrEnum):
     MISMATCH = "mismatch"  # only reads whose text was not the file: no evidence
     UNCHECKED = "unchecked"  # reads the stream does not carry the text of (today's rules)
     NONE = "none"  # no successful call on the file at all
+
+
+class MismatchKind(StrEnum):
+    """What a read whose text was not its file at the revision showed instead (DESIGN §6 rule
+    24), so that an operator in shadow can tell a client whose presentation is not modelled (a
+    false accusation: ``other``, clustered on one client version) from a reviewer's own edit or
+    an older round."""
+
+    EDIT = "edit"  # the file as the stream itself changed it (an edit, a write, a redirection)
+    OLDER = "older"  # a line the change removed (the pinned diff's base side) where it was
+    OTHER = "other"  # any other text that aligns with the file but differs from it
 
 
 class IssueKind(StrEnum):

@@ -69,6 +69,7 @@ class FileDepth(msgspec.Struct, frozen=True, kw_only=True):
 class ContentSummary(msgspec.Struct, frozen=True, kw_only=True):
     matched: int = 0
     mismatched: int = 0
+    mismatch_kinds: dict[str, int] = msgspec.field(default_factory=dict)
     unchecked: int = 0
     credited: int = 0
     blob: str | None = None

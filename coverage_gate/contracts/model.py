@@ -62,6 +62,7 @@ __all__ = [
     "FindingOrText",
     "IssueKind",
     "LineRange",
+    "MismatchKind",
     "Mode",
     "ModeSource",
     "Mutation",
@@ -84,7 +85,7 @@ __all__ = [
 ]
 
 DECISION_SCHEMA = "coverage-gate/decision"
-DECISION_VERSION = "1.4"
+DECISION_VERSION = "1.5"
 
 
 # The words every layer shares live in coverage_gate.contracts.enums; the contracts re-export them.
@@ -103,6 +104,7 @@ PathRejection = enums.PathRejection
 UnknownReason = enums.UnknownReason
 UnsupportedReason = enums.UnsupportedReason
 FileContent = enums.FileContent
+MismatchKind = enums.MismatchKind
 Depth = enums.Depth
 UnknownPolicy = enums.UnknownPolicy
 MutationPolicy = enums.MutationPolicy
@@ -249,12 +251,14 @@ class FileDepth(_Contract):
 class ContentSummary(_Contract):
     """How one file's evidence was checked against its content at the revision (DESIGN §6
     rules 16-18): reads whose returned text was the file (``matched``) or was not
-    (``mismatched``: no evidence), reads whose text the stream did not carry or that could not be
-    checked (``unchecked``: rules 1-14 decide), calls of any tool whose text showed the file's
-    lines or its hunks of the pinned diff (``credited``), and the blob checked against."""
+    (``mismatched``: no evidence; ``mismatch_kinds``: those reads by what their text was instead,
+    ``MismatchKind``), reads whose text the stream did not carry or that could not be checked
+    (``unchecked``: rules 1-14 decide), calls of any tool whose text showed the file's lines or
+    its hunks of the pinned diff (``credited``), and the blob checked against."""
 
     matched: NonNegativeInt = 0
     mismatched: NonNegativeInt = 0
+    mismatch_kinds: dict[MismatchKind, NonNegativeInt] = Field(default_factory=dict)
     unchecked: NonNegativeInt = 0
     credited: NonNegativeInt = 0
     blob: str | None = None
@@ -422,6 +426,9 @@ class FileDecision(_Contract):
     unsupported_reason: UnsupportedReason | None = None
     # How the file's evidence was checked against its content (DESIGN §6 rules 16-17).
     content: FileContent | None = None
+    # A claimed file whose content is ``mismatch``: what its reads showed instead (the kind most
+    # of its mismatched reads showed; ``edit`` before ``older`` before ``other`` on a tie).
+    mismatch_kind: MismatchKind | None = None
     # Claimed files with successful evidence only: what it showed of the file's change. Depth is
     # ``unknown`` here whenever the evidence cannot rule out calls it did not see.
     depth: FileDepth | None = None

@@ -30,6 +30,7 @@ __all__ = [
     "A_FAILED",
     "A_FAILED_CITATIONS",
     "A_FORMAT",
+    "A_MISMATCH_PREFIX",
     "A_MODE",
     "A_MODE_SOURCE",
     "A_MUTATIONS",
@@ -107,6 +108,9 @@ A_CITATIONS_WOULD_DOWNGRADE = "coverage_gate.citations.would_downgrade"
 A_FAILED_CITATIONS = "coverage_gate.failed_citations"
 #: Claimed files of one reviewer by how their evidence was checked: ``…content.<outcome>``.
 A_CONTENT_PREFIX = "coverage_gate.files.content."
+#: Its claimed files whose content is ``mismatch``, by what their reads showed instead
+#: (``MismatchKind``): ``…mismatch.<kind>``, present only where there are some.
+A_MISMATCH_PREFIX = "coverage_gate.files.mismatch."
 A_CLIENT_VERSION = "coverage_gate.evidence.client_version"
 #: What the reviewer's stream held that its adapter did not understand: none, said, hides_reads
 A_DRIFT = "coverage_gate.drift"

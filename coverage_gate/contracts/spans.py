@@ -21,6 +21,7 @@ __all__ = [
     "CONTENT_DIFF",
     "CONTENT_DIFFERENCE",
     "CONTENT_LINES",
+    "CONTENT_MISMATCH",
     "CONTENT_UNCERTAIN",
     "DRIFT_COUNTS",
     "DRIFT_DROPPED",
@@ -91,6 +92,8 @@ CONTENT_UNCERTAIN = "coverage_gate.content.uncertain"
 CONTENT_DIFF = "coverage_gate.content.diff"
 # lines a matched read's client cut with its own marker: "line:kept" (characters), comma-separated
 CONTENT_CUTS = "coverage_gate.content.cuts"
+# a mismatched read: what its text was instead (``MismatchKind``)
+CONTENT_MISMATCH = "coverage_gate.content.mismatch"
 
 SOURCE = "coverage_gate.source"
 REVISION = "coverage_gate.revision"

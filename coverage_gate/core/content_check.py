@@ -47,7 +47,7 @@ from collections.abc import Set as AbstractSet
 import msgspec
 from msgspec.structs import replace
 
-from coverage_gate.contracts.enums import ContentCheck
+from coverage_gate.contracts.enums import ContentCheck, MismatchKind
 from coverage_gate.core.depth import ContentSource
 from coverage_gate.core.events import (
     Action,
@@ -432,6 +432,8 @@ class CallChecker:
         self._own: set[str] = set()
         # the last ends checked, so that a line repeated to the byte is checked the same
         self._ended: OrderedDict[str, tuple[Returned, ContentSeen]] = OrderedDict()
+        # per file of the pinned diff, the lines its change removed (made at the first mismatch)
+        self._removed: dict[str, set[str]] | None = None
 
     def start(self, event: ToolStart) -> ToolStart:
         """Remember what the call asked for and said, and which file a write names; pass the
@@ -525,10 +527,43 @@ class CallChecker:
         return path, ContentSeen(
             check=result.check,
             first_difference=result.first_difference if mismatch else None,
+            mismatch=self._mismatch_kind(path, returned) if mismatch else None,
             shown=result.shown,
             cuts=result.cuts,
             blob=blob_id(data) if data is not None else None,
         )
+
+    def _mismatch_kind(self, path: str, returned: Returned) -> MismatchKind:
+        """What a mismatched read of ``path`` showed instead: the stream's own change of it, an
+        older text (a line of it is one the change removed and not the revision's), or other."""
+        if path in self._written:
+            return MismatchKind.EDIT
+        removed = self._removed_lines().get(path)
+        if removed:
+            text = returned.text
+            shown = set(self._presentation.keys(self._presentation.lines(text), text))
+            revision = self._text_of(path, self._file(path))
+            kept = set(revision.keys) if revision is not None else set()
+            if (shown - kept) & removed:
+                return MismatchKind.OLDER
+        return MismatchKind.OTHER
+
+    def _removed_lines(self) -> dict[str, set[str]]:
+        """Per file of the pinned diff, the keys of the informative lines its change removed."""
+        if self._removed is None:
+            self._removed = {}
+            key = self._presentation.key
+            path = ""
+            for raw in (self._diff or b"").split(b"\n"):
+                if raw.startswith(b"+++ b/"):
+                    path = raw[6:].decode("utf-8", "replace")
+                elif raw.startswith(b"diff --git "):
+                    path = ""
+                elif path and raw.startswith(b"-") and not raw.startswith(b"---"):
+                    line = key(raw[1:].decode("utf-8", "replace"))
+                    if _informative(line):
+                        self._removed.setdefault(path, set()).add(line)
+        return self._removed
 
     def _printed_nothing(self, action: IgnoredAction) -> ContentSeen:
         """A plain ``cat`` of files that printed nothing (DESIGN §6 rule 24): each file it names

@@ -19,7 +19,7 @@ from typing import Final, Protocol
 
 import msgspec
 
-from coverage_gate.contracts.enums import Capability, ContentCheck, DriftKind
+from coverage_gate.contracts.enums import Capability, ContentCheck, DriftKind, MismatchKind
 from coverage_gate.core.presentation import BASELINE, Presentation
 
 __all__ = [
@@ -222,6 +222,7 @@ class ContentSeen(msgspec.Struct, frozen=True, kw_only=True):
 
     check: ContentCheck | None = None  # reads only
     first_difference: int | None = None
+    mismatch: MismatchKind | None = None  # a mismatched read: what its text was instead
     shown: Shown | None = None  # a matched read: the lines its text showed
     # a matched read: lines the client cut with its own marker (the file's line, chars kept)
     cuts: tuple[tuple[int, int], ...] = ()

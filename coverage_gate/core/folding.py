@@ -15,7 +15,14 @@ from collections.abc import Set as AbstractSet
 import msgspec
 
 from coverage_gate.contracts.defaults import EVIDENCE_VERSION
-from coverage_gate.contracts.enums import CallKind, Capability, ContentCheck, DiffStatus, IssueKind
+from coverage_gate.contracts.enums import (
+    CallKind,
+    Capability,
+    ContentCheck,
+    DiffStatus,
+    IssueKind,
+    MismatchKind,
+)
 from coverage_gate.contracts.evidence_doc import (
     Bounds,
     ByteRange,
@@ -63,6 +70,7 @@ class _FileAcc(msgspec.Struct):
     marks: ChangeMarks | None = None
     content_matched: int = 0
     content_mismatched: int = 0
+    mismatch_kinds: dict[str, int] = msgspec.field(default_factory=dict)
     content_unchecked: int = 0
     content_credited: int = 0
     blob: str | None = None
@@ -251,6 +259,8 @@ class EvidenceFolder:
         content = record.content
         if content is not None and content.check is ContentCheck.MISMATCH:
             acc.content_mismatched += 1
+            kind = (content.mismatch or MismatchKind.OTHER).value
+            acc.mismatch_kinds[kind] = acc.mismatch_kinds.get(kind, 0) + 1
             self._add_mismatch(record, path, content)
             return
         shown = _shown_of(record)
@@ -449,6 +459,7 @@ class EvidenceFolder:
             content=ContentSummary(
                 matched=acc.content_matched,
                 mismatched=acc.content_mismatched,
+                mismatch_kinds=dict(sorted(acc.mismatch_kinds.items())),
                 unchecked=acc.content_unchecked,
                 credited=acc.content_credited,
                 blob=acc.blob,

@@ -25,6 +25,7 @@ from coverage_gate.contracts.model import (
     FileDepth,
     FileEvidence,
     FileStatus,
+    MismatchKind,
     Mode,
     ModeSource,
     MutationPolicy,
@@ -399,8 +400,13 @@ def _with_content(decision: FileDecision, evidence: EvidenceDocument | None) -> 
     """A claimed file with how its evidence was checked (none without an evidence document)."""
     if decision.claim is not Claim.INSPECTED or evidence is None:
         return decision
-    content = content_outcome(evidence.file(decision.path))
-    return decision.model_copy(update={"content": content})
+    entry = evidence.file(decision.path)
+    content = content_outcome(entry)
+    if content is not FileContent.MISMATCH or entry is None or entry.content is None:
+        return decision.model_copy(update={"content": content})
+    kinds = entry.content.mismatch_kinds
+    kind = max(MismatchKind, key=lambda k: (kinds.get(k, 0), -list(MismatchKind).index(k)))
+    return decision.model_copy(update={"content": content, "mismatch_kind": kind})
 
 
 def _policy_outcomes(

@@ -32,6 +32,7 @@ from coverage_gate.contracts.model import (
     DriftEntry,
     FileContent,
     FileStatus,
+    MismatchKind,
     Reason,
     ReviewerDecision,
     UnknownReason,
@@ -383,6 +384,8 @@ class ReviewerFacts:
     failed_citations: tuple[str, ...] = ()
     # Claimed files by how their evidence was checked against their content.
     content: Mapping[FileContent, int] = field(default_factory=dict)
+    # Claimed files whose content is ``mismatch``, by what their reads showed instead.
+    mismatches: Mapping[MismatchKind, int] = field(default_factory=dict)
     evidence: bool = False  # it brought an evidence document
     client_version: str = VERSION_NONE
     drift: str = "none"  # drift_label of its stream
@@ -426,9 +429,12 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
             label = (CITATION_NOT_REPLAYED, CITATION_OVER_LIMIT, False)
             citations[label] = reviewer.citations.over_limit
     content: dict[FileContent, int] = {}
+    mismatches: dict[MismatchKind, int] = {}
     for entry in reviewer.files:
         if entry.content is not None:
             content[entry.content] = content.get(entry.content, 0) + 1
+        if entry.mismatch_kind is not None:
+            mismatches[entry.mismatch_kind] = mismatches.get(entry.mismatch_kind, 0) + 1
     capability = reviewer.evidence_capability
     return ReviewerFacts(
         agent=reviewer.agent_id,
@@ -446,6 +452,7 @@ def reviewer_facts(reviewer: ReviewerDecision, fmt: str | None) -> ReviewerFacts
         citations=citations,
         failed_citations=tuple(failed),
         content=content,
+        mismatches=mismatches,
         evidence=capability is not None,
         client_version=version_label(reviewer.evidence_client_version),
         drift=drift_label(reviewer.drift),
@@ -750,6 +757,10 @@ def record_reconcile_span(
                 **{
                     f"{span_names.A_CONTENT_PREFIX}{checked.value}": fact.content.get(checked, 0)
                     for checked in FileContent
+                },
+                **{
+                    f"{span_names.A_MISMATCH_PREFIX}{kind.value}": n
+                    for kind, n in sorted(fact.mismatches.items())
                 },
                 span_names.A_MUTATIONS: fact.mutations,
                 # a reviewer without an evidence document has no stream to have understood

@@ -16,7 +16,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from coverage_gate.contracts.enums import CallKind, Capability, ContentCheck, DriftKind, IssueKind
+from coverage_gate.contracts.enums import (
+    CallKind,
+    Capability,
+    ContentCheck,
+    DriftKind,
+    IssueKind,
+    MismatchKind,
+)
 from coverage_gate.contracts.evidence_doc import CallIssue, DriftEntry
 from coverage_gate.contracts.spans import (
     AGENT_NAME,
@@ -33,6 +40,7 @@ from coverage_gate.contracts.spans import (
     CONTENT_DIFF,
     CONTENT_DIFFERENCE,
     CONTENT_LINES,
+    CONTENT_MISMATCH,
     CONTENT_UNCERTAIN,
     DRIFT_COUNTS,
     DRIFT_DROPPED,
@@ -130,6 +138,7 @@ def _content_attributes(content: ContentSeen) -> dict[str, str | int | None]:
         CONTENT_UNCERTAIN: "\n".join(content.uncertain) or None,
         CONTENT_DIFF: ",".join(f"{start}-{end}" for start, end in content.diff) or None,
         CONTENT_CUTS: ",".join(f"{line}:{kept}" for line, kept in content.cuts) or None,
+        CONTENT_MISMATCH: content.mismatch.value if content.mismatch is not None else None,
     }
 
 
@@ -148,6 +157,10 @@ def _content(attrs: Mapping[str, Any]) -> ContentSeen | None:
         check = ContentCheck(attrs[CONTENT_CHECK]) if CONTENT_CHECK in attrs else None
     except ValueError:
         check = None
+    try:
+        mismatch = MismatchKind(attrs[CONTENT_MISMATCH]) if CONTENT_MISMATCH in attrs else None
+    except ValueError:
+        mismatch = None
     found_credits: list[Credit] = []
     for line in str(attrs.get(CONTENT_LINES, "")).split("\n"):
         head, _, line_blob = line.rpartition("\t")
@@ -174,6 +187,7 @@ def _content(attrs: Mapping[str, Any]) -> ContentSeen | None:
     return ContentSeen(
         check=check,
         first_difference=_int(attrs, CONTENT_DIFFERENCE),
+        mismatch=mismatch,
         blob=blob if isinstance(blob, str) else None,
         credits=tuple(found_credits),
         uncertain=tuple(path for path in uncertain.split("\n") if path),

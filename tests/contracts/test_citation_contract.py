@@ -17,6 +17,7 @@ from coverage_gate.contracts.model import (
     Citation,
     CitationPolicy,
     DecisionDocument,
+    FileDecision,
     Finding,
     ReviewerOutput,
 )
@@ -188,8 +189,9 @@ def test_the_decision_schema_carries_the_citation_results_and_policy() -> None:
 def test_the_decision_version_says_the_contract_grew() -> None:
     """Citation results were new fields of the decision (1.2); how each claimed file's evidence
     was checked against its content, and why an unsupported one holds nothing, are newer ones
-    (1.3); each reviewer's changes and drift, and the mutation policy, newer still (1.4): minor
-    versions up."""
-    assert DECISION_VERSION == "1.4"
-    assert DecisionDocument.model_fields["version"].default == "1.4"
+    (1.3); each reviewer's changes and drift, and the mutation policy, newer still (1.4); what a
+    mismatched file's reads showed instead (``mismatch_kind``, 1.5): minor versions up."""
+    assert DECISION_VERSION == "1.5"
+    assert DecisionDocument.model_fields["version"].default == "1.5"
+    assert "mismatch_kind" in FileDecision.model_fields
     assert DecisionDocument.model_fields["citation_policy"].default is CitationPolicy.DOWNGRADE

@@ -264,6 +264,53 @@ def test_a_rollout_of_another_thread_is_refused_naming_both(
     assert done.returncode == 3
     assert "is thread 01a2376e-" in done.stderr and "the stream is thread 01a2376d-" in done.stderr
     assert not (tmp_path / "evidence.json").exists()
-    done = run_cli("record", other, "--format", "codex-rollout", "--codex-rollout", other)
+    done = run_cli(
+        "record", other, "--format", "codex-rollout", "--revision", "abc", "--codex-rollout", other
+    )
     assert done.returncode == 2
     assert "--codex-rollout is for a codex-exec stream" in done.stderr
+
+
+# What a mismatch showed instead, per client version, as `report` lists it (DESIGN §6 rule 24):
+# Claude Code's honest read of no_newline.txt (`zeta = 7`), rewritten to the line the change
+# removed (`older`) and to a line nobody wrote (`other`); the edited capture reconciles with
+# telemetry on, and `report` over that telemetry says which client version and kind.
+MISMATCHES = {"older": b"zeta = 6", "other": b"zeta = 8"}
+
+
+@pytest.mark.parametrize("kind", sorted(MISMATCHES))
+def test_a_mismatch_says_what_it_showed_and_report_lists_it_by_client_version(
+    kind: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
+) -> None:
+    data = (DATA / "claude-newest/read.jsonl").read_bytes()
+    assert data.count(b"zeta = 7") == 2  # the text the model got, and the result's file copy
+    data = data.replace(b"zeta = 7", MISMATCHES[kind])
+    document, statuses = _recorded(data, "claude-code", odd_repo, tmp_path)
+    (entry,) = (file for file in document["files"] if file["path"] == "no_newline.txt")
+    assert entry["content"]["mismatch_kinds"] == {kind: 1}
+    assert statuses["no_newline.txt"] == "unsupported"
+    done = run_cli("report", "--format", "json", "--min-approvals", "1")
+    assert done.returncode == 0, done.stderr
+    (repo,) = json.loads(done.stdout)["repositories"]
+    assert repo["content"]["mismatches"] == [
+        {"format": "claude-code", "client_version": "2.1.328", "kind": kind, "files": 1}
+    ]
+    done = run_cli("report", "--min-approvals", "1")
+    assert f"mismatched files of claude-code 2.1.328: 1 {kind}" in done.stdout
+
+
+def test_presentation_drift_is_counted_per_client_version_in_the_report(
+    odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
+) -> None:
+    """A read whose text aligns with nothing of its file is no mismatch: presentation drift,
+    which `report` counts by client version beside every other kind of drift."""
+    data = (DATA / "claude-newest/read.jsonl").read_bytes()
+    data = data.replace(
+        b"1\\talpha beta gamma\\n2\\tdelta epsilon\\n3\\tzeta = 7", b"1\\tQ\\n2\\tR"
+    )
+    document, _statuses = _recorded(data, "claude-code", odd_repo, tmp_path)
+    assert [entry["kind"] for entry in document["drift"]] == ["presentation"]
+    done = run_cli("report", "--format", "json", "--min-approvals", "1")
+    (repo,) = json.loads(done.stdout)["repositories"]
+    (row,) = repo["drift"]
+    assert (row["client_version"], row["kinds"]) == ("2.1.328", {"presentation": 1})

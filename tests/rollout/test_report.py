@@ -532,7 +532,7 @@ def test_report_shows_failed_citations_per_100_reviews_and_their_rates_with_inte
         "citations would downgrade 2 of 10 = 20.0% (95% CI 5.7%-51.0%)"
     ) in text
     document = to_json(build_report(load_folder(tmp_path), Criteria()))
-    assert document["version"] == "1.3"
+    assert document["version"] == "1.4"
     body = document["repositories"][0]["citations"]
     assert body["failed"] == 6
     assert set(body["would_downgrade_interval"]) == {"low", "high"}
@@ -697,7 +697,7 @@ def test_the_json_report_gives_the_content_rates_as_its_other_rates(tmp_path: Pa
     result = runner.invoke(report_app, ["--telemetry-dir", str(tmp_path), "--format", "json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    assert document["version"] == "1.3"
+    assert document["version"] == "1.4"
     content = document["repositories"][0]["content"]
     assert set(content) == {
         "claimed",
@@ -705,7 +705,12 @@ def test_the_json_report_gives_the_content_rates_as_its_other_rates(tmp_path: Pa
         "mismatch_rate",
         "content_credit_rate",
         "clients",
+        "mismatches",
     }
+    # the two mismatched files were the reviewer's own edit (pi-rpc, no client version named)
+    assert content["mismatches"] == [
+        {"format": "pi-rpc", "client_version": "none", "kind": "edit", "files": 2}
+    ]
     rate_keys = set(document["repositories"][0]["rates"]["would_downgrade_rate"])
     assert set(content["mismatch_rate"]) == rate_keys
     assert content["mismatch_rate"]["count"] == 2

@@ -282,6 +282,14 @@ def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: i
         for fmt in sorted(checked)
         if checked[fmt].total()
     }
+    mismatches = Counter(
+        (w.format, w.client_version, kind)
+        for review in reviews
+        for w in review.reviewers
+        if not w.failed
+        for kind, n in w.mismatches
+        for _ in range(n)
+    )
     return RepoCounts(
         repository=repository,
         reviews=len(reviews),
@@ -324,6 +332,7 @@ def reference_counts(repository: str, reviews: Sequence[ReviewRecord], errors: i
             would_downgrade_interval=wilson(flagged, len(approvals)),
         ),
         content=content or None,
+        mismatches=dict(sorted(mismatches.items())) or None,
         daily=tuple(_days(reviews)),
         **_drift_counts(reviews),
     )

@@ -38,6 +38,7 @@ __all__ = [
     "ContentReport",
     "DepthReport",
     "Evidence",
+    "MismatchRow",
     "PolicyRow",
     "RepoReport",
     "Report",
@@ -95,6 +96,19 @@ class ClientContent:
 
 
 @dataclass(frozen=True, slots=True)
+class MismatchRow:
+    """Claimed files of one client version whose content was ``mismatch``, by what their reads
+    showed instead (``kind``: ``edit``, the reviewer's own change; ``older``, a text the change
+    replaced; ``other``): many ``other`` on one client version and few elsewhere points at a
+    presentation the adapter does not model (a false accusation), not at reviewers."""
+
+    format: str
+    client_version: str
+    kind: str
+    files: int
+
+
+@dataclass(frozen=True, slots=True)
 class ContentReport:
     """A repository's claimed files whose content was checked (every claimed file of a reviewer
     that ran with an evidence document), over all its clients and per client, by format."""
@@ -104,6 +118,8 @@ class ContentReport:
     mismatch_rate: Rate
     content_credit_rate: Rate
     clients: list[ClientContent]
+    #: Mismatched claimed files by client version and kind (from the spans only).
+    mismatches: list[MismatchRow] = field(default_factory=list)
 
 
 #: The two content rates' names (their keys in the JSON), and the outcomes they count.
@@ -251,6 +267,10 @@ def _content_report(counts: RepoCounts) -> ContentReport | None:
         mismatch_rate=_shown(MISMATCH_RATE, outcomes[_MISMATCH], claimed),
         content_credit_rate=_shown(CONTENT_CREDIT_RATE, outcomes[_VIA_CONTENT], claimed),
         clients=clients,
+        mismatches=[
+            MismatchRow(format=fmt, client_version=version, kind=kind, files=n)
+            for (fmt, version, kind), n in (counts.mismatches or {}).items()
+        ],
     )
 
 

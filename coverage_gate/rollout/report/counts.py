@@ -153,6 +153,9 @@ class RepoCounts:
     #: Claimed files by evidence format, then by how their evidence was checked against their
     #: content (``content_by_format``); None where no claimed file's content was checked.
     content: Mapping[str, Mapping[str, int]] | None = None
+    #: Claimed files whose content is ``mismatch``, by (format, client version, what their reads
+    #: showed instead: ``MismatchKind``), from the spans only; None where there are none.
+    mismatches: Mapping[tuple[str, str, str], int] | None = None
     #: Per UTC day with reviews, in order (from the spans only).
     daily: tuple[Day, ...] | None = None
     #: Reviewer streams by (format, client version, ``drift`` label), and by (format, client
@@ -248,6 +251,8 @@ class ReviewTally:
     cited_would_downgrade: int = 0
     #: Claimed files by (evidence format, how their content was checked).
     content: Counter[tuple[str, str]] = field(default_factory=Counter)
+    #: Mismatched claimed files by (format, client version, kind).
+    mismatches: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     #: Reviewer streams by (format, client version, drift label) and by (..., drift kind).
     streams: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     drift_kinds: Counter[tuple[str, str, str]] = field(default_factory=Counter)
@@ -332,11 +337,13 @@ class ReviewTally:
     def _add_content(self, reviewers: Sequence[ReviewerRecord]) -> None:
         """Claimed files by (format, how their content was checked), of the reviewers that ran,
         as the metric counts them."""
-        content = self.content
+        content, mismatches = self.content, self.mismatches
         for reviewer in reviewers:
             if not reviewer.failed:
                 for outcome, n in reviewer.content:
                     content[reviewer.format, outcome] += n
+                for kind, n in reviewer.mismatches:
+                    mismatches[reviewer.format, reviewer.client_version, kind] += n
 
     def _add_streams(self, review: ReviewRecord) -> None:
         """The reviewers' streams by client version and what their adapter understood, as the
@@ -405,6 +412,7 @@ class ReviewTally:
             top_reasons=tuple(self.reasons.most_common(TOP_REASONS)),
             citations=self._citations(),
             content=content_by_format(self.content.items()),
+            mismatches=dict(sorted(self.mismatches.items())) or None,
             streams=dict(sorted(self.streams.items())) if self.streams else None,
             drift_kinds=dict(sorted(self.drift_kinds.items())) if self.streams else None,
             drift_first_s=None if self.drift_first_ns is None else self.drift_first_ns / 1e9,
@@ -464,6 +472,7 @@ _TALLY_COUNTERS = (
     "depth_files",
     "flagged_under",
     "content",
+    "mismatches",
 )
 
 

@@ -26,7 +26,7 @@ __all__ = ["REPORT_SCHEMA", "REPORT_VERSION", "to_json"]
 
 
 REPORT_SCHEMA = "coverage-gate/report"
-REPORT_VERSION = "1.3"
+REPORT_VERSION = "1.4"
 
 
 def _input_json(report: Report) -> dict[str, Any]:
@@ -112,4 +112,14 @@ def _content_json(content: ContentReport) -> dict[str, Any]:
     return {
         **rates(content),
         "clients": [{"format": client.format, **rates(client)} for client in content.clients],
+        # from the spans only: what mismatched files' reads showed instead, by client version
+        "mismatches": [
+            {
+                "format": row.format,
+                "client_version": row.client_version,
+                "kind": row.kind,
+                "files": row.files,
+            }
+            for row in content.mismatches
+        ],
     }

@@ -24,13 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from coverage_gate.contracts import review_span as span_names
-from coverage_gate.contracts.model import Depth, DepthPolicy, FileContent
+from coverage_gate.contracts.model import Depth, DepthPolicy, FileContent, MismatchKind
 from coverage_gate.rollout import metrics as m
 from coverage_gate.rollout.report.folder import FolderInput, Loaded
 from coverage_gate.rollout.report.records import ReviewerRecord, ReviewRecord, span_key
 
 __all__ = [
     "CONTENT_KEYS",
+    "MISMATCH_KEYS",
     "end_file",
     "fold_error_point",
     "folder_files",
@@ -139,6 +140,15 @@ def _content_outcomes(attributes: Mapping[str, object]) -> tuple[tuple[str, int]
     return tuple((outcome, n) for outcome, n in found if n > 0)
 
 
+#: (kind, event attribute key) of each thing a mismatched read can have shown instead.
+MISMATCH_KEYS = tuple((k.value, f"{span_names.A_MISMATCH_PREFIX}{k.value}") for k in MismatchKind)
+
+
+def _mismatches(attributes: Mapping[str, object]) -> tuple[tuple[str, int], ...]:
+    found = ((kind, _count(attributes, key)) for kind, key in MISMATCH_KEYS)
+    return tuple((kind, n) for kind, n in found if n > 0)
+
+
 def _reviewer(event: Mapping[str, object]) -> ReviewerRecord:
     a = _attributes(event.get("attributes"))
     return ReviewerRecord(
@@ -155,6 +165,7 @@ def _reviewer(event: Mapping[str, object]) -> ReviewerRecord:
         shallow_files=_strings(a, span_names.A_SHALLOW_PATHS),
         failed_citations=_strings(a, span_names.A_FAILED_CITATIONS),
         content=_content_outcomes(a),
+        mismatches=_mismatches(a),
         client_version=_str(a, span_names.A_CLIENT_VERSION, m.VERSION_NONE),
         drift=_str(a, span_names.A_DRIFT),
         drift_kinds=_strings(a, span_names.A_DRIFT_KINDS),

@@ -39,6 +39,9 @@ class ReviewerRecord:
     #: as (``FileContent`` value, count) pairs, the outcomes counted only; empty when none was
     #: (or the event predates content checks).
     content: tuple[tuple[str, int], ...] = ()
+    #: Of those, the ``mismatch`` ones by what their reads showed instead (``MismatchKind``
+    #: value, count); empty when none (or the event predates the kinds).
+    mismatches: tuple[tuple[str, int], ...] = ()
     #: The client version its stream named (``none``), whether its adapter understood the stream
     #: (``metrics.drift_label``) and the kinds of drift it held.
     client_version: str = m.VERSION_NONE

@@ -42,6 +42,7 @@ from coverage_gate.rollout.report.folder import FolderInput, Tallied
 from coverage_gate.rollout.report.otlp import (
     _DELTA,
     CONTENT_KEYS,
+    MISMATCH_KEYS,
     end_file,
     fold_error_point,
     folder_files,
@@ -236,10 +237,10 @@ def _number(a: _Attributes, key: str) -> float | None:
     return None if double is UNSET else float(double)
 
 
-def _content_outcomes(a: _Attributes) -> tuple[tuple[str, int], ...]:
-    """``otlp._content_outcomes`` of typed attributes."""
-    found = ((outcome, _count(a, key)) for outcome, key in CONTENT_KEYS)
-    return tuple((outcome, n) for outcome, n in found if n > 0)
+def _counted(a: _Attributes, keys: tuple[tuple[str, str], ...]) -> tuple[tuple[str, int], ...]:
+    """``otlp._content_outcomes`` and ``otlp._mismatches`` of typed attributes."""
+    found = ((name, _count(a, key)) for name, key in keys)
+    return tuple((name, n) for name, n in found if n > 0)
 
 
 def _reviewer(event: _Event) -> ReviewerRecord:
@@ -257,7 +258,8 @@ def _reviewer(event: _Event) -> ReviewerRecord:
         unsupported_dropped=_count(a, span_names.A_UNSUPPORTED_DROPPED),
         shallow_files=_strings(a, span_names.A_SHALLOW_PATHS),
         failed_citations=_strings(a, span_names.A_FAILED_CITATIONS),
-        content=_content_outcomes(a),
+        content=_counted(a, CONTENT_KEYS),
+        mismatches=_counted(a, MISMATCH_KEYS),
         client_version=_str(a, span_names.A_CLIENT_VERSION, m.VERSION_NONE),
         drift=_str(a, span_names.A_DRIFT),
         drift_kinds=_strings(a, span_names.A_DRIFT_KINDS),

@@ -88,6 +88,10 @@ def _content_lines(content: ContentReport | None) -> list[str]:
         f"{_figure(client.content_credit_rate)}"
         for client in content.clients
     )
+    lines.extend(
+        f"    mismatched files of {row.format} {row.client_version}: {row.files} {row.kind}"
+        for row in content.mismatches
+    )
     return lines
 
 
