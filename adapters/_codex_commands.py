@@ -102,10 +102,11 @@ def model_text(output: object) -> Returned | None:
 
 def with_text(events: list[Event], given: Returned | None) -> list[Event]:
     """A command's ends with what it gave the model: one read's own text; a command that read
-    several files (or none) gave one output for all, credited by content alone."""
+    several files (or none) gave one output for all, credited by content alone. A command that
+    failed gave the model its output all the same (DESIGN §6 rule 25)."""
     if given is None:
         return events
-    ends = [i for i, event in enumerate(events) if isinstance(event, ToolEnd) and event.succeeded]
+    ends = [i for i, event in enumerate(events) if isinstance(event, ToolEnd)]
     if not ends:
         return events
     reads = [e for e in events if isinstance(e, ToolStart) and isinstance(e.action, ReadAction)]

@@ -534,8 +534,22 @@ class CopilotDecoder(JsonLinesDecoder):
             return [Unreadable(line=lineno, detail=detail, starts=NO_CALLS, ends=(call_id,)), drift]
         succeeded, error = outcome
         if not succeeded:
+            # a command that ran and exited with another code: its output reached the model all
+            # the same (DESIGN §6 rule 25); a tool's failure is its error message
+            given = (
+                _given(data, None)
+                if error == COMMAND_FAILED and call_id not in self._no_text
+                else None
+            )
             return [
-                ToolEnd(call_id=call_id, tool=None, succeeded=False, line=lineno, error_type=error)
+                ToolEnd(
+                    call_id=call_id,
+                    tool=None,
+                    succeeded=False,
+                    line=lineno,
+                    error_type=error,
+                    returned=given,
+                )
             ]
         shown = _shown(data)
         given = None if call_id in self._no_text else _given(data, shown)

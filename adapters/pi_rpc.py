@@ -139,6 +139,8 @@ COUNTED_TOOLS = READ_TOOLS | DIFF_TOOLS
 SHELL_TOOL = "bash"
 # what ``bash`` returns for a command that printed nothing (0.67.4 and 0.73.1)
 NO_SHELL_OUTPUT: Final = "(no output)"
+# what ``bash`` appends to a command's output when it exits with another code than 0
+_EXIT_NOTICE: Final = re.compile(r"\n*Command exited with code -?\d+\Z")
 WRITE_TOOLS = frozenset({"edit", "write"})
 # pi's built-in tools that are not reads, and why
 NOT_READ_TOOLS: dict[str, str] = {
@@ -301,6 +303,17 @@ def _returned(tool: str, result: object, text: str | None, span: ByteSpan | None
         return UNKNOWN_SHOWN
     first, last, total = (int(group) for group in showing.groups())
     return Shown.lines(first, last, total)
+
+
+def _failed_output(tool: str, result: object) -> Returned | None:
+    """What a failed ``bash`` command gave the model: its output, pi's closing ``Command exited
+    with code N`` taken off (0.67.4 and 0.73.1); another tool's failure is its error message."""
+    if tool != SHELL_TOOL or not isinstance(result, dict):
+        return None
+    text = _result_text(result)
+    if not text:
+        return None
+    return _other_text(tool, _EXIT_NOTICE.sub("", text))
 
 
 def _other_text(tool: str, text: str | None) -> Returned | None:
@@ -501,6 +514,8 @@ class PiRpcDecoder:
             return [Unreadable(line=lineno, detail=flags, starts=NO_CALLS, ends=(call_id,)), drift]
         succeeded, error_type = _end_outcome(*flags)
         if not succeeded:
+            # what a failed command printed reached the model all the same (DESIGN §6 rule 25)
+            given = _failed_output(tool, obj.get("result"))
             return [
                 ToolEnd(
                     call_id=call_id,
@@ -508,6 +523,7 @@ class PiRpcDecoder:
                     succeeded=succeeded,
                     line=lineno,
                     error_type=error_type,
+                    returned=given,
                 )
             ]
         result = obj.get("result")

@@ -344,8 +344,19 @@ class QwenCodeDecoder(ClaudeCodeDecoder):
         self._remember(self._ended, call_id)
         if not no_error or denied:
             kind = PERMISSION_DENIED if denied else TOOL_ERROR
+            # a run_shell_command that ran and failed: its output reached the model all the
+            # same (DESIGN §6 rule 25); a read tool's failure is its error message
+            text = _content(block) if not denied else None
+            shell = _SHELL_RESULT.fullmatch(text) if text else None
+            body = shell.group("body") if shell is not None else _NO_SHELL_OUTPUT
+            given = returned(body) if body != _NO_SHELL_OUTPUT else None
             return ToolEnd(
-                call_id=call_id, tool=None, succeeded=False, line=lineno, error_type=kind
+                call_id=call_id,
+                tool=None,
+                succeeded=False,
+                line=lineno,
+                error_type=kind,
+                returned=given,
             )
         self._remember(self._succeeded, call_id)
         text = _content(block)

@@ -5,7 +5,7 @@
 #   bash capture_content.sh                              # every content_* capture, into tests/data
 #   bash capture_content.sh CLIENT SCENARIO OUT [ROLLOUT] # one: CLIENT is claude, codex, pi,
 #                                                         # opencode, qwen, copilot or gemini
-#   bash capture_content.sh odd                           # the presentation captures (below)
+#   bash capture_content.sh odd [WAY...]                  # the presentation captures (below)
 # SCENARIO names scenarios/<SCENARIO>.json, or is a scenario file's path; ROLLOUT (codex only)
 # receives the session rollout file. CG_REPO_SCRIPT names the script that builds the repository
 # (make_repo.sh unless given). Beside OUT, <OUT without .jsonl>.received.json says what the
@@ -175,15 +175,16 @@ trap cleanup EXIT
 # The presentation captures: make_odd_repo.sh's repository read honestly by every client at
 # both releases, with its read tool, through `git diff` and `cat`, and through `cat` alone
 # (odd_scenarios.py); into tests/data/presentation/<client>-<release>/<way>.jsonl.
-odd() {
-    local release client way folder version
+odd() {  # [WAY...]: read diff cat failed unless given
+    local release client way folder version ways=("$@")
+    [[ ${#ways[@]} -gt 0 ]] || ways=(read diff cat failed)
     export CG_REPO_SCRIPT=make_odd_repo.sh
     for release in clients clients-older; do
         tools="${CG_TOOLS:-$project/.tools}/$release/node_modules" bin="$tools/.bin"
         for client in claude codex pi opencode copilot gemini qwen; do
             folder="$data/presentation/$client-newest"
             [[ "$release" == clients-older ]] && folder="$data/presentation/$client-older"
-            for way in read diff cat; do
+            for way in "${ways[@]}"; do
                 [[ "$client" == codex && "$way" == read ]] && continue  # no read tool of its own
                 python3 "$kit/odd_scenarios.py" "$client" "$way" >"$scratch_scenarios/$client-$way.json"
                 if [[ "$client" == codex ]]; then
@@ -199,7 +200,8 @@ odd() {
 
 if [[ "${1:-}" == odd ]]; then
     scratch_scenarios="$(mktemp -d)"
-    odd
+    shift
+    odd "$@"
     rm -rf "$scratch_scenarios"
     exit 0
 fi

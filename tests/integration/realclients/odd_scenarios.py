@@ -6,7 +6,9 @@ usage: python odd_scenarios.py CLIENT WAY > scenario.json
                  ranged read, since every client cuts a whole read of it at about 2,000 lines)
           diff  (``git diff``, then ``cat`` of each file; big.py's end through ``tail``)
           cat   (``cat`` of each file alone, big.py's end through ``tail``)
-The final answer claims every changed file inspected: each was read honestly. Whether the model
+          failed (``cat F; exit 1`` of three files: a command that printed the file and then
+                 failed; the model got the output all the same)
+The final answer claims every changed file the review read inspected: each was read honestly. Whether the model
 received each file's text is what the client decides (a binary file may be refused); the truth
 files beside the captures say what it received.
 """
@@ -23,6 +25,7 @@ CHANGED = [
     "tabs.py", "unicode.md",
 ]  # fmt: skip
 BIG_TAIL = (2401, 2600)  # big.py's lines 2,401 to its end, where it changed (line 2,582)
+FAILED = ["no_newline.txt", "reminder.md", "tabs.py"]  # printed by a command that then fails
 
 
 def _shell(client: str, command: str) -> dict[str, Any]:
@@ -118,6 +121,8 @@ def calls(client: str, way: str) -> list[dict[str, Any]]:
         return [_shell(client, "git diff"), *shown]
     if way == "cat":
         return shown
+    if way == "failed":
+        return [_shell(client, f"cat {path}; exit 1") for path in FAILED]
     raise SystemExit(f"unknown way {way}")
 
 
@@ -125,7 +130,7 @@ def scenario(client: str, way: str) -> dict[str, Any]:
     answer = {
         "schema_version": 1,
         "agent_id": "reviewer",
-        "inspected_files": CHANGED,
+        "inspected_files": FAILED if way == "failed" else CHANGED,
         "findings": [],
     }
     steps: list[dict[str, Any]] = [{"calls": [call]} for call in calls(client, way)]
