@@ -83,6 +83,7 @@ def returned(
     byte_offset: int | None = None,
     placeholder: bool = False,
     empty: bool = False,
+    shortened: bool = False,
 ) -> Returned:
     """A ``Returned`` from a result's text: the reader's cut and, with ``numbers``, line-number
     prefixes taken off. ``empty``: a placeholder that says the result was empty."""
@@ -97,4 +98,5 @@ def returned(
         cut=cut,
         placeholder=placeholder or empty,
         empty=empty,
+        shortened=shortened,
     )

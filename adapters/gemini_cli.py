@@ -182,10 +182,12 @@ EVENTS: Final = frozenset({"init", "message", "tool_use", "tool_result", "error"
 PRESENTATION: Final = Presentation(
     terminal=True,
     line_cuts=("... [truncated]",),
+    line_limit=2000,
     transforms=(
         Transform(name="byte-order mark dropped", shown_by="gemini-*/read.jsonl bom.py"),
         Transform(
-            name="a long line cut, marked ... [truncated], under an IMPORTANT notice",
+            name="a long line cut at 2,000 characters, marked ... [truncated], under an "
+            "IMPORTANT notice; the stream says only (some lines were shortened)",
             shown_by="gemini-*/read.jsonl long_line.js",
         ),
         Transform(
@@ -251,6 +253,7 @@ _LINES_READ = re.compile(
     r"Read lines (\d{1,18})-(\d{1,18}) of (\d{1,18}) from .+?(?: \(some lines were shortened\))?"
 )
 _ALL_READ = re.compile(r"Read all (\d{1,18}) lines from .+? \(some lines were shortened\)")
+_SHORTENED: Final = " (some lines were shortened)"
 
 
 def _line_number(parameters: JsonObject, name: str) -> int | OutOfRange | None:
@@ -472,6 +475,9 @@ class GeminiCliDecoder(JsonLinesDecoder):
             ]
         told = _returned(output) if output is not None else None
         shown, span = told if told is not None else (None, None)
+        # the text is not carried; where the display says lines were shortened, which ones is
+        # told by the revision's lines longer than the presentation's limit
+        shortened = output is not None and output.endswith(_SHORTENED)
         return [
             ToolEnd(
                 call_id=call_id,
@@ -480,6 +486,7 @@ class GeminiCliDecoder(JsonLinesDecoder):
                 line=lineno,
                 result_range=span,
                 shown=shown,
+                returned=returned("", placeholder=True, shortened=True) if shortened else None,
             )
         ]
 

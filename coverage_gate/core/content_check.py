@@ -517,6 +517,8 @@ class CallChecker:
             # not recognised, an output cut to a head and a tail)
             return path, ContentSeen(check=ContentCheck.UNCHECKED)
         data = self._file(path)
+        if returned.shortened:
+            return path, self._shortened(path, data, asked)
         result = check_read(returned, data, asked, self._presentation, self._text_of(path, data))
         if result.check is ContentCheck.UNCHECKED and result.first_difference is not None:
             if path in self._written:
@@ -532,6 +534,24 @@ class CallChecker:
             cuts=result.cuts,
             blob=blob_id(data) if data is not None else None,
         )
+
+    def _shortened(self, path: str, data: bytes | None, asked: Shown | None) -> ContentSeen:
+        """A read whose text the stream does not carry, of which the client says it shortened
+        the lines longer than its ``line_limit``: unchecked, with those lines of the range it
+        showed as cut at the limit (a change past it is unseen, DESIGN §6 rule 25)."""
+        limit = self._presentation.line_limit
+        text = self._text_of(path, data)
+        if limit is None or text is None:
+            return ContentSeen(check=ContentCheck.UNCHECKED)
+        first, last = 1, len(text)
+        if asked is not None and asked.kind is ShownKind.LINES and asked.start > 0:
+            first, last = asked.start, min(asked.end or last, last)
+        cuts = tuple(
+            (text.file_line(number), limit)
+            for number in range(first, last + 1)
+            if len(text.keys[number - 1]) > limit
+        )
+        return ContentSeen(check=ContentCheck.UNCHECKED, cuts=cuts)
 
     def _mismatch_kind(self, path: str, returned: Returned) -> MismatchKind:
         """What a mismatched read of ``path`` showed instead: the stream's own change of it, an

@@ -70,8 +70,10 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
     renders;
     ``legacy``: the encodings the client may decode bytes that are not UTF-8 in (Qwen Code);
     ``line_cuts``: the markers the client appends to a line it cut (the text before one is the
-    start of the revision's line); ``transforms``: what the client does, each with its capture,
-    as ``coverage-gate formats NAME`` lists it."""
+    start of the revision's line); ``line_limit``: the characters the client keeps of a longer
+    line, where it says it shortened lines of a text the stream does not carry (Gemini CLI);
+    ``transforms``: what the client does, each with its capture, as ``coverage-gate formats
+    NAME`` lists it."""
 
     trims_trailing_space: bool = False
     terminal: bool = False
@@ -79,6 +81,7 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
     terminal_breaks: bool = False
     legacy: tuple[str, ...] = ()
     line_cuts: tuple[str, ...] = ()
+    line_limit: int | None = None
     transforms: tuple[Transform, ...] = ()
 
     @property

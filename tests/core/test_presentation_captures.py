@@ -204,16 +204,19 @@ def test_a_plain_cat_of_a_file_that_is_not_empty_showing_nothing_shows_nothing(
 
 
 @pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("client", ["opencode", "gemini"])
 def test_a_change_past_the_clients_cut_of_a_line_is_unseen(
-    release: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
+    client: str, release: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
 ) -> None:
-    """OpenCode's ``read`` cut long_line.js's 3,200-character line 2 at 2,000 characters with its
-    own marker; the change is at the line's end. The read matches the file (it is honest) and
-    verifies it, and depth counts line 2 unseen (DESIGN §6 rule 25)."""
-    capture = f"opencode-{release}/read.jsonl"
-    document, statuses = _recorded((DATA / capture).read_bytes(), "opencode", odd_repo, tmp_path)
+    """OpenCode's ``read`` and Gemini CLI's ``read_file`` cut long_line.js's 3,200-character line
+    2 at 2,000 characters (OpenCode's text shows its marker; Gemini's stream, which does not carry
+    the text, says "some lines were shortened"); the change is at the line's end. The read
+    verifies the file, and depth counts line 2 unseen (DESIGN §6 rule 25)."""
+    capture = f"{client}-{release}/read.jsonl"
+    data = (DATA / capture).read_bytes()
+    document, statuses = _recorded(data, _format(capture), odd_repo, tmp_path)
     (long_line,) = (file for file in document["files"] if file["path"] == "long_line.js")
-    assert long_line["content"]["matched"] == 1
+    assert long_line["content"]["matched" if client == "opencode" else "unchecked"] == 1
     assert statuses["long_line.js"] == "verified"
     assert long_line["depth"]["depth"] == "none"
     assert {"start": 2, "end": 2} in long_line["depth"]["unseen"]
