@@ -14,6 +14,7 @@ both).
 from __future__ import annotations
 
 import atexit
+import codecs
 import errno
 import gc
 import os
@@ -249,7 +250,33 @@ def main() -> None:
     _main()
 
 
+def _json_escape(error: UnicodeError) -> tuple[str, int]:
+    """A character the output's encoding cannot hold, as JSON escapes it (``\\u2192``; one
+    outside the BMP as its surrogate pair): a JSON document stays JSON, a text stays legible."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    escaped: list[str] = []
+    for char in error.object[error.start : error.end]:
+        units = char.encode("utf-16-be", "surrogatepass")
+        escaped.extend(
+            f"\\u{int.from_bytes(units[i : i + 2], 'big'):04x}" for i in (0, 2)[: len(units) // 2]
+        )
+    return "".join(escaped), error.end
+
+
+def _writable_anywhere() -> None:
+    """A stdout or stderr whose encoding cannot hold a character (``PYTHONIOENCODING=ascii``, a
+    Windows console, a pipe in a C locale) writes it as JSON escapes it instead of failing the
+    run: ``→`` is written ``\\u2192``."""
+    codecs.register_error("coverage-gate-json", _json_escape)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and (stream.encoding or "").lower().replace("-", "") != "utf8":
+            reconfigure(errors="coverage-gate-json")
+
+
 def _main() -> None:
+    _writable_anywhere()
     try:
         app()
     except SystemExit:

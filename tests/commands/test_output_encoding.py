@@ -1,0 +1,52 @@
+"""Output in an encoding other than UTF-8 (a Windows console, a pipe in a C locale, a CI log in
+Latin-1) never fails the run: a character the encoding cannot hold is written as JSON escapes it
+(``\\u2192``), so a JSON document on stdout stays JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _run(encoding: str, *args: str | Path) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    return subprocess.run(
+        [sys.executable, "-m", "coverage_gate", *map(str, args)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "cp1252", "latin-1"])
+def test_the_demo_runs_whatever_the_output_encoding(encoding: str) -> None:
+    done = _run(encoding, "demo")
+    assert done.returncode == 0, done.stderr
+    assert b"approve \\u2192 approve" in done.stdout  # none of the three holds the arrow
+    done.stdout.decode(encoding)  # every byte is the encoding's
+
+
+def test_a_json_document_on_an_ascii_stdout_is_still_json(tmp_path: Path) -> None:
+    """A path with characters outside ASCII (and outside the BMP) reads back as it was."""
+    claims = tmp_path / "claims.json"
+    name = "src/café/🚀.py"
+    claims.write_text(
+        json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": [name]}),
+        encoding="utf-8",
+    )
+    changed = tmp_path / "changed.txt"
+    changed.write_text(name + "\n", encoding="utf-8")
+    done = _run(
+        "ascii", "reconcile", "--repo", "acme/api", "--revision", "abc", "--verdict", "approve",
+        "--claims", claims, "--changed", changed, "--mode", "shadow", "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    done.stdout.decode("ascii")
+    decision = json.loads(done.stdout)
+    assert decision["scope"] == [name]
