@@ -20,7 +20,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable, Iterator, MutableMapping
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 import typer.main
@@ -235,11 +235,29 @@ class LazyGroup(Group):
 app = _typer(LazyGroup)
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from coverage_gate import __version__  # noqa: PLC0415 - only when asked
+
+        typer.echo(f"coverage-gate {__version__}")
+        raise typer.Exit
+
+
 @app.callback()
-def _main_group() -> None:
-    # The commands come from ``MOUNTS``; this callback, which does nothing, makes typer build the
-    # main command as a group (typer builds a group for an app with a callback or commands).
-    return None
+def _main_group(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print coverage-gate's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    # The commands come from ``MOUNTS``; this callback makes typer build the main command as a
+    # group (typer builds a group for an app with a callback or commands).
+    del version
 
 
 def main() -> None:

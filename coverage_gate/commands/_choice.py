@@ -38,7 +38,7 @@ E = TypeVar("E", bound=StrEnum)
 P = TypeVar("P")
 
 #: Help as wide as the terminal (``COLUMNS``), as rich's was; click caps it at 80 by default.
-HELP_WIDTH: dict[str, Any] = {"max_content_width": 10_000}
+HELP_WIDTH: dict[str, Any] = {"max_content_width": 10_000, "help_option_names": ["-h", "--help"]}
 
 #: A short help this long is never cut.
 _WHOLE = 10_000

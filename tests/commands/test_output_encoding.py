@@ -50,3 +50,19 @@ def test_a_json_document_on_an_ascii_stdout_is_still_json(tmp_path: Path) -> Non
     done.stdout.decode("ascii")
     decision = json.loads(done.stdout)
     assert decision["scope"] == [name]
+
+
+def test_version_and_short_help_answer_as_other_tools_do() -> None:
+    """``--version`` prints the installed version (``coverage_gate.__version__``) and exits 0;
+    ``-h`` is ``--help``, on the main command and on each command."""
+    import coverage_gate  # noqa: PLC0415 - the attribute under test is read on first use
+
+    done = _run("utf-8", "--version")
+    assert (done.returncode, done.stdout.decode()) == (
+        0,
+        f"coverage-gate {coverage_gate.__version__}\n",
+    )
+    assert coverage_gate.__version__[0].isdigit()
+    for args in (("-h",), ("record", "-h"), ("report", "-h")):
+        short, long = _run("utf-8", *args), _run("utf-8", *args[:-1], "--help")
+        assert (short.returncode, short.stdout) == (0, long.stdout), args
