@@ -405,6 +405,8 @@ def _with_content(decision: FileDecision, evidence: EvidenceDocument | None) -> 
     if content is not FileContent.MISMATCH or entry is None or entry.content is None:
         return decision.model_copy(update={"content": content})
     kinds = entry.content.mismatch_kinds
+    if not kinds:  # evidence written before the kinds (1.4 and older) does not say
+        return decision.model_copy(update={"content": content})
     kind = max(MismatchKind, key=lambda k: (kinds.get(k, 0), -list(MismatchKind).index(k)))
     return decision.model_copy(update={"content": content, "mismatch_kind": kind})
 

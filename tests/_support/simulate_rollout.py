@@ -62,6 +62,7 @@ from coverage_gate.contracts.model import (
     FileDepth,
     FileEvidence,
     LineRange,
+    MismatchKind,
     Mode,
     ModeSource,
     ReviewerOutput,
@@ -153,8 +154,10 @@ def file_depth(depth: Depth | None) -> FileDepth | None:
 def file_evidence(path: str, depth: Depth | None, content: FileContent | None) -> FileEvidence:
     """The evidence of one file read once, its returned text checked as ``content`` says."""
     if content is FileContent.MISMATCH:
-        # A read whose text is not the file is no read: nothing of the file was seen.
-        return FileEvidence(path=path, content=ContentSummary(mismatched=1))
+        # A read whose text is not the file is no read: nothing of the file was seen. In this
+        # simulation it is the reviewer's own edit, read back.
+        kinds = {MismatchKind.EDIT: 1}
+        return FileEvidence(path=path, content=ContentSummary(mismatched=1, mismatch_kinds=kinds))
     summary = None  # unchecked: the stream did not carry the text
     if content is FileContent.MATCHED:
         summary = ContentSummary(matched=1)

@@ -383,8 +383,13 @@ def _agreed(repo: dict[str, Any]) -> dict[str, Any]:
         **{key: repo[key] for key in AGREED},
         "evidence": (repo["evidence"]["reviews_available"], repo["evidence"]["availability"]),
         "checks": [(c["name"], c["ok"]) for c in repo["checks"]],
-        # absent where no claimed file's content was checked
-        "content": repo.get("content"),
+        # absent where no claimed file's content was checked; what mismatches showed instead
+        # comes from the spans only
+        "content": (
+            {k: v for k, v in repo["content"].items() if k != "mismatches"}
+            if "content" in repo
+            else None
+        ),
         "depth": (
             repo["depth"]["files"],
             repo["depth"]["approvals_compared"],
