@@ -47,13 +47,24 @@ _WHOLE = 10_000
 FLAG: dict[str, Any] = {"metavar": ""}
 
 
+def _spelling(value: str) -> str:
+    """A choice as it is compared: case and ``-``/``_`` do not matter (``request-changes`` is
+    ``request_changes``, ``APPROVE`` is ``approve``)."""
+    return value.strip().lower().replace("-", "_")
+
+
 def _parser(kind: type[E]) -> Callable[[str | E], E]:
+    by_spelling = {_spelling(member.value): member for member in kind}
+
     def parse(value: str | E) -> E:
         if isinstance(value, kind):
             return value
         try:
             return kind(value)
         except ValueError:
+            found = by_spelling.get(_spelling(value))
+            if found is not None:
+                return found
             known = ", ".join(member.value for member in kind)
             raise typer.BadParameter(f"{value!r} is not one of: {known}") from None
 
