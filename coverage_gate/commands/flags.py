@@ -28,6 +28,7 @@ import typer
 from coverage_gate.commands._choice import HELP_WIDTH, Command, Group, choice
 from coverage_gate.contracts.enums import CitationPolicy, DepthPolicy, MutationPolicy, UnknownPolicy
 from coverage_gate.edges.stdio import require_stdout, write_stdout
+from coverage_gate.edges.urls import redacted
 from coverage_gate.errors import BadInputError, ExitCode, UsageError, check_repo
 
 if TYPE_CHECKING:
@@ -353,7 +354,7 @@ def pull(
     names = {feature["name"] for feature in document["features"]}
     present = "present" if settings.flag_name in names else "ABSENT"
     typer.echo(
-        f"saved {len(names)} flag(s) from {settings.unleash_url} to {output} "
+        f"saved {len(names)} flag(s) from {redacted(settings.unleash_url or '')} to {output} "
         f"(flag {settings.flag_name!r} {present})",
         err=True,
     )

@@ -54,6 +54,7 @@ from coverage_gate.contracts.model import (
     PolicySource,
     UnknownPolicy,
 )
+from coverage_gate.edges.urls import redacted, without_secrets
 from coverage_gate.rollout._disk_copy import (
     DEPLOYMENT_KEY,
     check_deployment,
@@ -234,7 +235,10 @@ def fetch_features(settings: FlagSettings) -> str:
         raise FlagConfigError("no Unleash server configured (set UNLEASH_URL)")
     outcome = talk_to_server(settings.unleash_url, settings, None, {})
     if outcome.text is None:
-        raise FlagFetchError(f"Unleash server {settings.unleash_url}: {outcome.error}")
+        url = settings.unleash_url
+        raise FlagFetchError(
+            f"Unleash server {redacted(url)}: {without_secrets(outcome.error or '', url)}"
+        )
     return outcome.text
 
 
@@ -262,7 +266,7 @@ def resolve_mode(
     except FlagConfigError as error:
         origin = {
             ModeSource.SNAPSHOT: f"flags snapshot {settings.snapshot}",
-            ModeSource.LIVE: f"Unleash server {settings.unleash_url}",
+            ModeSource.LIVE: f"Unleash server {redacted(settings.unleash_url or '')}",
             ModeSource.DISK_COPY: f"disk copy {disk_copy_path(settings)}",
         }.get(resolution.source, resolution.source.value)
         message = (
@@ -340,18 +344,20 @@ def _from_live(
         saved = save_disk_copy(settings, outcome.text)
         answer = outcome.answer
         if answer is None or not answer.found or answer.mode is None:
-            notes.append(f"flag {settings.flag_name!r} not defined on Unleash server {url}{saved}")
+            notes.append(
+                f"flag {settings.flag_name!r} not defined on Unleash server {redacted(url)}{saved}"
+            )
             return None
         return ModeResolution(
             answer.mode,
             ModeSource.LIVE,
             answer.variant,
             True,
-            f"flag {settings.flag_name!r} from Unleash server {url} "
+            f"flag {settings.flag_name!r} from Unleash server {redacted(url)} "
             f"(environment {settings.environment!r}): variant {answer.variant!r}{saved}",
             answer.payload,
         )
-    failure = f"Unleash server {url} failed: {outcome.error}"
+    failure = f"Unleash server {redacted(url)} failed: {without_secrets(outcome.error or '', url)}"
     return _from_disk_copy(settings, context, failure, notes)
 
 
