@@ -121,6 +121,12 @@ def record(
             chosen = (
                 "otlp-json" if proto else source_format or sniff(lines) or _document_format(prefix)
             )
+            if chosen is None and not prefix.strip():
+                where = "standard input" if stream == "-" else stream
+                raise BadInputError(
+                    f"the stream ({where}) is empty: no line to tell its format from; pass "
+                    f"--format to record it as a stream that held nothing (known: {format_names()})"
+                )
             if chosen is None:
                 raise BadInputError(
                     "cannot tell the stream's format from its first lines; "

@@ -66,3 +66,18 @@ def test_version_and_short_help_answer_as_other_tools_do() -> None:
     for args in (("-h",), ("record", "-h"), ("report", "-h")):
         short, long = _run("utf-8", *args), _run("utf-8", *args[:-1], "--help")
         assert (short.returncode, short.stdout) == (0, long.stdout), args
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"  \n"])
+def test_an_empty_stream_is_said_to_be_empty(content: bytes, tmp_path: Path) -> None:
+    """With no line to tell its format from, an empty stream is bad input that says it is empty
+    (exit 3, no evidence written); with --format it is recorded as a stream that held nothing."""
+    stream = tmp_path / "empty.jsonl"
+    stream.write_bytes(content)
+    done = _run("utf-8", "record", stream, "--revision", "abc", "-o", tmp_path / "e.json")
+    assert done.returncode == 3
+    assert f"the stream ({stream}) is empty" in done.stderr.decode()
+    assert not (tmp_path / "e.json").exists()
+    done = _run("utf-8", "record", stream, "--revision", "abc", "--format", "pi-rpc")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["stream_complete"] is False
