@@ -1,6 +1,7 @@
-"""Output in an encoding other than UTF-8 (a Windows console, a pipe in a C locale, a CI log in
-Latin-1) never fails the run: a character the encoding cannot hold is written as JSON escapes it
-(``\\u2192``), so a JSON document on stdout stays JSON."""
+"""What users of a command-line tool expect of this one: output in an encoding other than UTF-8
+(a Windows console, a pipe in a C locale, a CI log in Latin-1) never fails the run, a character
+the encoding cannot hold written as JSON escapes it (``\\u2192``, so a JSON document on stdout
+stays JSON); ``--version`` and ``-h``; an empty stream said to be empty."""
 
 from __future__ import annotations
 
