@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -248,12 +249,18 @@ def assert_capture_reproduces_truth(document: EvidenceDocument, truth: dict[str,
     )
 
 
-def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """``coverage-gate ARGS`` as a whole process, as a pipeline runs it (text out, no check)."""
+def run_cli(
+    *args: str | Path, env: Mapping[str, str] | None = None, encoding: str = "utf-8"
+) -> subprocess.CompletedProcess[str]:
+    """``coverage-gate ARGS`` as a whole process, as a pipeline runs it (text out, no check):
+    ``env`` adds to (or replaces) this process's variables; the output is decoded, strictly, in
+    ``encoding``."""
     return subprocess.run(
         [sys.executable, "-m", "coverage_gate", *map(str, args)],
         capture_output=True,
         text=True,
+        encoding=encoding,
+        env={**os.environ, **env} if env is not None else None,
         timeout=120,
         check=False,
     )

@@ -3,13 +3,10 @@ credentials was printed in full by ``flags`` and ``reconcile``)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from coverage_gate.edges.urls import redacted, without_secrets
+from tests.conftest import run_cli
 
 CASES = [
     ("http://user:s3cret@127.0.0.1:1/api", "http://127.0.0.1:1/api"),
@@ -33,15 +30,7 @@ def test_an_error_quoting_the_url_loses_its_secrets_too() -> None:
 
 @pytest.mark.parametrize("command", [["flags", "--repo", "acme/api"]])
 def test_flags_never_prints_the_servers_password(command: list[str]) -> None:
-    env = {**os.environ, "UNLEASH_URL": "http://user:s3cret@127.0.0.1:1/api"}
-    done = subprocess.run(
-        [sys.executable, "-m", "coverage_gate", *command],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    done = run_cli(*command, env={"UNLEASH_URL": "http://user:s3cret@127.0.0.1:1/api"})
     assert done.returncode == 0, done.stderr
     assert "127.0.0.1:1/api" in done.stdout + done.stderr
     assert "s3cret" not in done.stdout + done.stderr
