@@ -40,7 +40,7 @@ unsupported), and so are the files of pinned-diff sections found there.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
@@ -105,6 +105,8 @@ MAX_START_OCCURRENCES = 16
 #: Credited runs kept per call; the rest are dropped (the call still counts for those kept).
 MAX_CREDITS_PER_CALL = 64
 DIFF_KEY = "\0pinned diff"
+#: A place in the index of in-scope lines: a file's slot times this, plus the line's number.
+_SLOT = 1 << 32
 
 
 # --- credit by content -------------------------------------------------------------------------
@@ -163,8 +165,11 @@ class ContentIndex:
         self._presentation = presentation
         self._lines: dict[str, FileText] = {}
         self._blobs: dict[str, str] = {}
-        self._where: dict[str, list[tuple[str, int]]] = {}
-        self._weights: dict[str, int] = {}  # each distinct line's ``_informative``, once
+        # each line's places: a file's slot in ``_keys`` times ``_SLOT`` plus the line's number
+        # (one place as it is, several as a list in order)
+        self._keys: list[str] = []
+        self._where: dict[str, int | list[int]] = {}
+        self._common: set[str] = set()  # lines with more places than can start a run
         self._diff_offsets: list[int] = []
         self._diff_paths: list[str] = []  # per line of the pinned diff, the file of its section
         for path, data in sorted(files.items()):
@@ -189,19 +194,51 @@ class ContentIndex:
 
     def _add(self, key: str, text: FileText) -> None:
         self._lines[key] = text
-        where = self._where
-        weights = self._weights
-        in_diff = key == DIFF_KEY
-        for number, line in enumerate(text.keys, 1):
-            weight = weights.get(line)
-            if weight is None:
-                weight = weights[line] = _informative(line)
-            if weight and (not in_diff or _diff_change(line)):
-                where.setdefault(line, []).append((key, number))
+        base = len(self._keys) * _SLOT
+        self._keys.append(key)
+        if key != DIFF_KEY:
+            self._add_lines(text.keys, base)
+        else:
+            for number, line in enumerate(text.keys, 1):
+                if _diff_change(line):
+                    self._place(line, base + number)
         for index, alternates in text.alternates.items():
             for line in alternates:
                 if _weight(key, line):
-                    where.setdefault(line, []).append((key, index + 1))
+                    self._place(line, base + index + 1)
+
+    def _add_lines(self, keys: list[str], base: int) -> None:
+        """Every line of a file, informative or not (a run starts only at an informative one,
+        told when a text holds it). A line this file holds once and no file before it holds
+        goes in as one place, all of them at once; the others one by one, in order, until a
+        line has more places than can start a run (``MAX_START_OCCURRENCES``)."""
+        where = self._where
+        once = dict(zip(keys, range(base + 1, base + len(keys) + 1), strict=True))
+        one_by_one = once.keys() & where.keys()
+        if len(once) < len(keys):  # lines the file repeats
+            one_by_one |= {line for line, count in Counter(keys).items() if count > 1}
+        if one_by_one:
+            for line in one_by_one:
+                del once[line]
+            one_by_one -= self._common
+            for place, line in [
+                (place, line) for place, line in enumerate(keys, base + 1) if line in one_by_one
+            ]:
+                self._place(line, place)
+        where.update(once)
+
+    def _place(self, line: str, place: int) -> None:
+        """One more place of ``line``; past ``MAX_START_OCCURRENCES`` of them the line can
+        never start a run, and no more are kept."""
+        found = self._where.get(line)
+        if found is None:
+            self._where[line] = place
+        elif isinstance(found, int):
+            self._where[line] = [found, place]
+        elif len(found) <= MAX_START_OCCURRENCES:
+            found.append(place)
+            if len(found) > MAX_START_OCCURRENCES:
+                self._common.add(line)
 
     @property
     def paths(self) -> list[str]:
@@ -298,8 +335,11 @@ class ContentIndex:
                     following[(key, wanted + 1)] = run
                 else:
                     done.append(run)
+            if isinstance(places, int):
+                places = [places]
             if places is not None and weight and len(places) <= MAX_START_OCCURRENCES:
-                for key, number in places:
+                for place in places:
+                    key, number = self._keys[place // _SLOT], place % _SLOT
                     if (key, number + 1) in following:
                         continue
                     counted = weight if key != DIFF_KEY else _weight(key, line)
