@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from itertools import accumulate
+from operator import add
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from typing import Protocol
@@ -70,17 +72,25 @@ class LineTable:
 
     def __init__(self, content: bytes) -> None:
         self.size = len(content)
-        self._starts = array("q")
-        self._visible_ends = array("q")
-        position = 0
-        while position < len(content):
-            newline = content.find(b"\n", position)
-            end = len(content) if newline < 0 else newline
-            if newline >= 0 and end > position and content[end - 1] == 0x0D:
-                end -= 1  # CRLF: the CR is part of the terminator
-            self._starts.append(position)
-            self._visible_ends.append(end if end > position else position + 1)
-            position = len(content) if newline < 0 else newline + 1
+        lines = content.split(b"\n")
+        if not lines[-1]:
+            lines.pop()  # after the last newline (or an empty file): no line
+        sizes = list(map(len, lines))
+        # each line's first byte, and the end of what it shows: a CRLF's CR is part of the
+        # terminator (a last line with no newline keeps its CR), an empty line shows one byte
+        self._starts = array(
+            "q", accumulate(map((1).__add__, sizes[:-1]), initial=0) if sizes else ()
+        )
+        if b"\r" in content:
+            ended = len(lines) - (not content.endswith(b"\n"))
+            sizes = [
+                size - 1 if index < ended and line.endswith(b"\r") else size
+                for index, (line, size) in enumerate(zip(lines, sizes, strict=True))
+            ]
+        self._visible_ends = array("q", map(add, self._starts, sizes))
+        if 0 in sizes:
+            for index in [index for index, size in enumerate(sizes) if not size]:
+                self._visible_ends[index] += 1
 
     @property
     def count(self) -> int:

@@ -4,6 +4,7 @@ ranged ``read``); the other adapters' ranges are pinned in their own test module
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -127,6 +128,35 @@ def test_a_byte_range_shows_the_lines_it_returned_a_visible_byte_of(
     table = LineTable(b"ab\ncd\r\n\nef")
     assert table.count == 4
     assert table.lines_of(start, end) == expected
+
+
+def _lines_by_definition(content: bytes, start: int, end: int) -> tuple[int, int] | None:
+    """``lines_of`` by its definition, byte by byte: the lines a range returned a visible byte
+    of (a CRLF's CR and every newline are not visible; an empty line's newline stands for it)."""
+    shown: list[int] = []
+    number, position = 1, 0
+    while position < len(content):
+        newline = content.find(b"\n", position)
+        last = len(content) if newline < 0 else newline
+        visible = last - (newline >= 0 and last > position and content[last - 1] == 0x0D)
+        if any(start <= byte < end for byte in range(position, max(visible, position + 1))):
+            shown.append(number)
+        number, position = number + 1, last + 1
+    return (shown[0], shown[-1]) if shown else None
+
+
+def test_every_short_content_maps_byte_ranges_to_lines_by_the_definition() -> None:
+    """Every content of up to six bytes from ``a``, ``\r`` and ``\n``, every byte range."""
+    for size in range(7):
+        for letters in itertools.product(b"a\r\n", repeat=size):
+            content = bytes(letters)
+            table = LineTable(content)
+            lines = content.split(b"\n")[: -1 if content.endswith(b"\n") or not content else None]
+            assert table.count == len(lines)
+            for start in range(size + 1):
+                for end in range(start + 1, size + 2):
+                    expected = _lines_by_definition(content, start, end)
+                    assert table.lines_of(start, end) == expected, (content, start, end)
 
 
 def test_resolving_a_byte_range_needs_the_very_content_that_was_read() -> None:
