@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from itertools import accumulate
-from operator import add
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
+from itertools import accumulate
+from operator import add
 from typing import Protocol
 
 from coverage_gate.contracts.enums import Depth
