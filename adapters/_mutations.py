@@ -46,7 +46,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["ShellWrite", "apply_patch_paths", "argv_write", "shell_write"]
+__all__ = ["ShellWrite", "apply_patch_paths", "argv_write", "may_write", "shell_write"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +95,25 @@ def shell_write(command: str) -> ShellWrite | None:
     that cannot be told (unbalanced quotes, too long)."""
     if not isinstance(command, str) or len(command) > MAX_COMMAND_CHARS:
         return None
+    if not may_write(command):
+        return None  # no redirection and no word of a program that writes: nothing to split
     words = _split(_drop_heredoc_bodies(command))
     if words is None:
         return None
     return _script_write(words)
+
+
+def may_write(command: str) -> bool:
+    """A cheap test that ``shell_write`` passes every command it calls a write: a ``>`` (every
+    redirection that writes has one), or, with quotes and backslashes taken out (they only join
+    a word's parts), a word that names a program that writes, a git subcommand that does, or a
+    command that runs another (``sed`` and ``perl`` only beside an option with ``i`` in it)."""
+    if ">" in command:
+        return True
+    plain = command.translate(_QUOTING)
+    return _WRITER_WORD.search(plain) is not None or (
+        _IN_PLACE_PROGRAM.search(plain) is not None and _IN_PLACE_OPTION.search(plain) is not None
+    )
 
 
 def argv_write(argv: Sequence[str]) -> ShellWrite | None:
@@ -580,3 +595,28 @@ _PROGRAMS: dict[str, _Check] = {
 
 def _short_has(arg: str, letter: str) -> bool:
     return arg.startswith("-") and not arg.startswith("--") and letter in arg[1:]
+
+
+_QUOTING = str.maketrans("", "", "'\"\\")
+# the names ``shell_write`` looks at (a program, a git subcommand, a shell, ``eval``, ``find``,
+# ``xargs``), as a whole word: a path's last part (``/bin/rm``) counts, a part of a word does not
+_WRITER_WORD = re.compile(
+    r"(?<![\w-])(?:"
+    + "|".join(
+        sorted(
+            map(
+                re.escape,
+                (_PROGRAMS.keys() - {"git", "sed", "perl"})
+                | _GIT_SUBCOMMANDS.keys()
+                | _GIT_ALWAYS
+                | _SHELLS
+                | {"eval", "find", "xargs"},
+            ),
+            key=len,
+            reverse=True,
+        )
+    )
+    + r")(?![\w-])"
+)
+_IN_PLACE_PROGRAM = re.compile(r"(?<![\w-])(?:sed|perl)(?![\w-])")
+_IN_PLACE_OPTION = re.compile(r"(?<![\w-])-[\w.-]*i")
