@@ -39,10 +39,12 @@ unsupported), and so are the files of pinned-diff sections found there.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from itertools import compress, count, islice
 
 import msgspec
 from msgspec.structs import replace
@@ -148,8 +150,6 @@ class _Run(msgspec.Struct):
     file_start: int  # 1-based line of the file where the run starts
     out_start: int  # index in the text's lines
     out_end: int = 0  # exclusive
-    lines: int = 0  # informative lines
-    chars: int = 0  # informative characters
     lines_total: int = 0
 
 
@@ -170,6 +170,7 @@ class ContentIndex:
         self._keys: list[str] = []
         self._where: dict[str, int | list[int]] = {}
         self._common: set[str] = set()  # lines with more places than can start a run
+        self._weights: dict[str, int] = {}  # the index's lines' ``_informative``, once worked out
         self._diff_offsets: list[int] = []
         self._diff_paths: list[str] = []  # per line of the pinned diff, the file of its section
         for path, data in sorted(files.items()):
@@ -272,7 +273,7 @@ class ContentIndex:
         for run in chosen:
             lines = self._lines[run.key]
             whole = run.file_start == 1 and run.lines_total == len(lines)
-            if not whole and (run.lines < MIN_RUN_LINES or run.chars < MIN_RUN_CHARS):
+            if not whole and not self._long_enough(run, out):
                 continue
             parts = [
                 (run.out_start, min(run.out_end, head)),
@@ -310,56 +311,110 @@ class ContentIndex:
         )
 
     def _runs(self, out: Sequence[str], own: AbstractSet[str]) -> list[_Run]:
-        """Every maximal run of the text's lines that is a run of one file's lines."""
+        """Every maximal run of the text's lines that is a run of one file's lines. A run starts
+        at an informative line, not the model's own, that at most ``MAX_START_OCCURRENCES``
+        places hold, at each of those places where no run of the same file on the same diagonal
+        (file line minus text line) goes on; it goes on while the text's lines are the file's
+        (``FileText.same``), compared a slice at a time (``_extent``). Only the lines the index
+        holds are looked at one by one, found at C speed."""
+        where, keys_of = self._where, self._keys
+        own_at = list(compress(count(), map(own.__contains__, out))) if own else []
         done: list[_Run] = []
-        active: dict[tuple[str, int], _Run] = {}  # (key, next file line wanted) -> run
-        where, files = self._where, self._lines
-        for index, line in enumerate(out):
-            if own and line in own:
-                done.extend(active.values())
-                active = {}
-                continue
-            places = where.get(line)
-            if places is None and not active:
-                continue  # no run goes on, none starts here: most lines of a long output
-            weight = _informative(line)
-            following: dict[tuple[str, int], _Run] = {}
-            for (key, wanted), run in active.items():
-                lines = files[key]
-                if wanted <= len(lines) and lines.same(line, wanted):
-                    counted = weight if key != DIFF_KEY else _weight(key, line)
-                    run.out_end = index + 1
-                    run.lines_total += 1
-                    run.lines += 1 if counted else 0
-                    run.chars += counted
-                    following[(key, wanted + 1)] = run
-                else:
-                    done.append(run)
+        ends: dict[tuple[str, int], int] = {}  # (key, diagonal) -> where its last run ended
+        for index in compress(count(), map(where.__contains__, out)):
+            line = out[index]
+            places = where[line]
             if isinstance(places, int):
                 places = [places]
-            if places is not None and weight and len(places) <= MAX_START_OCCURRENCES:
-                for place in places:
-                    key, number = self._keys[place // _SLOT], place % _SLOT
-                    if (key, number + 1) in following:
-                        continue
-                    counted = weight if key != DIFF_KEY else _weight(key, line)
-                    run = _Run(key, number, index, index + 1, 1, counted, 1)
-                    self._extend_back(run, out, own)
-                    following[(key, number + 1)] = run
-            active = following
-        done.extend(active.values())
+            elif len(places) > MAX_START_OCCURRENCES:
+                continue
+            if (own and line in own) or not self._weight_of(line):
+                continue
+            for place in places:
+                key, number = keys_of[place // _SLOT], place % _SLOT
+                diagonal = (key, number - index)
+                if ends.get(diagonal, -1) > index:
+                    continue  # a run of this file goes on through this line
+                run = _Run(key, number, index, index + 1, 1)
+                self._extend_back(run, out, own)
+                run.out_end = self._extent(out, index, number, self._lines[key], own_at)
+                run.lines_total += run.out_end - index - 1
+                ends[diagonal] = run.out_end
+                done.append(run)
         return done
+
+    @staticmethod
+    def _extent(
+        out: Sequence[str], index: int, number: int, lines: FileText, own_at: list[int]
+    ) -> int:
+        """Where a run that starts at the text's line ``index`` with the file's line ``number``
+        ends (exclusive): at the first line after it that is not the file's next, the model's
+        own line after it (``own_at``: where they are) or the end of the text or the file. Equal
+        lines are found a slice at a time, galloping, then halving to the first that differs,
+        which may still be the file's through the presentation (``FileText.same``)."""
+        keys = lines.keys
+        shift = number - 1 - index  # the text's line ``at`` faces the file's key ``at + shift``
+        limit = min(len(out), len(keys) - shift)
+        after = bisect.bisect_right(own_at, index)
+        if after < len(own_at):
+            limit = min(limit, own_at[after])
+        at = index + 1
+        if at < limit and out[at] != keys[at + shift] and not lines.same(out[at], at + shift + 1):
+            return at  # most runs end at their first line
+        while at < limit:
+            low, size = at, 8
+            while low < limit:
+                high = min(low + size, limit)
+                if out[low:high] != keys[low + shift : high + shift]:
+                    break
+                low, size = high, size * 2
+            else:
+                return limit
+            while high - low > 1:  # the first line of out[low:high] that differs
+                middle = (low + high) // 2
+                if out[low:middle] == keys[low + shift : middle + shift]:
+                    low = middle
+                else:
+                    high = middle
+            if not lines.same(out[low], low + shift + 1):
+                return low
+            at = low + 1
+        return limit
+
+    def _weight_of(self, line: str) -> int:
+        """``_informative`` of a line, kept for the index's lines (each worked out once)."""
+        found = self._weights.get(line)
+        if found is None:
+            found = _informative(line)
+            if line in self._where:
+                self._weights[line] = found
+        return found
+
+    @staticmethod
+    def _diff_weight(line: str) -> int:
+        return _weight(DIFF_KEY, line)
+
+    def _long_enough(self, run: _Run, out: Sequence[str]) -> bool:
+        """Whether a run holds ``MIN_RUN_LINES`` informative lines and ``MIN_RUN_CHARS``
+        informative characters (of the pinned diff, only its changed lines count), read until
+        it does."""
+        lines = chars = 0
+        weight = self._weight_of if run.key != DIFF_KEY else self._diff_weight
+        for line in islice(out, run.out_start, run.out_end):
+            counted = weight(line)
+            if counted:
+                lines, chars = lines + 1, chars + counted
+                if lines >= MIN_RUN_LINES and chars >= MIN_RUN_CHARS:
+                    return True
+        return False
 
     def _extend_back(self, run: _Run, out: Sequence[str], own: AbstractSet[str]) -> None:
         """Take in the lines before a run's first informative line that are the file's too."""
         lines = self._lines[run.key]
+        weight = self._weight_of if run.key != DIFF_KEY else self._diff_weight
         while run.out_start > 0 and run.file_start > 1:
             before = out[run.out_start - 1]
-            if (
-                before in own
-                or _weight(run.key, before)
-                or not lines.same(before, run.file_start - 1)
-            ):
+            if not lines.same(before, run.file_start - 1) or before in own or weight(before):
                 return
             run.out_start -= 1
             run.file_start -= 1

@@ -42,12 +42,9 @@ def brute_runs(out: list[str], files: dict[str, list[str]]) -> list[cc._Run]:
                     k += 1
                 if not k:
                     continue
-                stretch = out[i : i + k]
-                weights = [cc._informative(line) for line in stretch]
-                if not any(weights):
+                if not any(cc._informative(line) for line in out[i : i + k]):
                     continue
-                run = cc._Run(key, j + 1, i, i + k, sum(1 for w in weights if w), sum(weights), k)
-                found.append(run)
+                found.append(cc._Run(key, j + 1, i, i + k, k))
     return found
 
 
@@ -55,7 +52,11 @@ def brute_credits(out: list[str], files: dict[str, list[str]]) -> set[tuple[str,
     credited: set[tuple[str, int, int]] = set()
     for run in cc._uncontested(brute_runs(out, files)):
         whole = run.file_start == 1 and run.lines_total == len(files[run.key])
-        if not whole and (run.lines < cc.MIN_RUN_LINES or run.chars < cc.MIN_RUN_CHARS):
+        weights = [cc._informative(line) for line in out[run.out_start : run.out_end]]
+        enough = (
+            sum(1 for w in weights if w) >= cc.MIN_RUN_LINES and sum(weights) >= cc.MIN_RUN_CHARS
+        )
+        if not whole and not enough:
             continue
         credited.add((run.key, run.file_start, run.file_start + run.lines_total - 1))
     return credited

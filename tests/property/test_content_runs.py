@@ -1,0 +1,129 @@
+"""The content index finds runs (DESIGN §6 rule 25) exactly as following every line of a text
+does: a slice-at-a-time scan of the lines the index holds, against a line-by-line reference
+that looks every line's places up by brute force. Texts are made of slices of the files, of the
+pinned diff, of lines the client cut with its marker, of lines a terminal renders (a CR inside
+them) and of stray lines, with some of the model's own lines among them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coverage_gate.core import content_check as cc
+from coverage_gate.core.content_check import DIFF_KEY, ContentIndex
+from coverage_gate.core.presentation import Presentation
+
+PRESENTATION = Presentation(line_cuts=(" [cut]",), terminal_breaks=True)
+WORDS = [
+    "alpha = compute(1)",
+    "beta = compute(2)",
+    "gamma(delta)",
+    "return alpha + beta",
+    "progress = 10\rdone = 100",
+    "total = compute_everything_that_matters(alpha, beta)",
+]
+CUT = ["alpha = com [cut]", "return al [cut]"]
+RENDERED = ["done = 100= 10"]  # "progress = 10\rdone = 100" as a terminal leaves it
+LINE = st.sampled_from([*WORDS, "", "}", "x"])
+DIFF_LINE = st.sampled_from(
+    [
+        "diff --git a/a.py b/a.py",
+        "+++ b/a.py",
+        "--- a/a.py",
+        *(f"{sign}{word}" for sign in "+- " for word in [*WORDS[:4], WORDS[5]]),
+        "+}",
+    ]
+)
+PATHS = ["a.py", "b.py", "c.py"]
+
+
+def reference_runs(index: ContentIndex, out: Sequence[str], own: AbstractSet[str]) -> list[Any]:
+    """Every run, following each line of the text in turn (the scan as it was first written),
+    each line's places found by comparing it with every line of every file."""
+
+    def places_of(line: str) -> list[tuple[str, int]]:
+        found: list[tuple[str, int]] = []
+        for key, text in index._lines.items():
+            for number, kept in enumerate(text.keys, 1):
+                if kept == line and (key != DIFF_KEY or cc._diff_change(kept)):
+                    found.append((key, number))
+            for position, alternates in text.alternates.items():
+                if line in alternates and cc._weight(key, line):
+                    found.append((key, position + 1))
+        return found
+
+    done: list[Any] = []
+    active: dict[tuple[str, int], Any] = {}
+    for position, line in enumerate(out):
+        if line in own:
+            done.extend(active.values())
+            active = {}
+            continue
+        places = places_of(line)
+        following: dict[tuple[str, int], Any] = {}
+        for (key, wanted), run in active.items():
+            lines = index._lines[key]
+            if wanted <= len(lines) and lines.same(line, wanted):
+                run.out_end = position + 1
+                run.lines_total += 1
+                following[(key, wanted + 1)] = run
+            else:
+                done.append(run)
+        if places and cc._informative(line) and len(places) <= cc.MAX_START_OCCURRENCES:
+            for key, number in places:
+                if (key, number + 1) in following:
+                    continue
+                run = cc._Run(key, number, position, position + 1, 1)
+                index._extend_back(run, out, own)
+                following[(key, number + 1)] = run
+        active = following
+    done.extend(active.values())
+    return done
+
+
+def described(runs: list[Any]) -> list[tuple[str, int, int, int, int]]:
+    return sorted((r.key, r.file_start, r.out_start, r.out_end, r.lines_total) for r in runs)
+
+
+PIECE = st.one_of(
+    LINE,
+    st.sampled_from(CUT + RENDERED),
+    st.tuples(st.sampled_from([*PATHS, DIFF_KEY]), st.integers(0, 11), st.integers(1, 12)),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(PATHS), st.lists(LINE, min_size=1, max_size=12), min_size=1),
+    st.lists(DIFF_LINE, max_size=14),
+    st.lists(PIECE, max_size=10),
+    st.sets(st.sampled_from(WORDS[:4])),
+)
+def test_the_index_finds_the_runs_following_every_line_finds(
+    files: dict[str, list[str]], diff: list[str], pieces: list[Any], own: set[str]
+) -> None:
+    data = {path: "".join(f"{line}\n" for line in lines).encode() for path, lines in files.items()}
+    index = ContentIndex(data, "".join(f"{line}\n" for line in diff).encode(), PRESENTATION)
+    out: list[str] = []
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            path, start, size = piece
+            source = diff if path == DIFF_KEY else files.get(path, [])
+            out.extend(source[start : start + size])
+        else:
+            out.append(piece)
+    text = "".join(f"{line}\n" for line in out)
+    out = PRESENTATION.keys(PRESENTATION.lines(text), text)
+    found = index._runs(out, own)
+    assert described(found) == described(reference_runs(index, out, own))
+    for run in found:
+        counted = [
+            cc._weight(run.key, line) if run.key == DIFF_KEY else cc._informative(line)
+            for line in out[run.out_start : run.out_end]
+        ]
+        enough = sum(1 for c in counted if c) >= cc.MIN_RUN_LINES
+        assert index._long_enough(run, out) == (enough and sum(counted) >= cc.MIN_RUN_CHARS)
