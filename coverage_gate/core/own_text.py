@@ -31,6 +31,11 @@ MAX_OWN_LINES: Final = 200_000
 
 _BASE64: Final = re.compile(r"[A-Za-z0-9+/]{8,}={0,2}")
 _HEX: Final = re.compile(r"(?:[0-9a-fA-F]{2}){8,}")
+# what only ``shlex`` itself reads right: double quotes, escapes, comments
+_SHLEX_ONLY: Final = ('"', "\\", "#")
+# a word: characters other than shlex's white space, quotes and punctuation, and single-quoted
+# stretches; or a run of punctuation
+_WORD: Final = re.compile(r"(?:[^ \t\r\n'();<>|&]|'[^']*')+|[();<>|&]+")
 _ESCAPE: Final = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|[abefnrtv\\'\"])")
 _SIMPLE: Final = {
     "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
@@ -71,6 +76,13 @@ def _decoded(token: str) -> str | None:
 
 
 def _tokens(line: str) -> list[str]:
+    """A line's words as ``shlex`` (POSIX, punctuation as words of its own, split at white
+    space) makes them; a line without a double quote, a backslash or a ``#`` by one pattern
+    (what ``shlex`` does there is only that: single quotes join and come off)."""
+    if not any(mark in line for mark in _SHLEX_ONLY):
+        if line.count("'") % 2:
+            return [line]  # an unclosed quote: the line as it is
+        return [word.replace("'", "") for word in _WORD.findall(line)]
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
