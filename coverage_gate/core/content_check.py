@@ -171,6 +171,8 @@ class ContentIndex:
         self._where: dict[str, int | list[int]] = {}
         self._common: set[str] = set()  # lines with more places than can start a run
         self._weights: dict[str, int] = {}  # the index's lines' ``_informative``, once worked out
+        # each file's whole text by its line count and hash (``None``: more than one file's)
+        self._wholes: dict[tuple[int, int], str | None] = {}
         self._diff_offsets: list[int] = []
         self._diff_paths: list[str] = []  # per line of the pinned diff, the file of its section
         for path, data in sorted(files.items()):
@@ -199,6 +201,8 @@ class ContentIndex:
         self._keys.append(key)
         if key != DIFF_KEY:
             self._add_lines(text.keys, base)
+            whole = (len(text.keys), hash("\n".join(text.keys)))
+            self._wholes[whole] = None if whole in self._wholes else key  # two alike: neither
         else:
             for number, line in enumerate(text.keys, 1):
                 if _diff_change(line):
@@ -265,7 +269,8 @@ class ContentIndex:
         out = self._presentation.keys(self._presentation.lines(text), text)
         if said:
             own = own | own_keys(self._presentation, said)
-        chosen = _uncontested(self._runs(out, own))
+        runs = self._whole_file(out, own)
+        chosen = _uncontested(runs if runs is not None else self._runs(out, own))
         head, tail = _kept_lines(out, kept, tail_kept=tail_kept)
         found_credits: list[Credit] = []
         diff: list[tuple[int, int]] = []
@@ -342,6 +347,39 @@ class ContentIndex:
                 ends[diagonal] = run.out_end
                 done.append(run)
         return done
+
+    def _whole_file(self, out: Sequence[str], own: AbstractSet[str]) -> list[_Run] | None:
+        """When the text is one in-scope file's whole text (``cat FILE``), the one run that
+        ``_runs`` would leave uncontested: that file's, from the first line to the last; every
+        other run lies within it. ``None`` when that cannot be told at once: the text is no
+        file's whole text, holds the model's own lines, starts its informative lines with one
+        too common to start a run, or another file's run would cover the same lines (a twin,
+        which ``_runs`` and ``_uncontested`` then judge)."""
+        if not out or (len(out), hash("\n".join(out))) not in self._wholes:
+            return None
+        key = self._wholes[(len(out), hash("\n".join(out)))]
+        if key is None or out != self._lines[key].keys or (own and not own.isdisjoint(out)):
+            return None
+        first = next((index for index, line in enumerate(out) if self._weight_of(line)), None)
+        if first is None:
+            return None
+        places = self._where.get(out[first])
+        if isinstance(places, int):
+            places = [places]
+        if places is None or len(places) > MAX_START_OCCURRENCES:
+            return None
+        found: _Run | None = None
+        for place in places:
+            other, number = self._keys[place // _SLOT], place % _SLOT
+            run = _Run(other, number, first, first + 1, 1)
+            self._extend_back(run, out, own)
+            run.out_end = self._extent(out, first, number, self._lines[other], [])
+            run.lines_total += run.out_end - first - 1
+            if run.out_start == 0 and run.out_end == len(out):
+                if other != key or found is not None:
+                    return None  # another run as long: not this file's alone
+                found = run
+        return [found] if found is not None else None
 
     @staticmethod
     def _extent(

@@ -127,3 +127,24 @@ def test_the_index_finds_the_runs_following_every_line_finds(
         ]
         enough = sum(1 for c in counted if c) >= cc.MIN_RUN_LINES
         assert index._long_enough(run, out) == (enough and sum(counted) >= cc.MIN_RUN_CHARS)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(PATHS), st.lists(LINE, min_size=1, max_size=8), min_size=1),
+    st.lists(DIFF_LINE, max_size=8),
+    st.sampled_from(PATHS),
+    st.sets(st.sampled_from(WORDS[:4]), max_size=1),
+)
+def test_a_files_whole_text_credits_what_following_every_line_credits(
+    files: dict[str, list[str]], diff: list[str], path: str, own: set[str]
+) -> None:
+    """``cat FILE``: the text is one file's whole text (or no file's), and the credits are the
+    same with the shortcut for a whole text as without it, files alike or contained in others
+    included."""
+    data = {name: "".join(f"{line}\n" for line in lines).encode() for name, lines in files.items()}
+    index = ContentIndex(data, "".join(f"{line}\n" for line in diff).encode(), PRESENTATION)
+    text = data.get(path, b"alpha = compute(1)\n").decode()
+    shortcut = index.scan(text, own=frozenset(own))
+    index._whole_file = lambda out, own: None  # type: ignore[method-assign]
+    assert shortcut == index.scan(text, own=frozenset(own))
