@@ -85,6 +85,8 @@ CHANGED = [f"src/app/part{i // 10}/changed{i}.py" for i in range(40)]
 UNCHANGED = [f"src/lib/part{i // 20}/other{i}.py" for i in range(160)]
 READ_TOOLS = frozenset({"cr_read", "read"})
 MISMATCH_EVERY = 50
+#: An honest stream's reads made shell commands: one in this many ``cat``, the next ``git diff``.
+SHELL_EVERY = 4
 
 
 # --- the repository ----------------------------------------------------------------------------
@@ -163,14 +165,20 @@ def write_repository(root: Path, changed: Sequence[str], unchanged: Sequence[str
 # --- benchmark 1: the 200 MB stream, its reads the files' real text ----------------------------
 
 
-def real_reads(source: Path, target: Path, root: Path) -> None:
+def real_reads(source: Path, target: Path, root: Path, *, honest: bool = False) -> None:
     """``source`` (a tests/_support/gen_pi_stream.py stream) with every read's body replaced by its file's
     text at the revision (the files under ``root``), about as long: the first N bytes cut to a
     whole line, or the whole file; one read in ``MISMATCH_EVERY`` holds a line the file does not.
     ``turn_end`` repeats the turn's results, so it repeats the new bodies too. Other lines are
-    copied as they are."""
+    copied as they are.
+
+    ``honest``: no read holds another line, and through the shell: one read in ``SHELL_EVERY``
+    is ``bash`` ``cat PATH`` printing the whole file, the next ``git diff HEAD~1 -- PATH``
+    printing the file's section of the pinned diff (``root``'s ``.diff``)."""
     texts: dict[str, str] = {}
     bodies: dict[str, str] = {}  # this turn's calls' new bodies
+    shell: dict[str, str] = {}  # this turn's calls made shell commands: id -> command
+    sections = _diff_sections(root.with_suffix(".diff").read_text()) if honest else {}
     reads = 0
     with source.open("rb") as lines, target.open("wb") as out:
         for line in lines:
@@ -178,28 +186,65 @@ def real_reads(source: Path, target: Path, root: Path) -> None:
             if line.startswith(b'{"type":"tool_execution_start"'):
                 start = json.loads(line)
                 if start["toolName"] in READ_TOOLS:
-                    bodies[start["toolCallId"]] = start["args"]["path"]
+                    path = bodies[start["toolCallId"]] = start["args"]["path"]
+                    reads += 1
+                    command = _shell_read(path, reads, sections) if honest else None
+                    if command is not None:
+                        shell[start["toolCallId"]] = command
+                        start = {**start, "toolName": "bash", "args": {"command": command}}
+                        written = (json.dumps(start, separators=(",", ":")) + "\n").encode()
             elif line.startswith(b'{"type":"tool_execution_end"'):
                 end = json.loads(line)
-                path = bodies.get(end["toolCallId"])
+                call = end["toolCallId"]
+                path = bodies.get(call)
                 if path is not None:
                     if path not in texts:
                         texts[path] = (root / path).read_text()
-                    reads += 1
-                    body = _read_body(texts[path], len(end["result"]["content"][0]["text"]),
-                                      mismatch=reads % MISMATCH_EVERY == 0)  # fmt: skip
-                    bodies[end["toolCallId"]] = body
+                    command = shell.get(call)
+                    if command is not None:
+                        end["toolName"] = "bash"
+                    body = (
+                        _read_body(texts[path], len(end["result"]["content"][0]["text"]),
+                                   mismatch=not honest and reads % MISMATCH_EVERY == 0)
+                        if command is None
+                        else texts[path] if command.startswith("cat ") else sections[path]
+                    )  # fmt: skip
+                    bodies[call] = body
                     end["result"]["content"][0]["text"] = body
                     written = (json.dumps(end, separators=(",", ":")) + "\n").encode()
             elif line.startswith(b'{"type":"turn_end"'):
-                turn = json.loads(line)
-                for result in turn["toolResults"]:
+                turn_end = json.loads(line)
+                for result in turn_end["toolResults"]:
                     body = bodies.get(result["toolCallId"])
                     if body is not None and result["toolName"] in READ_TOOLS:
                         result["content"][0]["text"] = body
+                        if result["toolCallId"] in shell:
+                            result["toolName"] = "bash"
                 bodies.clear()
-                written = (json.dumps(turn, separators=(",", ":")) + "\n").encode()
+                shell.clear()
+                written = (json.dumps(turn_end, separators=(",", ":")) + "\n").encode()
             out.write(written)
+
+
+def _shell_read(path: str, reads: int, sections: dict[str, str]) -> str | None:
+    """The shell command the ``reads``-th read becomes in an honest stream, if any."""
+    if reads % SHELL_EVERY == 0:
+        return f"cat {path}"
+    if reads % SHELL_EVERY == 1 and path in sections:
+        return f"git diff HEAD~1 -- {path}"
+    return None
+
+
+def _diff_sections(diff: str) -> dict[str, str]:
+    """Each file's section of a diff, as ``git diff -- PATH`` prints it."""
+    found: dict[str, str] = {}
+    for section in diff.split("diff --git ")[1:]:
+        text = "diff --git " + section
+        for line in text.split("\n"):
+            if line.startswith("+++ b/"):
+                found[line[6:]] = text
+                break
+    return found
 
 
 def _read_body(text: str, size: int, *, mismatch: bool) -> str:
@@ -316,6 +361,9 @@ def repository(root: str, kind: str) -> None:
 WRITERS: dict[str, Callable[..., None]] = {
     "repository": repository,
     "real-reads": lambda source, target, root: real_reads(Path(source), Path(target), Path(root)),
+    "honest-reads": lambda source, target, root: real_reads(
+        Path(source), Path(target), Path(root), honest=True
+    ),
     "shell": lambda target, root, size: shell_stream(Path(target), Path(root), int(size)),
 }
 
