@@ -8,7 +8,9 @@ this shared machine falls on all alike), ``--runs`` rounds (5), medians of wall 
 figure is a ratio against a baseline measured in the same rounds:
 
 - ``record --diff`` with content checks of a generated pi stream whose reads return the
-  repository's real text (``tests/bench/bench_content.py``'s benchmark 1, at 50 MB), against the
+  repository's real text, honestly (``tests/bench/bench_content.py``'s ``honest-reads``: whole and
+  ranged reads, ``cat`` and ``git diff -- PATH`` through ``bash``, failed calls,
+  ``message_update`` chatter, ``turn_end`` repeats, one ``agent_end``; no mismatch), against the
   bare ``json.loads`` loop over the same file (bench_speed's definition: the loop's time over
   record's, so "2x" is twice as fast as the loop). Target 2x;
 - plain ``record`` of the benchmark stream (``tests/_support/gen_pi_stream.py``, 50 MB), no
@@ -50,8 +52,9 @@ MB = int(os.environ.get("GUARD_MB", "100"))
 #: The figures this code has, measured by this guard at 100 MB on a two-core machine here (5
 #: interleaved runs, medians; ±5% between runs): ratios of the loop's time over record's, and for
 #: --help a multiple of ``python -c pass``'s time. The guard fails at half of one (twice, for
-#: --help): a real 2x slowdown, never noise.
-MEASURED: dict[str, float] = {"checked": 0.55, "plain": 1.28, "help": 2.48}
+#: --help): a real 2x slowdown, never noise. "checked" is of the honest stream (0.58x; the code
+#: before the speed work took twice as long on it: ``python -m tests.bench.compare``).
+MEASURED: dict[str, float] = {"checked": 0.58, "plain": 1.23, "help": 2.48}
 #: The targets the project set itself (issue "Fast again"): printed as met or not, not enforced
 #: while they are not met.
 TARGETS: dict[str, float] = {"checked": 2.0, "plain": 2.5, "help": 4.0}
@@ -110,7 +113,8 @@ content_check.CallChecker.end = _slow_end
 class Streams:
     """The guard's inputs, made in ``folder``: a repository whose revision holds the stream's
     files, the benchmark stream (``generated``), the same stream with its reads returning the
-    repository's real text (``checked``), and a folder no repository holds (``plain``)."""
+    repository's real text honestly, some through the shell (``checked``), and a folder no
+    repository holds (``plain``)."""
 
     folder: Path
     repo: Path
@@ -125,7 +129,7 @@ class Streams:
         write("repository", repo, "stream")
         generated, checked = folder / "generated.jsonl", folder / "checked.jsonl"
         generate(mb, generated)
-        write("real-reads", generated, checked, repo)
+        write("honest-reads", generated, checked, repo)
         (folder / "plain").mkdir()
         revision = git(repo, "rev-parse", "HEAD").strip()
         return cls(folder, repo, revision, generated, checked, folder / "plain")
