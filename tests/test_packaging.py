@@ -1,11 +1,13 @@
 """A wheel built from the repo installs into a fresh venv, runs the demo, and ships no top-level
-``adapters`` module."""
+``adapters`` module; it holds the license text, says what it is (classifiers, keywords) and
+offers users no test tools (those are the ``dev`` dependency group, not an extra)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,17 @@ def test_wheel_in_a_fresh_venv_runs_the_demo_without_a_top_level_adapters(tmp_pa
         timeout=600,
     )
     (wheel,) = (tmp_path / "dist").glob("coverage_gate-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata,) = (name for name in names if name.endswith(".dist-info/METADATA"))
+        fields = archive.read(metadata).decode().split("\n\n", 1)[0].splitlines()
+        (license_file,) = (name for name in names if name.endswith(".dist-info/licenses/LICENSE"))
+        assert archive.read(license_file) == (ROOT / "LICENSE").read_bytes()
+    assert "License-Expression: MIT" in fields
+    assert "License-File: LICENSE" in fields
+    assert [f for f in fields if f.startswith("Provides-Extra:")] == ["Provides-Extra: html"]
+    assert "Classifier: Typing :: Typed" in fields
+    assert any(f.startswith("Keywords:") for f in fields)
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     python = env_dir / "bin" / "python"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -76,9 +77,11 @@ class ReportFormat(StrEnum):
     HTML = "html"
 
 
-#: What --format html needs, and the line that says how to get it.
+#: What --format html needs, and the line that says how to get it: into the environment this
+#: program runs in, wherever it was installed from (a checkout, a git URL, a wheel).
 HTML_EXTRA_MISSING = (
-    "--format html needs the html extra: pip install 'coverage-gate[html]' (vl-convert-python)"
+    "--format html needs the html extra (vl-convert-python) in the environment coverage-gate "
+    f"runs in: {shlex.quote(sys.executable)} -m pip install 'vl-convert-python>=1.6'"
 )
 
 

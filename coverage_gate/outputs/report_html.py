@@ -31,7 +31,7 @@ is a small declarative specification rather than drawing code; its SVG keeps tex
 labels each mark group by name (what the browser test counts) and each axis in ARIA; and it
 draws faster (measured here: a trend line 10 ms against 26 ms, a banded line chart about 60 ms
 against 90 ms), with none of numpy's import. It is the optional extra ``html`` (``pip install
-'coverage-gate[html]'``): this module is imported by the report command's html branch alone,
+'.[html]'`` from a checkout): this module is imported by the report command's html branch alone,
 which says what to install when ``vl_convert`` is missing. Each chart carries a ``<title>`` and
 a ``<desc>`` (its text alternative, also the figure's caption, which gives every series' figures
 in words) and axis titles; colours are Okabe and Ito's palette, told apart with the common
