@@ -69,7 +69,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rendered]:
     try:
         from playwright.sync_api import sync_playwright  # noqa: PLC0415 - optional
     except ImportError:
-        _missing("Playwright is not installed (pip install -e '.[dev]')")
+        _missing("Playwright is not installed (pip install -e . --group dev)")
     executable = _chromium()
     folder = tmp_path_factory.mktemp("rollout")
     simulate(folder, reviews=70)
