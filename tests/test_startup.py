@@ -159,7 +159,7 @@ def test_reconcile_on_the_local_files_loads_no_opentelemetry(tmp_path: Path) -> 
     directly, as the SDK would write them (tests/telemetry/test_otlp_direct.py). It reads evidence through
     the contracts, so it loads neither msgspec nor the plain evidence document `record` writes."""
     modules = loaded_by(
-        *lying_reconcile_args(tmp_path, "-o", str(tmp_path / "d.json")), cwd=tmp_path
+        *lying_reconcile_args(tmp_path, "--decision-json", str(tmp_path / "d.json")), cwd=tmp_path
     )
     assert json.loads((tmp_path / "d.json").read_text())["would_downgrade"] is True
     assert heavy(modules, ("opentelemetry", "google", "rich", "msgspec")) == []

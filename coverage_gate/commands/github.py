@@ -369,7 +369,7 @@ def _decide(inputs: ActionInputs, folder: Path, stage: list[str]) -> Path:
         depth_policy=inputs.depth_policy,
         exclude=inputs.exclude,
         repo_root=inputs.repo_root,
-        output=decision_path,
+        decision_json=decision_path,
     )
     return decision_path
 

@@ -41,7 +41,7 @@ from coverage_gate.contracts.enums import (
     UnknownPolicy,
     Verdict,
 )
-from coverage_gate.edges.stdio import require_stdout, stdin_bytes, write_stdout
+from coverage_gate.edges.stdio import require_stdout, stdin_bytes
 from coverage_gate.errors import ExitCode, UsageError, check_repo
 from coverage_gate.outputs.formats import OutputFormat, render_decision
 
@@ -408,7 +408,21 @@ def reconcile_command(
         ),
     ] = OutputFormat.TEXT,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Also write the decision JSON here.")
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the output, in --format, to FILE instead of standard output.",
+        ),
+    ] = None,
+    decision_json: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Also write the decision document (JSON) to FILE, whatever --format is: for "
+            "a pipeline that wants both a SARIF log or a comment and the decision.",
+        ),
     ] = None,
     exit_code: Annotated[
         bool,
@@ -440,7 +454,8 @@ def reconcile_command(
             revision = resolved_revision(revision, repo_root, quiet=True)
             root = repo_root or Path.cwd()
             _check_sources(claims, bundle, codereview_run, diff=diff, evidence=evidence)
-            require_stdout(DECISION)
+            if output is None:
+                require_stdout(DECISION)
             scope, empty_scope = _scope(changed, base, head, root, exclude or [], default_excludes)
             if claims is not None:
                 reviewers = _one_reviewer(claims, evidence)
@@ -497,9 +512,9 @@ def reconcile_command(
             if receipt is not None and recorder is not None:
                 _write_receipt(receipt, review, decision, recorder, resolution, settings)
             _warn_about(decision, empty_scope)
-            if output is not None:
-                emit_document(render_decision(decision, OutputFormat.JSON), output, DECISION)
-            write_stdout(render_decision(decision, output_format), DECISION)
+            if decision_json is not None:
+                emit_document(render_decision(decision, OutputFormat.JSON), decision_json, DECISION)
+            emit_document(render_decision(decision, output_format), output, DECISION)
             # Recorded once it is out: a decision nobody received is counted as an error only.
             _record_telemetry(telemetry, decision, duration_s)
     finally:

@@ -940,7 +940,7 @@ def _reconcile_args(
     args += ["--format", fmt]
     step = Step(args, stdout_contract="decision" if fmt == "json" else None)
     if rng.random() < 0.7:
-        args += ["-o", str(out / "decision.json")]
+        args += ["--decision-json", str(out / "decision.json")]
         step.outputs[str(out / "decision.json")] = "decision"
     if rng.random() < 0.4:
         args.append("--exit-code")
@@ -1012,7 +1012,7 @@ def build_honest(case_id: str, index: int, capture: Capture, folder: Path) -> Bu
         "--exit-code",
         "--repo-root",
         REPO_ROOT,
-        "-o",
+        "--decision-json",
         str(out / "decision.json"),
     ]
     return Built(

@@ -146,11 +146,15 @@ def test_a_closed_stdout_is_bad_input_before_any_work(work: Path, command: str) 
 
 
 def test_a_closed_stdout_writes_no_decision_file(work: Path) -> None:
-    """``reconcile -o`` with stdout closed fails before the decision exists anywhere."""
+    """``reconcile --decision-json`` with stdout closed fails before the decision exists
+    anywhere; with ``-o`` the output goes to the file, and stdout is not needed."""
     before = {path.name for path in work.iterdir()}
-    done = run([*RECONCILE, "-o", "decision.json"], work, close="stdout")
+    done = run([*RECONCILE, "--decision-json", "decision.json"], work, close="stdout")
     error_line(done, ExitCode.BAD_INPUT, "stdout is closed", "decision")
     assert leftovers(work, before) == set()
+    done = run([*RECONCILE, "--format", "json", "-o", "decision.json"], work, close="stdout")
+    assert done.returncode == 0, done.stderr
+    assert b'"schema": "coverage-gate/decision"' in (work / "decision.json").read_bytes()
 
 
 def test_run_with_a_closed_stdout_starts_nothing(work: Path) -> None:

@@ -63,12 +63,14 @@ def test_each_renderer_gives_what_the_command_printed_before(
 def test_reconcile_prints_the_registry_rendering_of_its_decision(
     output_format: OutputFormat, tmp_path: Path
 ) -> None:
-    """stdout is the format's renderer applied to the decision; the -o document is the JSON
-    renderer's; each holds what the CLI tests look for."""
+    """stdout is the format's renderer applied to the decision; the --decision-json document is
+    the JSON renderer's; each holds what the CLI tests look for."""
     decision_path = tmp_path / "d.json"
     result = CliRunner().invoke(
         app,
-        lying_reconcile_args(tmp_path, "--format", output_format.value, "-o", str(decision_path)),
+        lying_reconcile_args(
+            tmp_path, "--format", output_format.value, "--decision-json", str(decision_path)
+        ),
     )
     assert result.exit_code == 0, result.output
     decision = load_model(decision_path, DecisionDocument, "decision")

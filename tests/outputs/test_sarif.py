@@ -134,10 +134,13 @@ def test_the_schema_check_refuses_what_sarif_does_not_allow() -> None:
 def test_reconcile_format_sarif_prints_a_valid_log_of_the_unsupported_claims(
     tmp_path: Path,
 ) -> None:
-    """`reconcile --format sarif`: stdout is the SARIF log, the decision JSON still goes to -o."""
+    """`reconcile --format sarif`: stdout is the SARIF log, the decision JSON goes to
+    --decision-json."""
     result = CliRunner().invoke(
         app,
-        lying_reconcile_args(tmp_path, "--format", "sarif", "-o", str(tmp_path / "d.json")),
+        lying_reconcile_args(
+            tmp_path, "--format", "sarif", "--decision-json", str(tmp_path / "d.json")
+        ),
     )
     assert result.exit_code == 0, result.output
     log = json.loads(result.stdout)
@@ -149,6 +152,22 @@ def test_reconcile_format_sarif_prints_a_valid_log_of_the_unsupported_claims(
         for r in run["results"]
     ] == [("claim-unsupported", "warning", "src/db.py")]
     assert json.loads((tmp_path / "d.json").read_text())["schema"] == "coverage-gate/decision"
+
+
+def test_reconcile_o_writes_the_sarif_log_the_format_asks_for(tmp_path: Path) -> None:
+    """`-o FILE` holds the output in --format (the SARIF log an upload step takes), nothing on
+    stdout; the decision JSON only where --decision-json says."""
+    sarif, decision = tmp_path / "out.sarif", tmp_path / "decision.json"
+    result = CliRunner().invoke(
+        app,
+        lying_reconcile_args(
+            tmp_path, "--format", "sarif", "-o", str(sarif), "--decision-json", str(decision)
+        ),
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    check_sarif(json.loads(sarif.read_text()))
+    assert json.loads(decision.read_text())["schema"] == "coverage-gate/decision"
 
 
 def test_a_failed_citation_is_a_result_on_the_cited_line() -> None:
