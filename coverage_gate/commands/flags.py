@@ -95,7 +95,6 @@ FlagsFileOption = Annotated[
     typer.Option(
         "--flags",
         help="Unleash client features JSON to evaluate offline (env COVERAGE_GATE_FLAGS).",
-        dir_okay=False,
     ),
 ]
 UrlOption = Annotated[

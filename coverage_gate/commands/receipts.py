@@ -26,7 +26,8 @@ def verify(
     folder: Annotated[Path, typer.Argument(help="The receipt folder (reconcile --receipt DIR).")],
 ) -> None:
     """Check that each receipt's content hashes to its name and decides again, offline, to the
-    same decision bytes. Exit 0 when all do, 3 when any does not (each one named)."""
+    same decision bytes. Exit 0 when all do (the count on stdout), 3 when any does not (each one
+    named, and the count, on stderr)."""
     from coverage_gate.commands.reconcile import decide  # noqa: PLC0415
     from coverage_gate.rollout import receipt_store, receipts  # noqa: PLC0415 - pydantic contracts
 
@@ -54,8 +55,10 @@ def verify(
             else ""
         )
         verified = len(found.paths) - failed
-        write_stdout(
-            f"{verified} of {len(found.paths)} receipt(s) verified{skipped}\n", "verify summary"
-        )
+        summary = f"{verified} of {len(found.paths)} receipt(s) verified{skipped}"
+        if failed:
+            say(f"coverage-gate: error: {summary}")  # exit 3: nothing on stdout
+        else:
+            write_stdout(f"{summary}\n", "verify summary")
     if failed:
         raise typer.Exit(int(ExitCode.BAD_INPUT))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -57,11 +58,18 @@ class CandidateCitationPolicy(StrEnum):
 def _flag_lookup(snapshot: Path, flag_name: str | None) -> Callable[..., FlagAnswer]:
     """The candidate snapshot's answer per repository, evaluated as reconcile would (once per
     repository, agents and formats)."""
-    from coverage_gate.rollout.flags import resolve_mode, settings_from_env  # noqa: PLC0415
+    from coverage_gate.rollout.flags import (  # noqa: PLC0415
+        FlagConfigError,
+        resolve_mode,
+        settings_from_env,
+    )
     from coverage_gate.rollout.replay import FlagAnswer  # noqa: PLC0415
 
+    # a snapshot that cannot be used is bad configuration (exit 4), as in reconcile and flags
+    if snapshot.is_dir():
+        raise FlagConfigError(f"flags snapshot {snapshot}: is a directory, not a file")
     if not snapshot.is_file():
-        raise BadInputError(f"flags snapshot {snapshot}: no such file")
+        raise FlagConfigError(f"flags snapshot {snapshot}: no such file")
     settings = settings_from_env({}, snapshot=snapshot, flag_name=flag_name)
     answers: dict[tuple[str, tuple[str, ...], tuple[str, ...]], FlagAnswer] = {}
 
@@ -149,17 +157,25 @@ def _entries(spool: IO[str]) -> Iterator[dict[str, object]]:
         yield entry
 
 
-def _emit(parts: Iterator[str]) -> None:
-    """Write ``parts`` to stdout in chunks of about ``CHUNK`` characters."""
+def _emit(parts: Iterator[str], *, failed: bool = False) -> None:
+    """Write ``parts`` to stdout in chunks of about ``CHUNK`` characters; ``failed`` (some
+    receipts could not be replayed: exit 3), to stderr, so that stdout holds nothing then."""
     buffer: list[str] = []
     size = 0
     for part in parts:
         buffer.append(part)
         size += len(part)
         if size >= CHUNK:
-            write_stdout("".join(buffer), REPLAY)
+            _write("".join(buffer), failed=failed)
             buffer, size = [], 0
-    write_stdout("".join(buffer), REPLAY)
+    _write("".join(buffer), failed=failed)
+
+
+def _write(text: str, *, failed: bool) -> None:
+    if failed:
+        sys.stderr.write(text)
+    else:
+        write_stdout(text, REPLAY)
 
 
 _COLUMNS = (
@@ -291,11 +307,13 @@ def replay(
                 head += f"; {done.skipped} other file(s) skipped"
             if done.unreadable:
                 head += f"; {done.unreadable} receipt(s) could not be replayed (named on stderr)"
+            failed = bool(done.unreadable)  # exit 3: the replay goes to stderr
             if output_format is ReplayFormat.JSON:
-                _emit(_json(described, total, done.skipped, done.unreadable, rows, spool))
+                parts = _json(described, total, done.skipped, done.unreadable, rows, spool)
             elif output_format is ReplayFormat.MARKDOWN:
-                _emit(_markdown(head, rows, done.changes, spool))
+                parts = _markdown(head, rows, done.changes, spool)
             else:
-                _emit(_text(head, rows, done.changes, spool))
+                parts = _text(head, rows, done.changes, spool)
+            _emit(parts, failed=failed)
     if done.unreadable:
         raise typer.Exit(int(ExitCode.BAD_INPUT))

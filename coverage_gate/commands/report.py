@@ -16,11 +16,11 @@ usage shows no subcommands; ``report_app`` runs it alone.
 imported on that path alone: it needs the optional extra ``html``).
 
 Exit codes: 0 report printed (whatever the readiness), 2 usage (options that do not go
-together, a bad --since, URL or header), 3 bad input (no such telemetry folder; Prometheus
-down, slow, failing, answering what is not its API, or holding no coverage-gate metrics; a
-closed or unwritable stdout or --output file; --format html without the html extra), 4 bad
-configuration (criteria out of range, Prometheus refusing the credentials, a bad header
-variable).
+together, a bad --since, URL or header, criteria out of range), 3 bad input (no such telemetry
+folder; Prometheus down, slow, failing, answering what is not its API, or holding no
+coverage-gate metrics; a closed or unwritable stdout or --output file; --format html without
+the html extra), 4 bad
+configuration (Prometheus refusing the credentials, a bad header variable).
 """
 
 from __future__ import annotations
@@ -225,7 +225,7 @@ def report(
     )
     problems = criteria.problems()
     if problems:
-        raise _fail("; ".join(problems), EXIT_BAD_CONFIG)
+        raise _fail("; ".join(problems), EXIT_USAGE)  # typed on the command line
     problem = _source_problem(
         prometheus is not None,
         telemetry_dir=telemetry_dir is not None,

@@ -86,6 +86,8 @@ def _read_document(path: Path, what: str) -> str:
         return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise FlagConfigError(f"{what} {path}: no such file") from None
+    except IsADirectoryError:
+        raise FlagConfigError(f"{what} {path}: is a directory, not a file") from None
     except (OSError, UnicodeDecodeError) as error:
         raise FlagConfigError(f"{what} {path}: cannot be read ({error})") from None
 

@@ -106,7 +106,8 @@ def test_a_decision_altered_in_place_fails_with_both_hashes(tmp_path: Path) -> N
         result.stderr
     )
     assert path.name.removesuffix(SUFFIX) in result.stderr
-    assert result.stdout == "0 of 1 receipt(s) verified\n"
+    assert result.stdout == ""  # exit 3: nothing on stdout, the count on stderr
+    assert result.stderr.endswith("coverage-gate: error: 0 of 1 receipt(s) verified\n")
 
 
 def test_a_decision_altered_and_renamed_fails_at_the_field(tmp_path: Path) -> None:

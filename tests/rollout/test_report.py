@@ -352,9 +352,12 @@ def test_missing_telemetry_folder_is_bad_input(tmp_path: Path) -> None:
         ["--max-errors", "-1"],
     ],
 )
-def test_criteria_out_of_range_are_bad_configuration(tmp_path: Path, option: list[str]) -> None:
+def test_criteria_out_of_range_are_a_usage_error(tmp_path: Path, option: list[str]) -> None:
+    """A criterion is typed on the command line: a value out of range is a mistyped option (exit
+    2, nothing on stdout), not bad configuration."""
     result = runner.invoke(report_app, ["--telemetry-dir", str(tmp_path), *option])
-    assert result.exit_code == 4
+    assert result.exit_code == 2
+    assert result.stdout == ""
     assert "coverage-gate report:" in result.stderr
 
 
