@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from coverage_gate.contracts.model import Depth, DepthPolicy
+from coverage_gate.edges.urls import redacted
 from coverage_gate.errors import BadConfigError, BadInputError, UsageError
 from coverage_gate.rollout import metrics as m
 from coverage_gate.rollout.metrics import ReviewOutcome
@@ -119,7 +120,9 @@ def check_url(url: str) -> str:
     """The Prometheus base URL, without a trailing slash; http or https with a host."""
     parsed = urllib.parse.urlsplit(url)
     if parsed.scheme not in {"http", "https"} or not parsed.hostname:
-        raise UsageError(f"--prometheus {url!r}: expected an http(s) URL such as http://host:9090")
+        raise UsageError(
+            f"--prometheus {redacted(url)!r}: expected an http(s) URL such as http://host:9090"
+        )
     return url.rstrip("/")
 
 
@@ -238,7 +241,7 @@ class HttpTransport:
 
     def query(self, expr: str, at: float) -> list[Series]:
         urllib3 = self._urllib3
-        origin = f"Prometheus {self._endpoint}"
+        origin = f"Prometheus {redacted(self._endpoint)}"  # printed: no user or password
         fields = {"query": expr, "time": f"{at:.3f}", "timeout": f"{self._timeout_s:g}s"}
         try:
             response = self._pool.request(
@@ -597,7 +600,7 @@ def _run_all(
             name, found, error = done.get(timeout=max(deadline - time.monotonic(), 0.0))
         except queue.Empty:
             raise PrometheusError(
-                f"Prometheus {url}: no complete answer within {timeout_s:g} s "
+                f"Prometheus {redacted(url)}: no complete answer within {timeout_s:g} s "
                 f"({len(answers)} of {len(plan)} queries answered; --prometheus-timeout)"
             ) from None
         if isinstance(error, PrometheusError):
@@ -632,13 +635,13 @@ def read_counts(
     answers = _run_all(transport, plan, timeout_s, url)
     if not answers.get("reviews") and not answers.get("errors"):
         raise PrometheusError(
-            f"Prometheus {url} holds no {_name(m.REVIEWS)} or {_name(m.ERRORS)} series over the "
-            f"last {since_s / 86_400:g} days: are coverage-gate's metrics scraped there "
+            f"Prometheus {redacted(url)} holds no {_name(m.REVIEWS)} or {_name(m.ERRORS)} series "
+            f"over the last {since_s / 86_400:g} days: are coverage-gate's metrics scraped there "
             "(dashboards/otelcol.yaml), under the names the README lists?"
         )
     counts = fold(answers, now_s=now_s, step_s=step_s, origin=f"Prometheus {url}")
     window = Window(
-        prometheus=url,
+        prometheus=redacted(url),  # the report is shown and shared: no user or password
         since_s=float(since_s),
         start=clock_iso(now_s - since_s),
         end=clock_iso(now_s),

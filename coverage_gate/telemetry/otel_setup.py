@@ -72,6 +72,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coverage_gate.edges.urls import redacted
 from coverage_gate.telemetry._export import (
     ChunkedExport,
     Endpoint,
@@ -302,7 +303,7 @@ class _Plan:
             if not on:
                 sinks[signal] = "disabled"
             elif endpoint is not None:
-                sinks[signal] = f"otlp {endpoint.url}"
+                sinks[signal] = f"otlp {redacted(endpoint.url)}"  # said in warnings
             else:
                 sinks[signal] = f"files {self.folder}"
         return sinks

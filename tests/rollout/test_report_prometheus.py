@@ -555,3 +555,25 @@ def test_the_text_report_names_its_source_and_window(fake: Fake) -> None:
     text = runner.invoke(report_app, ["--prometheus", fake.url], env={}).stdout
     assert text.startswith(f"Prometheus {fake.url}: ")
     assert "(--since 14d; 16 queries; reviews placed in steps of 1h)" in text.splitlines()[0]
+
+
+def test_no_prometheus_url_is_printed_with_its_user_and_password(fake: Fake) -> None:
+    """A Prometheus URL holding a user and password: the report's window, the errors and the
+    usage error name it without them."""
+    secret = fake.url.replace("http://", "http://reader:s3cret@")
+    fake.answer = _healthy
+    shown = []
+    for output in ("json", "text"):
+        done = runner.invoke(report_app, ["--prometheus", secret, "--format", output], env={})
+        assert done.exit_code == 0, done.output
+        shown.append(done.stdout + done.stderr)
+        if output == "json":
+            assert json.loads(done.stdout)["input"]["prometheus"] == fake.url
+    fake.answer = _bad(Reply(status=500))
+    shown.append(report("--prometheus", secret).stderr)
+    fake.answer = lambda _query: Reply(body=vector())
+    shown.append(report("--prometheus", secret).stderr)
+    shown.append(report("--prometheus", "ftp://reader:s3cret@host").stderr)
+    for said in shown:
+        assert "s3cret" not in said and "reader" not in said, said
+    assert all(said.strip() for said in shown)
