@@ -45,7 +45,7 @@ checked runs show matched and mismatched reads and credits; under a root with no
 is matched, and the bash stream's credits are pages of the pinned diff (fewer than checked); with
 no diff and no root nothing is credited. Where the time goes: one in-process record of each
 checked case under cProfile (the checkout's code, which the wheel is built from), its hottest
-functions, those of coverage_gate/core/content_check.py, and their share. Nothing about speed is
+functions, those of coverage_gate/core/content_check.py and content_index.py, and their share. Nothing about speed is
 asserted (this machine is shared and noisy): the targets are printed as met or NOT MET.
 
 Streams and repositories are written by child processes (``python -m tests.bench.bench_content KIND
@@ -497,7 +497,7 @@ def git_fetches(
 
 # Run in a fresh process from the checkout: the command under cProfile; printed as JSON: the
 # profile's total seconds, its hottest functions (self seconds, calls, cumulative seconds) and
-# those of coverage_gate/core/content_check.py by cumulative seconds.
+# those of coverage_gate/core/content_check.py and content_index.py by cumulative seconds.
 PROFILE = """
 import cProfile, json, pstats, sys
 from pathlib import Path
@@ -516,7 +516,8 @@ for (file, line, name), (_, calls, own, cumulative, _) in pstats.Stats(profile).
     rows.append((own, cumulative, calls, f"{where}({name})"))
 total = sum(row[0] for row in rows)
 top = sorted(rows, reverse=True)[:12]
-ours = sorted((row for row in rows if "content_check.py" in row[3]), key=lambda row: -row[1])
+ours = sorted((row for row in rows if "/content_check.py" in row[3] or "/content_index.py" in row[3]),
+              key=lambda row: -row[1])
 print(json.dumps({"total": total, "top": top, "content_check": ours[:12],
                   "content_check_self": sum(row[0] for row in ours)}))
 """

@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coverage_gate.core import content_check as cc
-from coverage_gate.core.content_check import ContentIndex
+from coverage_gate.core import content_index as cc
+from coverage_gate.core.content_index import ContentIndex
 from coverage_gate.edges.content import MappingContent
 from tests.conftest import record_bytes
 
@@ -42,7 +42,7 @@ def brute_runs(out: list[str], files: dict[str, list[str]]) -> list[cc._Run]:
                     k += 1
                 if not k:
                     continue
-                if not any(cc._informative(line) for line in out[i : i + k]):
+                if not any(cc.informative(line) for line in out[i : i + k]):
                     continue
                 found.append(cc._Run(key, j + 1, i, i + k, k))
     return found
@@ -52,7 +52,7 @@ def brute_credits(out: list[str], files: dict[str, list[str]]) -> set[tuple[str,
     credited: set[tuple[str, int, int]] = set()
     for run in cc._uncontested(brute_runs(out, files)):
         whole = run.file_start == 1 and run.lines_total == len(files[run.key])
-        weights = [cc._informative(line) for line in out[run.out_start : run.out_end]]
+        weights = [cc.informative(line) for line in out[run.out_start : run.out_end]]
         enough = (
             sum(1 for w in weights if w) >= cc.MIN_RUN_LINES and sum(weights) >= cc.MIN_RUN_CHARS
         )

@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coverage_gate.core import content_check as cc
-from coverage_gate.core.content_check import DIFF_KEY, ContentIndex
+from coverage_gate.core import content_index as cc
+from coverage_gate.core.content_index import DIFF_KEY, ContentIndex
 from coverage_gate.core.presentation import Presentation
 
 PRESENTATION = Presentation(line_cuts=(" [cut]",), terminal_breaks=True)
@@ -73,7 +73,7 @@ def reference_runs(index: ContentIndex, out: Sequence[str], own: AbstractSet[str
                 following[(key, wanted + 1)] = run
             else:
                 done.append(run)
-        if places and cc._informative(line) and len(places) <= cc.MAX_START_OCCURRENCES:
+        if places and cc.informative(line) and len(places) <= cc.MAX_START_OCCURRENCES:
             for key, number in places:
                 if (key, number + 1) in following:
                     continue
@@ -122,7 +122,7 @@ def test_the_index_finds_the_runs_following_every_line_finds(
     assert described(found) == described(reference_runs(index, out, own))
     for run in found:
         counted = [
-            cc._weight(run.key, line) if run.key == DIFF_KEY else cc._informative(line)
+            cc._weight(run.key, line) if run.key == DIFF_KEY else cc.informative(line)
             for line in out[run.out_start : run.out_end]
         ]
         enough = sum(1 for c in counted if c) >= cc.MIN_RUN_LINES
