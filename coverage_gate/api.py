@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
     from coverage_gate.core.depth import ContentSource
-    from coverage_gate.record.recording import Recorder
+    from coverage_gate.record.recording import Recorder, RecordSettings
 
 __all__ = [
     "BadConfigError",
@@ -118,11 +118,17 @@ _CHUNK_BYTES = 1 << 22
 # --- recording -----------------------------------------------------------------------------------
 
 
+#: A codereview-cli task's ``metadata.json``: a document read whole, not a stream of events
+#: (``record_stream`` reads it; ``record_lines`` does not).
+CODEREVIEW_CLI = "codereview-cli"
+
+
 def formats() -> list[str]:
-    """The stream formats ``record_stream`` and ``record_lines`` read, by name."""
+    """The formats ``record_stream`` reads, by name, as the ``formats`` command lists them:
+    every event-stream format (``record_lines`` reads those) and ``codereview-cli``."""
     from coverage_gate.adapters import ADAPTERS  # noqa: PLC0415 - only what is used
 
-    return sorted(ADAPTERS)
+    return sorted([*ADAPTERS, CODEREVIEW_CLI])
 
 
 def _recorder(
@@ -138,19 +144,36 @@ def _recorder(
     tracer_provider: SdkTracerProvider | None,
 ) -> Recorder:
     from coverage_gate.adapters import ADAPTERS  # noqa: PLC0415 - only what is used
-    from coverage_gate.contracts import evidence_doc as plain  # noqa: PLC0415
-    from coverage_gate.core.diffmap import DiffIndex  # noqa: PLC0415
-    from coverage_gate.edges.content import MappingContent  # noqa: PLC0415
-    from coverage_gate.record.recording import Recorder, RecordSettings  # noqa: PLC0415
+    from coverage_gate.record.recording import Recorder  # noqa: PLC0415
 
     adapter = ADAPTERS.get(source_format)
     if adapter is None:
-        known = ", ".join(sorted(ADAPTERS))
+        known = ", ".join(formats())
         raise BadInputError(f"format {source_format!r} is unknown; known: {known}")
+    settings = _settings(revision=revision, repo_root=repo_root, diff=diff, content=content,
+                         agent=agent, bounds=bounds, max_line_bytes=max_line_bytes)  # fmt: skip
+    return Recorder(adapter, settings, tracer_provider)
+
+
+def _settings(
+    *,
+    revision: str,
+    repo_root: str | None,
+    diff: bytes | None,
+    content: Mapping[str, bytes] | ContentSource | None,
+    agent: str | None,
+    bounds: Bounds | None,
+    max_line_bytes: int,
+) -> RecordSettings:
+    from coverage_gate.contracts import evidence_doc as plain  # noqa: PLC0415
+    from coverage_gate.core.diffmap import DiffIndex  # noqa: PLC0415
+    from coverage_gate.edges.content import MappingContent  # noqa: PLC0415
+    from coverage_gate.record.recording import RecordSettings  # noqa: PLC0415
+
     if not revision:
         raise BadInputError("revision is required: evidence is bound to the commit under review")
     source = MappingContent(content) if isinstance(content, Mapping) else content
-    settings = RecordSettings(
+    return RecordSettings(
         revision=revision,
         repo_root=repo_root,
         bounds=plain.Bounds()
@@ -161,7 +184,18 @@ def _recorder(
         max_line_bytes=max_line_bytes,
         content=None if source is None else (lambda _root: source),
     )
-    return Recorder(adapter, settings, tracer_provider)
+
+
+def _record_metadata(
+    data: bytes, settings: RecordSettings, tracer_provider: SdkTracerProvider | None
+) -> EvidenceDocument:
+    """A codereview-cli task's metadata, as ``record --format codereview-cli`` reads it from
+    standard input."""
+    from coverage_gate.record.codereview import MAX_METADATA_BYTES, record_metadata  # noqa: PLC0415
+
+    if len(data) > MAX_METADATA_BYTES:
+        raise BadInputError(f"codereview-cli metadata: over {MAX_METADATA_BYTES} bytes")
+    return record_metadata(data, None, settings, tracer_provider).document
 
 
 def record_stream(
@@ -185,8 +219,15 @@ def record_stream(
     ``content`` gives files' content at the revision by repository-relative path, to tell
     byte-ranged reads in lines. ``tracer_provider`` (an SDK one) gets an ``execute_tool`` span
     per call under an ``invoke_agent`` span; without it no span is made, and the document is the
-    same.
+    same. ``codereview-cli``: a task's ``metadata.json`` (its per-call trace), read whole.
     """
+    if source_format == CODEREVIEW_CLI:
+        return _record_metadata(
+            stream if isinstance(stream, bytes) else stream.read(),
+            _settings(revision=revision, repo_root=repo_root, diff=diff, content=content,
+                      agent=agent, bounds=bounds, max_line_bytes=max_line_bytes),
+            tracer_provider,
+        )  # fmt: skip
     recorder = _recorder(
         source_format,
         revision=revision,

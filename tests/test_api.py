@@ -238,6 +238,27 @@ def test_every_public_name_exists_and_every_function_is_documented() -> None:
     assert set(api.formats()) >= {"pi-rpc", "claude-code", "codex-exec", "otlp-json"}
 
 
+def test_the_api_reads_the_formats_the_command_lists() -> None:
+    """``api.formats()`` is the ``formats`` command's list, codereview-cli included, and
+    ``record_stream`` reads a codereview-cli task's metadata as ``record`` does from stdin."""
+    runner = CliRunner()
+    listed = runner.invoke(app, ["formats"]).stdout.splitlines()
+    assert api.formats() == [line.split()[0] for line in listed if line.strip()]
+    head = "1a2b3c4d5e6f"  # the fixture's task folders end in it
+    folder = DATA / "codereview-cli" / "llm-tasks" / f"reviewer%3Acorrectness-{head}"
+    data = (folder / "metadata.json").read_bytes()
+    document = api.record_stream(data, "codereview-cli", revision=head * 3, repo_root="/nowhere")
+    done = runner.invoke(
+        app,
+        ["record", "-", "--format", "codereview-cli", "--revision", head * 3,
+         "--repo-root", "/nowhere"],
+        input=data,
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert json.loads(document.model_dump_json(by_alias=True)) == json.loads(done.stdout)
+    assert document.counters.calls == 7
+
+
 USE_WITHOUT_PROVIDERS = """
 import json, sys
 from pathlib import Path
