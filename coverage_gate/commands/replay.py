@@ -188,12 +188,17 @@ _COLUMNS = (
 )
 
 
+def _yes_no(value: object) -> str:
+    return "yes" if value is True else "no" if value is False else str(value)
+
+
 def _entry_line(entry: dict[str, object]) -> str:
     agents = ",".join(str(a) for a in entry["agents"])  # type: ignore[attr-defined]
     return (
         f"{str(entry['receipt'])[:12]} {entry['repo']} {entry['revision']} {agents}: "
         f"{entry['verdict_before']} → {entry['verdict_after']}"
-        f" (would downgrade {entry['would_downgrade_before']} → {entry['would_downgrade_after']})"
+        f" (enforce would downgrade: {_yes_no(entry['would_downgrade_before'])} → "
+        f"{_yes_no(entry['would_downgrade_after'])})"
         f": {entry['why']}"
     )
 

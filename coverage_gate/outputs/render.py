@@ -216,7 +216,9 @@ def coverage_label(reviewer: ReviewerDecision) -> str:
     unknown = sum(1 for file in reviewer.files if file.status is FileStatus.UNKNOWN)
     if unknown:
         why = "no evidence document" if reviewer.evidence_source is None else "evidence unavailable"
-        notes.append(f"{why}: {unknown} claim(s) unknown")
+        # complete all the same: the unknown policy accepted them, which the label says
+        accepted = ", accepted as unknown" if reviewer.coverage is Coverage.COMPLETE else ""
+        notes.append(f"{unknown} claim(s) unknown{accepted}: {why}")
     return f"{label} ({'; '.join(notes)})" if notes else label
 
 

@@ -84,7 +84,10 @@ def test_reviewer_without_evidence_is_not_labelled_plainly_complete(tmp_path: Pa
     line = next(line for line in result.stdout.splitlines() if line.startswith("  reviewer r:"))
     unknown = sum(1 for row in result.stdout.splitlines() if row.strip().startswith("unknown "))
     assert unknown == len(CHANGED_FILES)
-    assert line == f"  reviewer r: complete (no evidence document: {unknown} claim(s) unknown)"
+    assert line == (
+        f"  reviewer r: complete ({unknown} claim(s) unknown, accepted as unknown: "
+        "no evidence document)"
+    )
 
 
 def test_fallback_mode_is_said_once(tmp_path: Path) -> None:
@@ -104,6 +107,6 @@ def test_markdown_labels_coverage_the_same_way(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     unknown = len(CHANGED_FILES)
     assert (
-        f"Reviewer <code>r</code>: complete (no evidence document: {unknown} claim(s) "
-        "unknown)</summary>"
+        f"Reviewer <code>r</code>: complete ({unknown} claim(s) unknown, accepted as unknown: "
+        "no evidence document)</summary>"
     ) in result.stdout

@@ -264,3 +264,14 @@ def test_the_citation_policy_comes_from_the_option_then_the_payload(tmp_path: Pa
         CitationPolicy.DOWNGRADE,
         PolicySource.CLI,
     )
+
+
+def test_an_audit_line_says_yes_or_no_never_a_python_value() -> None:
+    from coverage_gate.commands.replay import _entry_line  # noqa: PLC0415
+
+    entry = {"receipt": "ab" * 32, "repo": "acme/api", "revision": "abc123", "agents": ["r"],
+             "verdict_before": "approve", "verdict_after": "comment", "would_downgrade_before": True,
+             "would_downgrade_after": False, "why": "mode shadow → enforce"}  # fmt: skip
+    line = _entry_line(entry)
+    assert "(enforce would downgrade: yes → no)" in line
+    assert "True" not in line and "False" not in line
