@@ -131,50 +131,51 @@ def _replay(app: typer.Typer) -> None:
     app.command("replay", cls=Command)(replay.replay)
 
 
-#: The commands, in the order --help lists them (typer lists single commands before groups),
-#: and how each is mounted.
+#: The commands, in the order --help lists them: the order a user meets them (try the example;
+#: in a pipeline, snapshot, run or record, reconcile, or the GitHub step; rolling out, flags,
+#: report, receipts and replay; then the reference), and how each is mounted.
 MOUNTS: dict[str, Callable[[typer.Typer], None]] = {
+    "demo": _demo,
+    "snapshot": _snapshot,
+    "run": _run,
     "record": _record,
     "reconcile": _reconcile,
-    "schema": _schema,
-    "formats": _formats,
-    "demo": _demo,
-    "report": _report,
-    "run": _run,
-    "snapshot": _snapshot,
     "github": _github,
-    "replay": _replay,
     "flags": _flags,
+    "report": _report,
     "receipts": _receipts,
+    "replay": _replay,
+    "formats": _formats,
+    "schema": _schema,
 }
 
 
 #: The line the main --help lists for each command: the first sentence of its own help, which a
 #: test holds equal to what the built command says (tests/commands/test_cli_help.py).
 SUMMARIES: dict[str, str] = {
+    "demo": "Record and reconcile the bundled example: an honest and a lying pi reviewer.",
+    "snapshot": "Write the working tree as a git tree and print its id: the revision to review.",
+    "run": "Run a reviewer, pass its stdin and stdout through, and record evidence as it flows.",
     "record": "Read an agent's event stream and write the evidence document (JSON).",
     "reconcile": ("Reconcile claims with evidence over the changed files and print the decision."),
-    "schema": "Print the JSON Schemas of the contracts.",
-    "formats": "List the stream formats `record` reads, or check one stream against them.",
-    "demo": "Record and reconcile the bundled example: an honest and a lying pi reviewer.",
-    "report": (
-        "Per repository: what the coverage check did or would do, and readiness to enforce "
-        "(from the local telemetry folder, or from Prometheus over a window)."
-    ),
-    "run": "Run a reviewer, pass its stdin and stdout through, and record evidence as it flows.",
-    "snapshot": "Write the working tree as a git tree and print its id: the revision to review.",
     "github": (
         "Run as the GitHub Action's step: read the inputs from INPUT_<NAME> variables (see "
         "action.yml), record each stream, reconcile, and write the step outputs, the job "
         "summary, one annotation per finding, the PR comment body and a SARIF log."
     ),
+    "flags": "Show the mode a repository resolves to, and pull flag snapshots from Unleash.",
+    "report": (
+        "Per repository: what the coverage check did or would do, and readiness to enforce "
+        "(from the local telemetry folder, or from Prometheus over a window)."
+    ),
+    "receipts": "Review receipts written by `reconcile --receipt DIR`.",
     "replay": (
         "Decide each receipt again under candidate settings (a mode, policies, or a flags "
         "snapshot evaluated per repository) and show, per repository, which verdicts would "
         "change."
     ),
-    "flags": "Show the mode a repository resolves to, and pull flag snapshots from Unleash.",
-    "receipts": "Review receipts written by `reconcile --receipt DIR`.",
+    "formats": "List the stream formats `record` reads, or check one stream against them.",
+    "schema": "Print the JSON Schemas of the contracts.",
 }
 
 
