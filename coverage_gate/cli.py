@@ -255,10 +255,22 @@ def _main_group(
             help="Print coverage-gate's version and exit.",
         ),
     ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Write no line that only says what a run did (the repository root, the "
+            "evidence summary, where files went): warnings and errors only, for a CI log "
+            "(env COVERAGE_GATE_QUIET=1).",
+        ),
+    ] = False,
 ) -> None:
     # The commands come from ``MOUNTS``; this callback makes typer build the main command as a
     # group (typer builds a group for an app with a callback or commands).
     del version
+    if quiet:
+        os.environ["COVERAGE_GATE_QUIET"] = "1"  # read by commands._common.info
 
 
 def main() -> None:

@@ -250,13 +250,17 @@ def assert_capture_reproduces_truth(document: EvidenceDocument, truth: dict[str,
 
 
 def run_cli(
-    *args: str | Path, env: Mapping[str, str] | None = None, encoding: str = "utf-8"
+    *args: str | Path,
+    env: Mapping[str, str] | None = None,
+    encoding: str = "utf-8",
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``coverage-gate ARGS`` as a whole process, as a pipeline runs it (text out, no check):
     ``env`` adds to (or replaces) this process's variables; the output is decoded, strictly, in
-    ``encoding``."""
+    ``encoding``; ``cwd``: where it runs (this process's directory by default)."""
     return subprocess.run(
         [sys.executable, "-m", "coverage_gate", *map(str, args)],
+        cwd=cwd,
         capture_output=True,
         text=True,
         encoding=encoding,

@@ -26,10 +26,13 @@ if TYPE_CHECKING:
 __all__ = [
     "DECISION",
     "EVIDENCE",
+    "QUIET_ENV",
     "emit_document",
     "errors_to_exit",
     "format_names",
+    "info",
     "open_stream",
+    "quiet",
     "say",
     "telemetry_session",
 ]
@@ -40,6 +43,22 @@ DECISION = "decision"
 
 def say(message: str) -> None:
     typer.echo(message, err=True)
+
+
+#: Set by ``coverage-gate -q`` (or ``COVERAGE_GATE_QUIET=1``): ``info`` lines are not written.
+QUIET_ENV = "COVERAGE_GATE_QUIET"
+
+
+def quiet() -> bool:
+    return os.environ.get(QUIET_ENV, "") not in ("", "0")
+
+
+def info(message: str) -> None:
+    """A line that says what a run did (the repository root chosen, the evidence summary, where
+    a file went), for a person at a terminal; ``-q`` leaves it out of a CI log. Warnings and
+    errors go through ``say`` and are always written."""
+    if not quiet():
+        say(message)
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ from coverage_gate.commands._common import (
     DECISION,
     emit_document,
     errors_to_exit,
+    info,
     say,
 )
 from coverage_gate.commands._options import (
@@ -259,7 +260,7 @@ def _write_receipt(
     ports = receipts.recorded_ports(*recorder)
     receipt = receipts.build(review, decision, ports, _flag_record(resolution, settings))
     path = receipt_store.write(folder, receipt)
-    say(f"coverage-gate: receipt {path}")
+    info(f"coverage-gate: receipt {path}")
 
 
 def _record_telemetry(telemetry: Telemetry, decision: DecisionDocument, duration_s: float) -> None:

@@ -15,6 +15,7 @@ from coverage_gate.commands._common import (
     emit_document,
     errors_to_exit,
     format_names,
+    info,
     open_stream,
     say,
     telemetry_session,
@@ -133,7 +134,7 @@ def record(
                     f"pass --format (known: {format_names()})"
                 )
             if source_format is None:
-                say(f"coverage-gate: format {chosen} (detected from the first lines)")
+                info(f"coverage-gate: format {chosen} (detected from the first lines)")
             rollout = _thread_rollout(chosen, lines, codex_rollout)
             if rollout is not None:
                 prefix, handle = peek(stack.enter_context(rollout.open("rb")))
@@ -147,12 +148,13 @@ def record(
                 ADAPTERS[chosen], replace(settings, trees=trees), provider, spans=spans
             )
             document = _feed_proto(handle, recorder) if proto else feed_all(handle, recorder)
-        say(root_note(recorder.root))
+        # no root found: absolute paths cannot be placed, which -q does not hide
+        (info if recorder.root.path is not None else say)(root_note(recorder.root))
         dirty = dirty_note(recorder.root.path, settings.revision)
         if dirty is not None:
             say(dirty)
         emit_document(dump(document), output, EVIDENCE)
-        say(evidence_summary(document))
+        info(evidence_summary(document))
         hint = wrong_format_hint(chosen, document.counters, lines)
         if hint is not None:
             say(f"coverage-gate: warning: {hint}")
@@ -263,14 +265,14 @@ def _record_document(
     for note in recorded.notes:
         say(f"coverage-gate: warning: {note}")
     if recorded.root.path is not None:
-        say(root_note(recorded.root))
+        info(root_note(recorded.root))
     else:
         say(
             "coverage-gate: no repository root (no --repo-root, current directory not in a Git "
             "work tree): trace paths with '..' cannot be checked, and are rejected"
         )
     emit_document(dump_model(recorded.document), output, EVIDENCE)
-    say(evidence_summary(recorded.document))
+    info(evidence_summary(recorded.document))
     if recorded.document.capability is Capability.NONE:
         say(
             "coverage-gate: the task's metadata holds no tool trace (its harness adapter keeps "

@@ -61,6 +61,14 @@ def _say(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def _info(message: str) -> None:
+    """A line that says what the run did; ``-q`` leaves it out (``commands._common.info``)."""
+    from coverage_gate.commands._common import quiet  # noqa: PLC0415 - start-up
+
+    if not quiet():
+        _say(message)
+
+
 def _our_stdin() -> IO[bytes] | None:
     stream = sys.stdin
     return None if stream is None else stream.buffer
@@ -175,12 +183,12 @@ def run_command(
             f"coverage-gate: ended {outcome.descendants_ended} process(es) the reviewer had "
             "started and left running"
         )
-    _say(root_note(root))
+    (_info if root.path is not None else _say)(root_note(root))  # no root: said even under -q
     dirty = dirty_note(root.path, settings.revision)
     if dirty is not None:
         _say(dirty)
     if telemetry is None or not telemetry.alone:
-        _say(render.evidence_summary(result.evidence))
+        _info(render.evidence_summary(result.evidence))
     if telemetry is not None and received is not None:
         _telemetry_notes(telemetry, received, result, ran.stream_records)
     if adapter.name != placeholder.NAME:  # the placeholder recognises no calls by design
@@ -192,7 +200,7 @@ def run_command(
             f"({outcome.stdout_error}); the rest of it was recorded, not passed on"
         )
     if telemetry is None or not telemetry.alone:
-        _say(f"coverage-gate: evidence written to {evidence_path}")
+        _info(f"coverage-gate: evidence written to {evidence_path}")
     raise typer.Exit(outcome.exit_code)
 
 
@@ -263,7 +271,7 @@ def _telemetry_notes(
     from coverage_gate.capture.intake import disagreements, why_incomplete  # noqa: PLC0415
     from coverage_gate.outputs import render  # noqa: PLC0415 - start-up
 
-    _say(f"coverage-gate: telemetry: {render.evidence_summary(received.evidence)}")
+    _info(f"coverage-gate: telemetry: {render.evidence_summary(received.evidence)}")
     why = why_incomplete(received, result.outcome)
     if why is not None:
         _say(f"coverage-gate: telemetry: {why}")
@@ -279,8 +287,8 @@ def _telemetry_notes(
             for line in found:
                 _say(f"coverage-gate:   {line}")
         else:
-            _say("coverage-gate: telemetry: the stream and the telemetry agree on every call")
-    _say(f"coverage-gate: telemetry evidence written to {plan.output}")
+            _info("coverage-gate: telemetry: the stream and the telemetry agree on every call")
+    _info(f"coverage-gate: telemetry evidence written to {plan.output}")
 
 
 class _KeepingHead:

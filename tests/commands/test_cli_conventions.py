@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import DATA, run_cli
 
 
 def _run(encoding: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -74,3 +74,27 @@ def test_an_empty_stream_is_said_to_be_empty(content: bytes, tmp_path: Path) -> 
     done = _run("utf-8", "record", stream, "--revision", "abc", "--format", "pi-rpc")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["stream_complete"] is False
+
+
+def test_quiet_keeps_what_a_run_did_out_of_the_log_and_keeps_warnings(tmp_path: Path) -> None:
+    """``-q`` (or ``COVERAGE_GATE_QUIET=1``): record writes the same evidence and no line that
+    only says what it did; a warning (a stream that looks like another format) and the missing
+    root are still said."""
+    stream = DATA / "pi-rpc" / "pi_a_honest.jsonl"
+    args = ["record", str(stream), "--format", "pi-rpc", "--revision", "abc123",
+            "--repo-root", str(tmp_path), "-o"]  # fmt: skip
+    loud = run_cli(*args, tmp_path / "loud.json")
+    quiet = run_cli("-q", *args, tmp_path / "quiet.json")
+    by_env = run_cli(*args, tmp_path / "env.json", env={"COVERAGE_GATE_QUIET": "1"})
+    assert loud.returncode == quiet.returncode == by_env.returncode == 0, quiet.stderr
+    assert "tool call(s)" in loud.stderr and "repository root" in loud.stderr
+    assert quiet.stderr == by_env.stderr
+    assert "tool call(s)" not in quiet.stderr and "repository root" not in quiet.stderr
+    assert len(quiet.stderr.splitlines()) < len(loud.stderr.splitlines())
+    assert (tmp_path / "quiet.json").read_bytes() == (tmp_path / "loud.json").read_bytes()
+    wrong = run_cli("-q", "record", str(stream), "--format", "claude-code", "--revision", "abc123",
+                    "-o", tmp_path / "wrong.json", "--repo-root", str(tmp_path))  # fmt: skip
+    assert "warning" in wrong.stderr
+    rootless = run_cli("-q", "record", str(stream), "--format", "pi-rpc", "--revision", "abc123",
+                       "-o", tmp_path / "rootless.json", cwd=tmp_path)  # fmt: skip
+    assert "no repository root" in rootless.stderr
