@@ -27,6 +27,7 @@ from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode, Usa
 
 if TYPE_CHECKING:
     from coverage_gate.commands.flags import ModeChoice
+    from coverage_gate.contracts.enums import CitationPolicy, MutationPolicy
     from coverage_gate.contracts.model import DepthPolicy, UnknownPolicy, Verdict
 
 __all__ = [
@@ -72,6 +73,9 @@ INPUTS: tuple[ActionInput, ...] = (
     ActionInput("flags", "a feature-flag snapshot file"),
     ActionInput("depth-policy", "accept, any-hunk or all-hunks"),
     ActionInput("unknown-policy", "accept or downgrade"),
+    ActionInput("citation-policy", "downgrade or accept"),
+    ActionInput("mutation-policy", "accept or downgrade"),
+    ActionInput("receipts", "a folder for the decision's receipt (reconcile --receipt)"),
     ActionInput("repo", "the repository as OWNER/NAME"),
     ActionInput("revision", "the commit the review is about"),
     ActionInput("repo-root", "the repository's checkout"),
@@ -109,6 +113,9 @@ class ActionInputs:
     flags: Path | None = None
     depth_policy: DepthPolicy | None = None
     unknown_policy: UnknownPolicy | None = None
+    citation_policy: CitationPolicy | None = None
+    mutation_policy: MutationPolicy | None = None
+    receipts: Path | None = None
     repo_root: Path | None = None
     fail_on_downgrade: bool = False
 
@@ -152,6 +159,7 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
     """The action's inputs from ``INPUT_*`` variables; a missing, unknown or conflicting one is
     a usage error naming the input."""
     from coverage_gate.commands.flags import ModeChoice  # noqa: PLC0415
+    from coverage_gate.contracts.enums import CitationPolicy, MutationPolicy  # noqa: PLC0415
     from coverage_gate.contracts.model import DepthPolicy, UnknownPolicy, Verdict  # noqa: PLC0415
 
     raw = _Raw(env)
@@ -212,6 +220,9 @@ def parse_inputs(env: Mapping[str, str]) -> ActionInputs:
         flags=raw.path("flags"),
         depth_policy=raw.choice("depth-policy", DepthPolicy),
         unknown_policy=raw.choice("unknown-policy", UnknownPolicy),
+        citation_policy=raw.choice("citation-policy", CitationPolicy),
+        mutation_policy=raw.choice("mutation-policy", MutationPolicy),
+        receipts=raw.path("receipts"),
         repo_root=raw.path("repo-root"),
         fail_on_downgrade=fail in _TRUE,
     )
@@ -367,6 +378,9 @@ def _decide(inputs: ActionInputs, folder: Path, stage: list[str]) -> Path:
         flags_file=inputs.flags,
         unknown_policy=inputs.unknown_policy,
         depth_policy=inputs.depth_policy,
+        citation_policy=inputs.citation_policy,
+        mutation_policy=inputs.mutation_policy,
+        receipt=inputs.receipts,
         exclude=inputs.exclude,
         repo_root=inputs.repo_root,
         decision_json=decision_path,

@@ -138,6 +138,37 @@ def test_the_mode_comes_from_the_flags_snapshot_for_the_repository(workspace: Pa
     assert decision["mode_source"] == "snapshot"
 
 
+def test_the_policy_inputs_and_receipts_reach_reconcile(workspace: Path) -> None:
+    """citation-policy, mutation-policy and receipts: the decision says the policies came from
+    the command line, and the receipts folder holds the decision's receipt, which verifies."""
+    receipts = workspace / "receipts"
+    done = run(
+        workspace,
+        **reviewer("lying", mode="shadow", receipts=str(receipts)),
+        **{"citation-policy": "accept", "mutation-policy": "downgrade"},
+    )
+    assert done.succeeded, done.log
+    decision = json.loads(Path(done.outputs["decision"]).read_text())
+    assert (decision["citation_policy"], decision["citation_policy_source"]) == (
+        "accept",
+        "cli",
+    )
+    assert (decision["mutation_policy"], decision["mutation_policy_source"]) == (
+        "downgrade",
+        "cli",
+    )
+    (receipt,) = receipts.glob("*.receipt.json.gz")
+    verified = subprocess.run(
+        [BIN / "coverage-gate", "receipts", "verify", str(receipts)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert verified.returncode == 0, verified.stderr
+    assert verified.stdout == "1 of 1 receipt(s) verified\n"
+    assert receipt.stat().st_size > 0
+
+
 def test_recorded_evidence_can_be_given_instead_of_a_stream(workspace: Path) -> None:
     first = run(workspace, **reviewer("lying", mode="enforce", **{"output-dir": "first"}))
     evidence = workspace / "first" / "reviewer-1.evidence.json"
