@@ -7,7 +7,7 @@ usage shows no subcommands; ``report_app`` runs it alone.
     coverage-gate report [--telemetry-dir D] [--format text|json|html] [-o FILE]
                          [--list would_downgrade]
                          [--min-approvals N] [--min-days D] [--min-evidence F]
-                         [--max-errors N] [--max-fallbacks N] [--max-would-downgrade-rate F]
+                         [--max-error-rate F] [--max-fallbacks N] [--max-would-downgrade-rate F]
                          [--depth-policy accept|any-hunk|all-hunks]
     coverage-gate report --prometheus URL [--since 14d] [--prometheus-header 'Name: value']
                          [--prometheus-timeout S] [the same format and criteria options]
@@ -148,9 +148,14 @@ def report(
         float,
         typer.Option(help="Ready only when evidence was available in this share of reviews."),
     ] = defaults.MIN_EVIDENCE_AVAILABILITY,
-    max_errors: Annotated[
-        int, typer.Option(help="Ready only with at most this many reconcile errors.")
-    ] = defaults.MAX_ERRORS,
+    max_error_rate: Annotated[
+        float,
+        typer.Option(
+            help="Ready only when the upper bound of the error rate's 95% Wilson interval (runs "
+            "that ended without a decision, of all runs) is at most this: a few mistyped runs "
+            "among many reviews pass, a pipeline failing on most reviews does not."
+        ),
+    ] = defaults.MAX_ERROR_RATE,
     max_fallbacks: Annotated[
         int, typer.Option(help="Ready only with at most this many mode-source fallbacks.")
     ] = defaults.MAX_FALLBACKS,
@@ -218,7 +223,7 @@ def report(
         min_approvals=min_approvals,
         min_days=min_days,
         min_evidence_availability=min_evidence,
-        max_errors=max_errors,
+        max_error_rate=max_error_rate,
         max_fallbacks=max_fallbacks,
         max_would_downgrade_rate=max_would_downgrade_rate,
         depth_policy=depth_policy,

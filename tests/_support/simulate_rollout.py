@@ -17,8 +17,9 @@ Each repository has its own kind of reviewers:
   reviewer runs on Claude Code, its security reviewer on pi.
 - ``acme/ml``: a reviewer whose stream format cannot see reads (capability none): not ready
   (evidence unavailable), although nothing would be downgraded.
-- ``acme/infra``: honest, but the flag source fell back a few times and one run failed: not ready
-  (fallbacks, errors).
+- ``acme/infra``: honest, but the flag source fell back a few times and 20 runs ended without a
+  decision (internal, bad input and bad configuration errors in turn): not ready (fallbacks, and
+  an error rate far above the 10% ceiling).
 - ``acme/docs``: honest, but observed for three days only: not ready (days).
 - ``acme/search``: honest, but on day 6 of 10 its style reviewer's client (pi) was upgraded to a
   version whose stream renamed the tool-end event: from then on its adapter sees no reads in
@@ -313,8 +314,8 @@ PLANS: tuple[RepoPlan, ...] = (
         "acme/infra",
         days=10,
         fallback_every=25,
-        errors=1,
-        expected_failures=frozenset({"fallbacks", "errors"}),
+        errors=20,
+        expected_failures=frozenset({"fallbacks", "error_rate"}),
     ),
     RepoPlan("acme/docs", days=3, pinned_diff=False, expected_failures=frozenset({"days"})),
     RepoPlan("acme/search", days=10, upgrade_day=6, expected_failures=frozenset({"streams"})),
@@ -439,11 +440,11 @@ def simulate(folder: Path, reviews: int = 70) -> None:
             )
         telemetry.shutdown()
     for plan in PLANS:
-        for _ in range(plan.errors):
+        if plan.errors:
             telemetry = otel_setup.setup(environ)
-            metrics.record_error(
-                telemetry.meter(), repo=plan.repo, kind=metrics.ErrorKind.BAD_INPUT
-            )
+            kinds = list(metrics.ErrorKind)
+            for index in range(plan.errors):
+                metrics.record_error(telemetry.meter(), repo=plan.repo, kind=kinds[index % 3])
             telemetry.shutdown()
     (folder / "garbage.jsonl").write_text("this is not OTLP\n", encoding="utf-8")
 

@@ -163,7 +163,7 @@ def _document(repo: dict[str, Any]) -> dict[str, Any]:
             "min_approvals": 50,
             "min_days": 7.0,
             "min_evidence_availability": 0.99,
-            "max_errors": 0,
+            "max_error_rate": 0.1,
             "max_fallbacks": 0,
             "max_would_downgrade_rate": 0.1,
             "depth_policy": None,

@@ -216,8 +216,9 @@ def test_repository_figures(tmp_path: Path) -> None:
 
 
 # Ready needs the upper end of the would-downgrade rate's 95% Wilson interval under the ceiling:
-# 12 clean approvals bound it at 24.3%, 5 at 43.4%; 4 liars in 12 at 60.9%.
-CRITERIA = Criteria(min_approvals=10, min_days=5, max_would_downgrade_rate=0.5)
+# 12 clean approvals bound it at 24.3%, 5 at 43.4%; 4 liars in 12 at 60.9%. The error rate
+# likewise: 1 error beside 12 reviews bounds it at 33.3%, 12 at 69.2%.
+CRITERIA = Criteria(min_approvals=10, min_days=5, max_would_downgrade_rate=0.5, max_error_rate=0.5)
 
 
 @pytest.mark.parametrize(
@@ -231,7 +232,8 @@ CRITERIA = Criteria(min_approvals=10, min_days=5, max_would_downgrade_rate=0.5)
         ("stale", {"evidence"}),
         ("liars", {"would_downgrade_rate"}),
         ("fallback", {"fallbacks"}),
-        ("errors", {"errors"}),
+        ("errors", {"error_rate"}),
+        ("an error", set()),
     ],
 )
 def test_each_readiness_criterion_fails_on_its_own(
@@ -256,7 +258,9 @@ def test_each_readiness_criterion_fails_on_its_own(
     write(
         tmp_path,
         spread(decisions, days=2 if case == "short" else 6),
-        errors={"acme/api": 1} if case == "errors" else None,
+        errors={"acme/api": {"errors": 12, "an error": 1}[case]}
+        if case in ("errors", "an error")
+        else None,
     )
     (repo,) = build_report(load_folder(tmp_path), CRITERIA).repositories
     assert {c.name for c in repo.checks if not c.ok} == failing
@@ -349,7 +353,7 @@ def test_missing_telemetry_folder_is_bad_input(tmp_path: Path) -> None:
         ["--min-evidence", "1.5"],
         ["--max-would-downgrade-rate", "-0.1"],
         ["--min-approvals", "-1"],
-        ["--max-errors", "-1"],
+        ["--max-error-rate", "1.5"],
     ],
 )
 def test_criteria_out_of_range_are_a_usage_error(tmp_path: Path, option: list[str]) -> None:
@@ -427,7 +431,8 @@ def test_readiness_can_be_judged_under_a_stricter_depth_policy(tmp_path: Path) -
     # 10 approvals: none flagged under accept bounds the rate at 27.8%, 1 under any-hunk at
     # 40.4%, 4 under all-hunks at 68.7%.
     lenient = build_report(
-        loaded, Criteria(min_approvals=1, min_days=0, max_would_downgrade_rate=0.45)
+        loaded,
+        Criteria(min_approvals=1, min_days=0, max_would_downgrade_rate=0.45, max_error_rate=1),
     )
     strict = build_report(
         loaded,
@@ -453,6 +458,8 @@ def test_readiness_can_be_judged_under_a_stricter_depth_policy(tmp_path: Path) -
             "0",
             "--max-would-downgrade-rate",
             "0.45",
+            "--max-error-rate",
+            "1",
             "--depth-policy",
             "any-hunk",
             "--format",
@@ -535,7 +542,7 @@ def test_report_shows_failed_citations_per_100_reviews_and_their_rates_with_inte
         "citations would downgrade 2 of 10 = 20.0% (95% CI 5.7%-51.0%)"
     ) in text
     document = to_json(build_report(load_folder(tmp_path), Criteria()))
-    assert document["version"] == "1.4"
+    assert document["version"] == "2.0"
     body = document["repositories"][0]["citations"]
     assert body["failed"] == 6
     assert set(body["would_downgrade_interval"]) == {"low", "high"}
@@ -669,9 +676,9 @@ def test_report_shows_mismatch_and_content_credit_rates_per_repository_and_clien
         "approvals",
         "days",
         "evidence",
-        "errors",
         "fallbacks",
         "would_downgrade_rate",
+        "error_rate",
         "streams",
     }
 
@@ -700,7 +707,7 @@ def test_the_json_report_gives_the_content_rates_as_its_other_rates(tmp_path: Pa
     result = runner.invoke(report_app, ["--telemetry-dir", str(tmp_path), "--format", "json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    assert document["version"] == "1.4"
+    assert document["version"] == "2.0"
     content = document["repositories"][0]["content"]
     assert set(content) == {
         "claimed",
@@ -749,3 +756,28 @@ def test_without_content_checks_the_report_shows_no_content(tmp_path: Path) -> N
     assert "content checks" not in text
     assert "mismatch rate" not in text
     assert all("content" not in body for body in to_json(older)["repositories"])
+
+
+@pytest.mark.parametrize(("errors", "ready"), [(3, True), (80, False)])
+def test_an_operators_few_errors_pass_and_a_pipeline_failing_most_runs_does_not(
+    tmp_path: Path, errors: int, ready: bool
+) -> None:
+    """Default criteria (the error rate's 95% upper bound at most 10%): 150 clean reviews beside
+    3 mistyped runs are ready (3 of 153 bound the rate at 5.6%), beside 80 failed runs not; the
+    errors are shown by kind in the text and the JSON."""
+    decisions = [decide("acme/api", scope=SCOPE, reviewers=[HONEST]) for _ in range(150)]
+    write(tmp_path, spread(decisions, days=8), errors={"acme/api": errors})
+    (repo,) = build_report(load_folder(tmp_path), Criteria()).repositories
+    (check,) = [c for c in repo.checks if c.name == "error_rate"]
+    assert check.ok is ready, check.detail
+    assert repo.ready is ready, [c for c in repo.checks if not c.ok]
+    assert repo.error_kinds == {"bad_input": errors}
+    text = runner.invoke(report_app, ["--telemetry-dir", str(tmp_path)]).stdout
+    assert f"errors {errors} (bad_input {errors})" in text
+    listed = runner.invoke(report_app, ["--telemetry-dir", str(tmp_path), "--format", "json"])
+    (body,) = json.loads(listed.stdout)["repositories"]
+    assert body["error_kinds"] == {"bad_input": errors}
+    assert (body["rates"]["error_rate"]["count"], body["rates"]["error_rate"]["of"]) == (
+        errors,
+        150 + errors,
+    )

@@ -105,4 +105,4 @@ def test_a_new_rate_is_one_more_entry(tmp_path: Path, monkeypatch: pytest.Monkey
     assert "unknown file rate 12 of 24 = 50.0% (95% CI" in render_text(built)
     rates = to_json(built)["repositories"][0]["rates"]
     assert rates["unknown_file_rate"]["limit"] == 0.05
-    assert set(rates) == {"would_downgrade_rate", "unknown_file_rate"}
+    assert set(rates) == {"would_downgrade_rate", "error_rate", "unknown_file_rate"}

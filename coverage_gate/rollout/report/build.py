@@ -148,6 +148,7 @@ class RepoReport:
     mode_sources: dict[str, int]
     fallbacks: int
     errors: int
+    error_kinds: dict[str, int] | None
     duration_p50_s: float | None
     duration_p95_s: float | None
     top_reasons: list[tuple[str, int]] | None
@@ -303,6 +304,7 @@ def repo_report(counts: RepoCounts, criteria: Criteria) -> RepoReport:
         mode_sources=dict(counts.mode_sources),
         fallbacks=counts.fallbacks,
         errors=counts.errors,
+        error_kinds=None if counts.error_kinds is None else dict(counts.error_kinds),
         duration_p50_s=counts.duration_p50_s,
         duration_p95_s=counts.duration_p95_s,
         top_reasons=None if counts.top_reasons is None else list(counts.top_reasons),

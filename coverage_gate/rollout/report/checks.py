@@ -20,6 +20,7 @@ from coverage_gate.rollout.report.counts import _BLOCKING_KINDS, RepoCounts
 from coverage_gate.rollout.report.stats import _share, wilson
 
 __all__ = [
+    "ERROR_RATE",
     "RATES",
     "READINESS_RULE",
     "WOULD_DOWNGRADE_RATE",
@@ -47,7 +48,9 @@ class Criteria:
     min_approvals: int = defaults.MIN_APPROVALS
     min_days: float = defaults.MIN_DAYS
     min_evidence_availability: float = defaults.MIN_EVIDENCE_AVAILABILITY
-    max_errors: int = defaults.MAX_ERRORS
+    # The upper bound of the error rate's 95% Wilson interval (runs without a decision among
+    # all runs) must be at most this.
+    max_error_rate: float = defaults.MAX_ERROR_RATE
     max_fallbacks: int = defaults.MAX_FALLBACKS
     # The upper bound of the would-downgrade rate's 95% Wilson interval must be at most this.
     max_would_downgrade_rate: float = defaults.MAX_WOULD_DOWNGRADE_RATE
@@ -64,8 +67,10 @@ class Criteria:
             found.append("min days must be at least 0")
         if not 0 <= self.min_evidence_availability <= 1:
             found.append("min evidence availability must be between 0 and 1")
-        if self.max_errors < 0 or self.max_fallbacks < 0:
-            found.append("max errors and max fallbacks must be at least 0")
+        if self.max_fallbacks < 0:
+            found.append("max fallbacks must be at least 0")
+        if not 0 <= self.max_error_rate <= 1:
+            found.append("max error rate must be between 0 and 1")
         if not 0 <= self.max_would_downgrade_rate <= 1:
             found.append("max would-downgrade rate must be between 0 and 1")
         return found
@@ -119,8 +124,18 @@ WOULD_DOWNGRADE_RATE = RateSpec(
     hint="audit with --list would_downgrade",
 )
 
+ERROR_RATE = RateSpec(
+    name="error_rate",
+    # runs that ended without a decision, among all runs: the reviews and the errors
+    counts=lambda counts, _criteria: (counts.errors, counts.reviews + counts.errors),
+    sentence=lambda _criteria: "{rate} of reconcile runs ended without a decision",
+    unit="runs",
+    limit=lambda criteria: criteria.max_error_rate,
+    hint="by kind on the errors line",
+)
+
 #: Every rate the report shows per repository; those with a limit are readiness checks.
-RATES: tuple[RateSpec, ...] = (WOULD_DOWNGRADE_RATE,)
+RATES: tuple[RateSpec, ...] = (WOULD_DOWNGRADE_RATE, ERROR_RATE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,11 +202,6 @@ def readiness(counts: RepoCounts, criteria: Criteria) -> list[Check]:
             availability is not None and availability >= criteria.min_evidence_availability,
             f"evidence available in {_pct(availability)} of reviews "
             f"(need at least {_pct(criteria.min_evidence_availability)})",
-        ),
-        Check(
-            "errors",
-            counts.errors <= criteria.max_errors,
-            f"{counts.errors} errors (at most {criteria.max_errors})",
         ),
         Check(
             "fallbacks",

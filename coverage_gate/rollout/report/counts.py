@@ -121,6 +121,9 @@ class RepoCounts:
     #: (per-file capability, complete stream, not truncated, not stale).
     evidence_available: int = 0
     errors: int = 0
+    #: The errors by kind (``bad_input``, ``bad_configuration``, ``internal``), where the source
+    #: tells them (the telemetry folder); ``None`` where it does not.
+    error_kinds: dict[str, int] | None = None
     fallbacks: int = 0
     #: When the first and the last review were observed (seconds since the epoch). Where they
     #: are only known to bracket the reviews, ``resolution_s`` says by how much at most (both
@@ -380,7 +383,9 @@ class ReviewTally:
             else:
                 mine[:] = [a + b for a, b in zip(mine, counts, strict=True)]
 
-    def counts(self, repository: str, errors: int) -> RepoCounts:
+    def counts(
+        self, repository: str, errors: int, error_kinds: dict[str, int] | None = None
+    ) -> RepoCounts:
         outcomes = self.outcomes
         first, last = self.first_end_ns, self.last_end_ns
         ordered = sorted(self.durations)  # once for both percentiles
@@ -391,6 +396,7 @@ class ReviewTally:
             flagged=outcomes[ReviewOutcome.WOULD_DOWNGRADE] + outcomes[ReviewOutcome.DOWNGRADED],
             evidence_available=self.evidence_available,
             errors=errors,
+            error_kinds=error_kinds,
             fallbacks=self.mode_sources.get("fallback", 0),
             first_seen_s=None if first is None else first / 1e9,
             last_seen_s=None if last is None else last / 1e9,

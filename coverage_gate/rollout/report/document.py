@@ -26,7 +26,7 @@ __all__ = ["REPORT_SCHEMA", "REPORT_VERSION", "to_json"]
 
 
 REPORT_SCHEMA = "coverage-gate/report"
-REPORT_VERSION = "1.4"
+REPORT_VERSION = "2.0"
 
 
 def _input_json(report: Report) -> dict[str, Any]:

@@ -34,6 +34,8 @@ class FolderInput:
     """What reading a telemetry folder gathered besides the reviews themselves."""
 
     errors: Counter[str] = field(default_factory=Counter)
+    #: the same errors by (repository, kind): bad_input, bad_configuration, internal
+    error_kinds: Counter[tuple[str, str]] = field(default_factory=Counter)
     files: int = 0
     lines: int = 0
     malformed_lines: int = 0
@@ -100,6 +102,7 @@ class Tallied(FolderInput):
         """Fold in what another ``Tallied`` read after this one, whose review keys (not taken
         from it) were none of this one's: ``seen_spans.add_if_new``."""
         self.errors.update(part.errors)
+        self.error_kinds.update(part.error_kinds)
         self.files += part.files
         self.lines += part.lines
         self.malformed_lines += part.malformed_lines
@@ -131,6 +134,10 @@ def count_folder(loaded: FolderInput) -> list[RepoCounts]:
             tally.add(review)
     names = sorted(set(tallies) | {repo for repo, n in loaded.errors.items() if n})
     return [
-        (tallies.get(name) or ReviewTally()).counts(name, loaded.errors.get(name, 0))
+        (tallies.get(name) or ReviewTally()).counts(
+            name,
+            loaded.errors.get(name, 0),
+            {kind: n for (repo, kind), n in sorted(loaded.error_kinds.items()) if repo == name},
+        )
         for name in names
     ]

@@ -280,6 +280,7 @@ def fold_error_point(
         cumulative[series] = max(cumulative.get(series, 0), value)
     else:
         loaded.errors[repo] += value
+        loaded.error_kinds[(repo, kind)] += value
 
 
 _TOO_DEEP = "JSON nested too deeply to read"
@@ -316,8 +317,9 @@ def read_line(
 
 def end_file(loaded: FolderInput, cumulative: dict[tuple[str, str, int], int]) -> None:
     """Count the latest cumulative error points of a file read to its end."""
-    for (repo, _, _), value in cumulative.items():
+    for (repo, kind, _), value in cumulative.items():
         loaded.errors[repo] += value
+        loaded.error_kinds[(repo, kind)] += value
 
 
 def read_lines(loaded: FolderInput, name: str, lines: Iterable[str]) -> None:

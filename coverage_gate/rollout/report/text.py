@@ -14,6 +14,7 @@ from coverage_gate.rollout.report.build import (
     ContentReport,
     DepthReport,
     Evidence,
+    RepoReport,
     Report,
 )
 from coverage_gate.rollout.report.checks import READINESS_RULE, WOULD_DOWNGRADE_RATE, Rate
@@ -179,7 +180,7 @@ def render_text(report: Report) -> str:
             _evidence_line(repo.evidence),
             "  mode sources "
             + (", ".join(f"{k} {v}" for k, v in repo.mode_sources.items()) or "-")
-            + f"; fallbacks {repo.fallbacks}; errors {repo.errors}",
+            + f"; fallbacks {repo.fallbacks}; errors {repo.errors}{_error_kinds(repo)}",
             f"  duration p50 {_seconds(repo.duration_p50_s)}, p95 {_seconds(repo.duration_p95_s)}",
             f"  top reasons {reasons}",
             *_depth_lines(repo.depth),
@@ -210,3 +211,11 @@ def render_text(report: Report) -> str:
                 f"{item.time}: {', '.join(item.files) or '-'}{more}{shallow}{cited}"
             )
     return "\n".join(out) + "\n"
+
+
+def _error_kinds(repo: RepoReport) -> str:
+    """The errors by kind, where the source tells them: ``(bad_input 11)``."""
+    kinds = repo.error_kinds
+    if not repo.errors or not kinds:
+        return ""
+    return " (" + ", ".join(f"{kind} {n}" for kind, n in kinds.items() if n) + ")"
