@@ -115,9 +115,13 @@ def _warn_about(decision: DecisionDocument, empty_scope: str) -> None:
 def _one_reviewer(claims: Path, evidence: Path | None) -> list[ReviewerInput]:
     from coverage_gate.contracts.model import ReviewerOutput  # noqa: PLC0415
     from coverage_gate.core.reconcile import ReviewerInput  # noqa: PLC0415
-    from coverage_gate.edges.files import load_evidence, load_model  # noqa: PLC0415 - start-up
+    from coverage_gate.edges.files import load_evidence, load_model, validate_json  # noqa: PLC0415 - start-up
 
-    output = load_model(claims, ReviewerOutput, "reviewer output")
+    if str(claims) == "-":  # the reviewer's output piped in, as --changed - and record's stream
+        data = stdin_bytes("reviewer output").read().removeprefix(b"\xef\xbb\xbf")
+        output = validate_json(ReviewerOutput, data, "(stdin)", "reviewer output")
+    else:
+        output = load_model(claims, ReviewerOutput, "reviewer output")
     return [ReviewerInput(output.agent_id, output, load_evidence(evidence) if evidence else None)]
 
 
@@ -285,7 +289,8 @@ def reconcile_command(
         typer.Option(**choice(Verdict), help="The review's verdict before reconciliation."),
     ],
     claims: Annotated[
-        Path | None, typer.Option(help="One reviewer's output (JSON, schema_version 1).")
+        Path | None,
+        typer.Option(help="One reviewer's output (JSON, schema_version 1; '-' reads stdin)."),
     ] = None,
     evidence: Annotated[
         Path | None,

@@ -159,7 +159,7 @@ def record(
         if hint is not None:
             say(f"coverage-gate: warning: {hint}")
         drifted = drift_warning(document, getattr(ADAPTERS[chosen], "knows", None))
-        if drifted is not None:
+        if drifted is not None and hint is None:  # another format's stream: not this one's drift
             say(drifted)
 
 

@@ -91,6 +91,10 @@ def resolve_revision(root: Path, revision: str) -> str | None:
 
 def snapshot_tree(root: Path) -> str:
     """The working tree under ``root`` written as a git tree object: its id."""
+    if not root.exists():
+        raise SnapshotError(f"{root}: no such folder")
+    if not root.is_dir():
+        raise SnapshotError(f"{root}: a file, not a folder (give the repository's folder)")
     top = _git(root, "rev-parse", "--show-toplevel")
     if top is None:
         raise SnapshotError(f"{root}: not in a git work tree")

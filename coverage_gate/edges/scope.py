@@ -112,7 +112,28 @@ def changed_from_git(repo_root: Path, base: str, head: str) -> list[str]:
     except subprocess.TimeoutExpired:
         raise BadInputError(f"git diff {base} {head} did not finish within 60 s") from None
     if result.returncode != 0:
-        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        said = result.stderr.decode("utf-8", "replace")
+        inside = repo_root.is_dir() and subprocess.run(
+            ["git", "-C", str(repo_root), "rev-parse", "--show-toplevel"],
+            capture_output=True, check=False, timeout=60,
+        ).returncode == 0  # fmt: skip
+        if not inside:
+            raise BadInputError(
+                f"--base {base} --head {head}: {repo_root} is not in a git work tree (give "
+                "--repo-root the repository's checkout, or --changed a file list)"
+            )
+        for revision in (base, head):
+            known = subprocess.run(
+                ["git", "-C", str(repo_root), "rev-parse", "--verify", "--quiet",
+                 f"{revision}^{{commit}}"],
+                capture_output=True, check=False, timeout=60,
+            )  # fmt: skip
+            if known.returncode != 0:
+                raise BadInputError(
+                    f"--base {base} --head {head}: the repository at {repo_root} holds no "
+                    f"commit {revision!r} (fetched deep enough?)"
+                )
+        message = said.strip().splitlines()
         raise BadInputError(f"git diff {base} {head}: {message[-1] if message else 'failed'}")
     names: set[str] = set()
     for raw in result.stdout.split(b"\0"):

@@ -102,7 +102,7 @@ def test_evidence_and_decision_files_get_the_umasks_mode(
             "enforce",
             "--repo-root",
             ".",
-            "-o",
+            "--decision-json",
             "d.json",
         ],
         umask,
