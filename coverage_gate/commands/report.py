@@ -138,6 +138,15 @@ def report(
             "--list", **choice(Listing), help="Also list each reviewer decision the check flagged."
         ),
     ] = None,
+    compact: Annotated[
+        bool,
+        typer.Option(
+            "--compact/--no-compact",
+            help="Merge the telemetry folder's run files of each past day into one file per "
+            "signal and day before reading it (the report reads the same; the folder keeps two "
+            "files a day instead of one or two per run).",
+        ),
+    ] = True,
     min_approvals: Annotated[
         int, typer.Option(help="Ready only with at least this many approvals.")
     ] = defaults.MIN_APPROVALS,
@@ -260,7 +269,7 @@ def report(
         except CoverageGateError as error:
             raise _fail(str(error), int(error.exit_code)) from None
     else:
-        result = _from_folder(telemetry_dir, criteria, listing)
+        result = _from_folder(telemetry_dir, criteria, listing, compact=compact)
     if render_html is not None:
         text = render_html(to_json(result))
     elif output is ReportFormat.JSON:
@@ -326,7 +335,9 @@ def _source_problem(
     return None
 
 
-def _from_folder(telemetry_dir: Path | None, criteria: Criteria, listing: Listing | None) -> Report:
+def _from_folder(
+    telemetry_dir: Path | None, criteria: Criteria, listing: Listing | None, *, compact: bool
+) -> Report:
     from coverage_gate.rollout.report import build_report  # noqa: PLC0415 - start-up
     from coverage_gate.rollout.report.scan import scan_folder  # noqa: PLC0415 - start-up
 
@@ -334,6 +345,15 @@ def _from_folder(telemetry_dir: Path | None, criteria: Criteria, listing: Listin
     if not folder.is_dir():
         raise _fail(f"no telemetry folder at {folder}", EXIT_BAD_INPUT)
     listed = listing is Listing.WOULD_DOWNGRADE
+    if compact:
+        from coverage_gate.telemetry.retention import compact as compact_folder  # noqa: PLC0415
+
+        try:
+            compact_folder(folder)
+        except OSError as error:  # a folder this user may read and not write: read it as it is
+            sys.stderr.write(
+                f"coverage-gate report: note: {folder} not compacted ({error.strerror or error})\n"
+            )
     try:
         # Streamed into per-repository tallies, on every core for a big folder.
         loaded = scan_folder(folder, list_flagged=listed)
