@@ -132,16 +132,7 @@ def formats() -> list[str]:
 
 
 def _recorder(
-    source_format: str,
-    *,
-    revision: str,
-    repo_root: str | None,
-    diff: bytes | None,
-    content: Mapping[str, bytes] | ContentSource | None,
-    agent: str | None,
-    bounds: Bounds | None,
-    max_line_bytes: int,
-    tracer_provider: SdkTracerProvider | None,
+    source_format: str, settings: RecordSettings, tracer_provider: SdkTracerProvider | None
 ) -> Recorder:
     from coverage_gate.adapters import ADAPTERS  # noqa: PLC0415 - only what is used
     from coverage_gate.record.recording import Recorder  # noqa: PLC0415
@@ -150,8 +141,6 @@ def _recorder(
     if adapter is None:
         known = ", ".join(formats())
         raise BadInputError(f"format {source_format!r} is unknown; known: {known}")
-    settings = _settings(revision=revision, repo_root=repo_root, diff=diff, content=content,
-                         agent=agent, bounds=bounds, max_line_bytes=max_line_bytes)  # fmt: skip
     return Recorder(adapter, settings, tracer_provider)
 
 
@@ -221,24 +210,12 @@ def record_stream(
     per call under an ``invoke_agent`` span; without it no span is made, and the document is the
     same. ``codereview-cli``: a task's ``metadata.json`` (its per-call trace), read whole.
     """
+    settings = _settings(revision=revision, repo_root=repo_root, diff=diff, content=content,
+                         agent=agent, bounds=bounds, max_line_bytes=max_line_bytes)  # fmt: skip
     if source_format == CODEREVIEW_CLI:
-        return _record_metadata(
-            stream if isinstance(stream, bytes) else stream.read(),
-            _settings(revision=revision, repo_root=repo_root, diff=diff, content=content,
-                      agent=agent, bounds=bounds, max_line_bytes=max_line_bytes),
-            tracer_provider,
-        )  # fmt: skip
-    recorder = _recorder(
-        source_format,
-        revision=revision,
-        repo_root=repo_root,
-        diff=diff,
-        content=content,
-        agent=agent,
-        bounds=bounds,
-        max_line_bytes=max_line_bytes,
-        tracer_provider=tracer_provider,
-    )
+        data = stream if isinstance(stream, bytes) else stream.read()
+        return _record_metadata(data, settings, tracer_provider)
+    recorder = _recorder(source_format, settings, tracer_provider)
     if isinstance(stream, bytes):
         for start in range(0, len(stream), _CHUNK_BYTES):
             recorder.feed(stream[start : start + _CHUNK_BYTES])
@@ -264,17 +241,9 @@ def record_lines(
     """As ``record_stream``, for a stream given line by line (text is UTF-8 encoded; a line's
     own newline, if any, is kept, and one is added where it is missing). Lines are recorded as
     they come: a live source can be passed as it produces them."""
-    recorder = _recorder(
-        source_format,
-        revision=revision,
-        repo_root=repo_root,
-        diff=diff,
-        content=content,
-        agent=agent,
-        bounds=bounds,
-        max_line_bytes=max_line_bytes,
-        tracer_provider=tracer_provider,
-    )
+    settings = _settings(revision=revision, repo_root=repo_root, diff=diff, content=content,
+                         agent=agent, bounds=bounds, max_line_bytes=max_line_bytes)  # fmt: skip
+    recorder = _recorder(source_format, settings, tracer_provider)
     for line in lines:
         data = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line
         recorder.feed(data if data.endswith(b"\n") else data + b"\n")
