@@ -20,6 +20,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable, Iterator, MutableMapping
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -125,6 +126,12 @@ def _snapshot(app: typer.Typer) -> None:
     app.command("snapshot", cls=Command)(snapshot.snapshot)
 
 
+def _config(app: typer.Typer) -> None:
+    from coverage_gate.commands import config  # noqa: PLC0415
+
+    app.command("config", cls=Command)(config.config)
+
+
 def _replay(app: typer.Typer) -> None:
     from coverage_gate.commands import replay  # noqa: PLC0415
 
@@ -147,6 +154,7 @@ MOUNTS: dict[str, Callable[[typer.Typer], None]] = {
     "replay": _replay,
     "formats": _formats,
     "schema": _schema,
+    "config": _config,
 }
 
 
@@ -176,6 +184,11 @@ SUMMARIES: dict[str, str] = {
     ),
     "formats": "List the stream formats `record` reads, or check one stream against them.",
     "schema": "Print the JSON Schemas of the contracts.",
+    "config": (
+        "Print each setting the environment or the settings file holds (.coverage-gate.toml, "
+        "or [tool.coverage-gate] in pyproject.toml, in the current directory) and where it "
+        "came from; precedence: command line, environment, file, flag payload, default."
+    ),
 }
 
 
@@ -306,8 +319,22 @@ def _writable_anywhere() -> None:
             reconfigure(errors="coverage-gate-json")
 
 
+def _settings_file() -> None:
+    """The repository's settings file, read once: its values become the environment's where the
+    environment holds none (``coverage_gate.edges.config_file``); a broken one exits 4."""
+    from coverage_gate.edges.config_file import apply  # noqa: PLC0415
+    from coverage_gate.errors import BadConfigError  # noqa: PLC0415
+
+    try:
+        apply(os.environ, Path.cwd())
+    except BadConfigError as error:
+        say(f"coverage-gate: error: {error}")
+        sys.exit(int(ExitCode.BAD_CONFIG))
+
+
 def _main() -> None:
     _writable_anywhere()
+    _settings_file()
     try:
         app()
     except SystemExit:

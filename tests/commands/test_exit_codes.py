@@ -53,6 +53,7 @@ CASES: list[tuple[str, int, list[str]]] = [
     ("formats-check-missing-stream", 3, ["formats", "--check", "{tmp}/none.jsonl"]),
     ("schema-unknown-contract", 2, ["schema", "nope"]),
     ("demo-unknown-option", 2, ["demo", "--bogus"]),
+    ("config-unknown-option", 2, ["config", "--bogus"]),
 ]  # fmt: skip
 
 
