@@ -151,5 +151,12 @@ def _either_signal(body: bytes, pos: int) -> bytes | BadBody:
 
 def looks_like_proto_file(head: bytes) -> bool:
     """A Collector proto file starts with a message length; a JSON lines file with text. A
-    first byte below a tab (a length under 16 MiB starts with a zero byte) cannot start JSON."""
-    return bool(head) and head[0] < 0x09
+    first byte below a tab (a length under 16 MiB starts with a zero byte) cannot start JSON;
+    and the message after the 4-byte length opens with field 1 (``resource_spans``,
+    ``resource_metrics`` or ``resource_logs``: tag ``0x0a``) unless it is empty. A JSON lines
+    file whose first line is a stray NUL (``\x00\n{...``) is not one."""
+    if not head or head[0] >= 0x09:
+        return False
+    if len(head) < 5:
+        return True
+    return int.from_bytes(head[:4], "big") == 0 or head[4] == 0x0A

@@ -28,7 +28,7 @@ from coverage_gate.contracts.model import Capability, Depth, EvidenceDocument, I
 from coverage_gate.core.agreement import compare
 from coverage_gate.edges.content import MappingContent
 from coverage_gate.record.recording import Recorder, RecordSettings
-from coverage_gate.telemetry.otlp_wire import proto_file_lines
+from coverage_gate.telemetry.otlp_wire import looks_like_proto_file, proto_file_lines
 from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, record_bytes, revision_content
 
 OTLP = DATA / "otlp-json"
@@ -593,3 +593,21 @@ def test_record_reads_a_collector_protobuf_file_and_names_a_cut_off_message(
     assert result.exit_code == 3
     assert "OTLP protobuf file: a message of" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_json_lines_file_opening_with_a_nul_line_is_read_as_json_lines(tmp_path: Path) -> None:
+    """A stray NUL line before OTLP JSON lines is a malformed line, skipped as every format
+    skips one; it does not make the file a Collector proto file (whose messages open with
+    field 1 after their length)."""
+    source = DATA / "otlp-json" / "claude-code_otel_honest.jsonl"
+    stream = tmp_path / "nul.jsonl"
+    stream.write_bytes(b"\x00\n" + source.read_bytes())
+    args = ["record", "--format", "otlp-json", "--revision", "rev1", "--repo-root", REPO_ROOT]
+    nul = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "a.json"), str(stream)])
+    plain = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "b.json"), str(source)])
+    assert nul.exit_code == plain.exit_code == 0, nul.stderr
+    a, b = (json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json"))
+    assert a["files"] == b["files"]
+    assert a["counters"]["malformed_lines"] == b["counters"]["malformed_lines"] + 1
+    proto = (DATA / "otlp-protobuf" / "claude-code_otel_honest.collector.proto").read_bytes()
+    assert looks_like_proto_file(proto) and not looks_like_proto_file(stream.read_bytes())
