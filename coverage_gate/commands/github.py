@@ -83,8 +83,9 @@ INPUTS: tuple[ActionInput, ...] = (
     ActionInput("fail-on-downgrade", "true: fail the step when the verdict was downgraded"),
 )
 
-#: The inputs as `coverage-gate github --help` lists them.
-INPUTS_HELP = "Inputs, each from its INPUT_<NAME> variable: " + "; ".join(
+#: The inputs as `coverage-gate github --help` lists them: one a line (``\b`` keeps click from
+#: rewrapping the list into one paragraph).
+INPUTS_HELP = "Inputs, each from its INPUT_<NAME> variable:\n\n\b\n" + "\n".join(
     f"{spec.name} ({spec.variable}): {spec.help}" for spec in INPUTS
 )
 

@@ -116,3 +116,11 @@ def test_the_main_help_reads_the_same_whether_the_commands_were_built_or_not() -
     assert all(group.commands[name] is not None for name in MOUNTS)  # each built now
     assert group.get_help(ctx) == listed
     assert all(f"  {name} " in listed for name in MOUNTS)
+
+
+def test_github_help_lists_each_input_on_a_line_of_its_own() -> None:
+    from coverage_gate.commands.github import INPUTS  # noqa: PLC0415
+
+    said = CliRunner().invoke(app, ["github", "--help"]).stdout.splitlines()
+    for spec in INPUTS:
+        assert any(line.strip().startswith(f"{spec.name} ({spec.variable}): ") for line in said)
