@@ -53,3 +53,16 @@ def test_every_metric_is_in_the_metric_table() -> None:
         assert (kind, unit.strip("`")) == (spec.kind.value, spec.unit), spec.name
         assert prometheus.split(",")[0].strip().strip("`") == spec.prometheus_series[0]
         assert [a.strip() for a in attributes.split(",")] == list(spec.attributes), spec.name
+
+
+def test_the_documented_contract_versions_are_the_codes() -> None:
+    """The README names the versions the evidence, decision and report documents are written
+    at: the versions this code writes."""
+    from coverage_gate.contracts.defaults import EVIDENCE_VERSION  # noqa: PLC0415
+    from coverage_gate.contracts.model import DECISION_VERSION  # noqa: PLC0415
+    from coverage_gate.rollout.report import REPORT_VERSION  # noqa: PLC0415
+
+    text = README
+    assert f'"schema": "coverage-gate/evidence"`, `"version": "{EVIDENCE_VERSION}"' in text
+    assert f'"schema": "coverage-gate/decision"`, `"version": "{DECISION_VERSION}"' in text
+    assert f"report version {REPORT_VERSION}" in text
