@@ -227,10 +227,14 @@ def flags(
     ] = None,
     stream_format: Annotated[
         str | None,
-        typer.Option("--stream-format", help="Stream format, as a targetable property."),
+        typer.Option(
+            "--stream-format",
+            help="The input stream's format, as a property flag strategies can target.",
+        ),
     ] = None,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", **choice(OutputFormat), help="Output: text or json.")
+        OutputFormat,
+        typer.Option("--format", **choice(OutputFormat), help="Output format: text or json."),
     ] = OutputFormat.TEXT,
 ) -> None:
     """Print the effective mode of --repo, its variant and the source that answered, and the

@@ -84,7 +84,7 @@ def formats(
         str | None,
         typer.Option(
             "--format",
-            help="With --check: the stream's format (default: told from its first lines).",
+            help="With --check: the input stream's format (default: told from its first lines).",
             show_default=False,
         ),
     ] = None,

@@ -409,7 +409,8 @@ def reconcile_command(
         typer.Option(
             "--format",
             **choice(OutputFormat),
-            help="text, json (the decision), markdown (a PR comment) or sarif (SARIF 2.1.0: "
+            help="Output format: text, json (the decision), markdown (a PR comment) or sarif "
+            "(SARIF 2.1.0: "
             "each unsupported, shallow or unverifiable claim on its file).",
         ),
     ] = OutputFormat.TEXT,
@@ -418,15 +419,15 @@ def reconcile_command(
         typer.Option(
             "--output",
             "-o",
-            metavar="FILE",
-            help="Write the output, in --format, to FILE instead of standard output.",
+            metavar="<file>",
+            help="Write the output, in --format, to this file instead of standard output.",
         ),
     ] = None,
     decision_json: Annotated[
         Path | None,
         typer.Option(
-            metavar="FILE",
-            help="Also write the decision document (JSON) to FILE, whatever --format is: for "
+            metavar="<file>",
+            help="Also write the decision document (JSON) to this file, whatever --format is: for "
             "a pipeline that wants both a SARIF log or a comment and the decision.",
         ),
     ] = None,

@@ -58,7 +58,7 @@ def record(
         typer.Option(
             "--format",
             "-f",
-            help="Stream format (see `coverage-gate formats`); detected when omitted.",
+            help="The input stream's format (see `coverage-gate formats`); detected when omitted.",
         ),
     ] = None,
     revision: RevisionOption,

@@ -277,7 +277,9 @@ def replay(
     flag_name: FlagNameOption = None,
     output_format: Annotated[
         ReplayFormat,
-        typer.Option("--format", **choice(ReplayFormat), help="text, json or markdown."),
+        typer.Option(
+            "--format", **choice(ReplayFormat), help="Output format: text, json or markdown."
+        ),
     ] = ReplayFormat.TEXT,
     jobs: Annotated[
         int | None,

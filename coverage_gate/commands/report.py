@@ -118,7 +118,8 @@ def report(
         typer.Option(
             "--format",
             **choice(ReportFormat),
-            help="text for people, json for machines, html for one page with charts (needs "
+            help="Output format: text for people, json for machines, html for one page with "
+            "charts (needs "
             "the html extra).",
         ),
     ] = ReportFormat.TEXT,

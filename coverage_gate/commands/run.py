@@ -88,7 +88,7 @@ def run_command(
         typer.Option(
             "--format",
             "-f",
-            help="Format of the reviewer's stdout (see `coverage-gate formats`); "
+            help="The input stream's format: the reviewer's stdout (see `coverage-gate formats`); "
             "'subprocess' only runs it and records capability none.",
         ),
     ] = "pi-rpc",
