@@ -294,13 +294,27 @@ def main() -> None:
     _main()
 
 
+#: What the text outputs' own characters become on an output that cannot encode them: arrows,
+#: the bar glyphs of the report, the middle dot, the ellipsis, the section sign.
+ASCII_FOR: dict[str, str] = {
+    "\u2192": "->", "\u25b0": "#", "\u25b1": ".", "\u00b7": "-", "\u2026": "...",
+    "\u00a7": "S", "\u00b1": "+/-",
+}  # fmt: skip
+
+
 def _json_escape(error: UnicodeError) -> tuple[str, int]:
-    """A character the output's encoding cannot hold, as JSON escapes it (``\\u2192``; one
-    outside the BMP as its surrogate pair): a JSON document stays JSON, a text stays legible."""
+    """A character the output's encoding cannot hold: in a text, one of the program's own
+    (``ASCII_FOR``) as its ASCII stand-in (``->`` for ``\u2192``); any other, and any in a JSON
+    document (a text that opens with ``{`` or ``[``), as JSON escapes it (``\\u2192``; one outside
+    the BMP as its surrogate pair): a JSON document stays JSON, a text stays legible."""
     if not isinstance(error, UnicodeEncodeError):
         raise error
+    document = error.object.lstrip()[:1] in ("{", "[")
     escaped: list[str] = []
     for char in error.object[error.start : error.end]:
+        if not document and char in ASCII_FOR:
+            escaped.append(ASCII_FOR[char])
+            continue
         units = char.encode("utf-16-be", "surrogatepass")
         escaped.extend(
             f"\\u{int.from_bytes(units[i : i + 2], 'big'):04x}" for i in (0, 2)[: len(units) // 2]

@@ -23,7 +23,31 @@ def _run(encoding: str, *args: str | Path) -> subprocess.CompletedProcess[str]:
 def test_the_demo_runs_whatever_the_output_encoding(encoding: str) -> None:
     done = _run(encoding, "demo")
     assert done.returncode == 0, done.stderr
-    assert "approve \\u2192 approve" in done.stdout  # none of the three holds the arrow
+    assert "approve -> approve" in done.stdout  # none of the three holds the arrow
+    if encoding == "ascii":
+        assert "##########" in done.stdout  # the depth bar's glyphs, as ASCII
+
+
+def test_a_text_on_a_narrow_output_uses_ascii_stand_ins_and_escapes_the_rest(
+    tmp_path: Path,
+) -> None:
+    """The program's own glyphs become their stand-ins (``->``); a character of the input
+    (a path) that the output cannot hold is escaped as JSON escapes it, never lost."""
+    name = "src/caf\u00e9.py"
+    claims = tmp_path / "claims.json"
+    claims.write_text(
+        json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": [name]}),
+        encoding="utf-8",
+    )
+    changed = tmp_path / "changed.txt"
+    changed.write_text(name + "\n", encoding="utf-8")
+    done = _run(
+        "ascii", "reconcile", "--repo", "acme/api", "--revision", "abc", "--verdict", "approve",
+        "--claims", claims, "--changed", changed, "--mode", "shadow",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "approve -> approve" in done.stdout
+    assert "src/caf\\u00e9.py" in done.stdout
 
 
 def test_a_json_document_on_an_ascii_stdout_is_still_json(tmp_path: Path) -> None:
