@@ -27,7 +27,7 @@ import typer
 import typer.main
 
 from coverage_gate.commands._choice import HELP_WIDTH, Command, Group
-from coverage_gate.commands._common import say
+from coverage_gate.commands._common import error_line, say, set_command
 from coverage_gate.edges.stdio import discard_stdout
 from coverage_gate.errors import ExitCode
 
@@ -342,12 +342,30 @@ def _settings_file() -> None:
     try:
         apply(os.environ, Path.cwd())
     except BadConfigError as error:
-        say(f"coverage-gate: error: {error}")
+        say(error_line(str(error)))
         sys.exit(int(ExitCode.BAD_CONFIG))
+
+
+#: Commands whose subcommands their error lines name too.
+_GROUPS: dict[str, frozenset[str]] = {
+    "flags": frozenset({"pull"}),
+    "receipts": frozenset({"verify"}),
+}
+
+
+def _command_words(argv: list[str]) -> list[str]:
+    """The command (and subcommand) ``argv`` runs, past the main options: ``["flags", "pull"]``."""
+    words = [word for word in argv if not word.startswith("-")][:2]
+    if not words or words[0] not in MOUNTS:
+        return []
+    if len(words) == 2 and words[1] in _GROUPS.get(words[0], frozenset()):
+        return words
+    return words[:1]
 
 
 def _main() -> None:
     _writable_anywhere()
+    set_command(_command_words(sys.argv[1:]))
     _settings_file()
     try:
         app()
@@ -362,7 +380,7 @@ def _main() -> None:
         if error.errno not in _STDOUT_GONE:
             raise
         discard_stdout()
-        say(f"coverage-gate: error: stdout: cannot write ({error.strerror or error})")
+        say(error_line(f"stdout: cannot write ({error.strerror or error})"))
         sys.exit(int(ExitCode.BAD_INPUT))
     except Exception as error:
         if os.environ.get("COVERAGE_GATE_DEBUG"):

@@ -28,12 +28,14 @@ __all__ = [
     "EVIDENCE",
     "QUIET_ENV",
     "emit_document",
+    "error_line",
     "errors_to_exit",
     "format_names",
     "info",
     "open_stream",
     "quiet",
     "say",
+    "set_command",
     "telemetry_session",
 ]
 
@@ -53,6 +55,21 @@ def quiet() -> bool:
     return os.environ.get(QUIET_ENV, "") not in ("", "0")
 
 
+#: The command this process runs, as its error lines name it (``set_command``).
+_COMMAND: list[str] = ["coverage-gate"]
+
+
+def set_command(words: list[str]) -> None:
+    """Name the command this process runs (``["flags", "pull"]``), once, from the command line."""
+    _COMMAND[:] = ["coverage-gate", *words]
+
+
+def error_line(message: str) -> str:
+    """The one style of an error line: ``coverage-gate COMMAND: error: MESSAGE`` (a usage error
+    is click's own, with the usage line above it)."""
+    return f"{' '.join(_COMMAND)}: error: {message}"
+
+
 def info(message: str) -> None:
     """A line that says what a run did (the repository root chosen, the evidence summary, where
     a file went), for a person at a terminal; ``-q`` leaves it out of a CI log. Warnings and
@@ -68,7 +85,7 @@ def errors_to_exit(telemetry: Telemetry | None = None, repo: str = "") -> Iterat
     try:
         yield
     except CoverageGateError as error:
-        say(f"coverage-gate: error: {error}")
+        say(error_line(str(error)))
         if telemetry is not None:
             from coverage_gate.rollout.metrics import ErrorKind, record_error  # noqa: PLC0415 - start-up
 

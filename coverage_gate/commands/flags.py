@@ -118,7 +118,7 @@ EnvironmentOption = Annotated[
 
 
 def _fail(message: str, code: int = EXIT_BAD_CONFIG) -> typer.Exit:
-    typer.echo(f"coverage-gate flags: {message}", err=True)
+    typer.echo(f"coverage-gate flags: error: {message}", err=True)
     return typer.Exit(code)
 
 

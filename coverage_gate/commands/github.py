@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import typer
 
-from coverage_gate.commands._common import say
+from coverage_gate.commands._common import error_line, say
 from coverage_gate.edges.stdio import write_stdout
 from coverage_gate.errors import BadInputError, CoverageGateError, ExitCode, UsageError
 
@@ -243,7 +243,7 @@ def _failures_annotated(stage: list[str]) -> Iterator[None]:
     try:
         yield
     except CoverageGateError as error:
-        say(f"coverage-gate: error: {error}")
+        say(error_line(str(error)))
         _annotate_error(f"coverage-gate: {error}")
         raise typer.Exit(int(error.exit_code)) from None
     except typer.Exit as stop:

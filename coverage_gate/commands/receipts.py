@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from coverage_gate.commands._choice import Command, Group
-from coverage_gate.commands._common import errors_to_exit, say
+from coverage_gate.commands._common import error_line, errors_to_exit, say
 from coverage_gate.edges.stdio import write_stdout
 from coverage_gate.errors import BadInputError, ExitCode
 
@@ -57,7 +57,7 @@ def verify(
         verified = len(found.paths) - failed
         summary = f"{verified} of {len(found.paths)} receipt(s) verified{skipped}"
         if failed:
-            say(f"coverage-gate: error: {summary}")  # exit 3: nothing on stdout
+            say(error_line(summary))  # exit 3: nothing on stdout
         else:
             write_stdout(f"{summary}\n", "verify summary")
     if failed:

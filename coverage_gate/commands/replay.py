@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Annotated
 import typer
 
 from coverage_gate.commands._choice import choice
-from coverage_gate.commands._common import errors_to_exit, say
+from coverage_gate.commands._common import error_line, errors_to_exit, say
 from coverage_gate.commands.flags import FlagNameOption, FlagsFileOption
 from coverage_gate.contracts.enums import DepthPolicy, UnknownPolicy
 from coverage_gate.edges.stdio import require_stdout, write_stdout
@@ -141,7 +141,7 @@ def _run(
     for result in replay_folder(folder, found.names, make_candidate, decide, workers):
         if isinstance(result, Unreadable):
             done.unreadable += 1
-            say(f"coverage-gate: error: {result.problem}")
+            say(error_line(result.problem))
             continue
         done.tally.add(Replayed(result.repo, result.change))
         if result.entry is not None:

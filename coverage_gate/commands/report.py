@@ -99,7 +99,7 @@ report_app = typer.Typer(
 
 
 def _fail(message: str, code: int) -> typer.Exit:
-    sys.stderr.write(f"coverage-gate report: {message}\n")
+    sys.stderr.write(f"coverage-gate report: error: {message}\n")  # error_line's style
     return typer.Exit(code)
 
 

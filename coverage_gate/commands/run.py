@@ -61,6 +61,12 @@ def _say(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def _error_line(message: str) -> str:
+    from coverage_gate.commands._common import error_line  # noqa: PLC0415 - start-up
+
+    return error_line(message)
+
+
 def _info(message: str) -> None:
     """A line that says what the run did; ``-q`` leaves it out (``commands._common.info``)."""
     from coverage_gate.commands._common import quiet  # noqa: PLC0415 - start-up
@@ -168,10 +174,10 @@ def run_command(
         ran = _run(command, adapter, settings, evidence_path, timeout, grace, telemetry)
         result, head, root, received = ran.result, ran.head, ran.root, ran.telemetry
     except LiveError as error:
-        _say(f"coverage-gate: error: {error}")
+        _say(_error_line(str(error)))
         raise typer.Exit(int(BadInputError.exit_code)) from None
     except CoverageGateError as error:
-        _say(f"coverage-gate: error: {error}")
+        _say(_error_line(str(error)))
         raise typer.Exit(int(error.exit_code)) from None
     outcome = result.outcome
     if outcome.ending is Ending.TIMED_OUT:

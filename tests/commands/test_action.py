@@ -323,7 +323,11 @@ def test_a_missing_or_wrong_input_fails_the_step_with_a_clear_error(
     assert gate.returncode == code, done.log
     assert [(a.command, a.message) for a in done.annotations] == [("error", message)]
     assert "Traceback" not in gate.stdout
-    said = [line for line in gate.stdout.splitlines() if line.startswith("coverage-gate: error: ")]
+    said = [
+        line
+        for line in gate.stdout.splitlines()
+        if line.startswith("coverage-gate github: error: ")
+    ]
     assert len(said) == 1, gate.stdout  # one line saying why, in the step's one ordered stream
     assert gate.outputs == {}
     assert done.outputs == {}

@@ -147,8 +147,9 @@ def test_help_to_a_full_stdout_is_one_line_not_an_internal_error(command: list[s
             check=False,
         )
     assert result.returncode == ExitCode.BAD_INPUT, result.stderr
+    named = " ".join(["coverage-gate", *command[:-1]])  # the command, in the one error style
     assert result.stderr.strip().splitlines() == [
-        "coverage-gate: error: stdout: cannot write (No space left on device)"
+        f"{named}: error: stdout: cannot write (No space left on device)"
     ]
 
 

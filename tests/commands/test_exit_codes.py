@@ -95,3 +95,10 @@ def test_an_error_exits_with_its_kind_and_writes_nothing_to_stdout(
     assert done.returncode == kind, (KINDS[kind], done.returncode, done.stderr)
     assert done.stdout == ""
     assert done.stderr.strip(), "stderr says why"
+    if kind != 2:  # one error style (a usage error is click's, under the usage line)
+        command = " ".join(
+            word for word in argv[:2] if word in ("pull", "verify") or word == argv[0]
+        )
+        assert re.search(rf"^coverage-gate {command}: error: ", done.stderr, re.MULTILINE), (
+            done.stderr
+        )

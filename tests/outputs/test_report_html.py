@@ -71,7 +71,7 @@ def test_without_the_html_extra_the_page_exits_3_with_what_to_install(
     assert not page.exists()
     assert result.exit_code == 3
     assert result.stdout == ""
-    assert result.stderr == f"coverage-gate report: {HTML_EXTRA_MISSING}\n"
+    assert result.stderr == f"coverage-gate report: error: {HTML_EXTRA_MISSING}\n"
     # an install hint that works wherever coverage-gate was installed from: into its own Python
     assert f"{sys.executable} -m pip install 'vl-convert-python>=1.6'" in result.stderr
 

@@ -362,7 +362,7 @@ def test_criteria_out_of_range_are_a_usage_error(tmp_path: Path, option: list[st
     result = runner.invoke(report_app, ["--telemetry-dir", str(tmp_path), *option])
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert "coverage-gate report:" in result.stderr
+    assert "coverage-gate report: error:" in result.stderr
 
 
 def test_default_folder_comes_from_the_environment(

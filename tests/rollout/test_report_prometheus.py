@@ -437,7 +437,7 @@ def test_a_failing_prometheus_is_an_error_never_a_report(
     result = report("--prometheus", fake.url, "--prometheus-header", "Authorization: Bearer s3cret")
     assert result.exit_code == code, result.output
     assert said in result.stderr
-    assert result.stderr.startswith("coverage-gate report: Prometheus http://127.0.0.1:")
+    assert result.stderr.startswith("coverage-gate report: error: Prometheus http://127.0.0.1:")
     assert "s3cret" not in result.stderr
     assert result.stdout == ""
 
