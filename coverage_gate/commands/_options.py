@@ -71,12 +71,17 @@ DiffOption = Annotated[
     ),
 ]
 AgentOption = Annotated[str | None, typer.Option(help="Reviewer name for the invoke_agent span.")]
-MaxFilesOption = Annotated[int, typer.Option(min=1, help="Bound on distinct files kept.")]
-MaxIssuesOption = Annotated[int, typer.Option(min=0, help="Bound on sampled call-level issues.")]
+MaxFilesOption = Annotated[
+    int, typer.Option(min=1, metavar="<int>", help="Bound on distinct files kept.")
+]
+MaxIssuesOption = Annotated[
+    int, typer.Option(min=0, metavar="<int>", help="Bound on sampled call-level issues.")
+]
 MaxLineBytesOption = Annotated[
     int,
     typer.Option(
         min=1024,
+        metavar="<bytes>",
         help="Longest tool-event line held whole; a longer one is read as it flows, keeping only "
         "the fields used.",
     ),

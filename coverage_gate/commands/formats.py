@@ -73,7 +73,7 @@ def formats(
         str | None,
         typer.Option(
             "--check",
-            metavar="STREAM",
+            metavar="<stream>",
             help="Check one stream ('-' for stdin): its format and client version, whether that "
             "version is in the range checked, and every drift found. Exit 0: understood; 1: "
             "drift; 3: not a known format.",

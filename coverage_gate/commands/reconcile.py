@@ -394,7 +394,9 @@ def reconcile_command(
     ] = None,
     exclude: Annotated[
         list[str] | None,
-        typer.Option(help="Glob of changed paths that are not reviewable (repeatable)."),
+        typer.Option(
+            metavar="<glob>", help="Glob of changed paths that are not reviewable (repeatable)."
+        ),
     ] = None,
     default_excludes: Annotated[
         bool,

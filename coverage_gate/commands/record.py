@@ -76,7 +76,7 @@ def record(
         Path | None,
         typer.Option(
             "--codex-rollout",
-            metavar="FILE",
+            metavar="<file>",
             help=(
                 "For a `codex exec --json` stream: its thread's session rollout, recorded in its "
                 "place (the rollout shows what the model received; exec output cannot). Found "

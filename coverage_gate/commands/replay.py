@@ -285,6 +285,7 @@ def replay(
         int | None,
         typer.Option(
             min=1,
+            metavar="<int>",
             help="Worker processes replaying receipts (results are the same for any number; "
             "default: one per CPU for 2,000 receipts or more, else 1: this process).",
             show_default=False,

@@ -188,7 +188,7 @@ def report(
     prometheus: Annotated[
         str | None,
         typer.Option(
-            metavar="URL",
+            metavar="<url>",
             help="Read the counts from this Prometheus (http://host:9090) instead of the "
             "telemetry folder: the same readiness, from the metrics the README lists.",
             show_default=False,
@@ -197,7 +197,7 @@ def report(
     since: Annotated[
         str | None,
         typer.Option(
-            metavar="DURATION",
+            metavar="<duration>",
             help=f"With --prometheus: the window, ending now (14d, 36h, 90m; default "
             f"{DEFAULT_SINCE}).",
             show_default=False,
@@ -206,7 +206,7 @@ def report(
     prometheus_header: Annotated[
         list[str] | None,
         typer.Option(
-            metavar="'NAME: VALUE'",
+            metavar="<'name: value'>",
             help="With --prometheus: a request header, e.g. 'Authorization: Bearer TOKEN' "
             "(repeatable; also COVERAGE_GATE_PROMETHEUS_HEADERS=name=value,...).",
             show_default=False,
@@ -215,7 +215,7 @@ def report(
     prometheus_timeout: Annotated[
         float,
         typer.Option(
-            metavar="SECONDS",
+            metavar="<seconds>",
             help="With --prometheus: the whole report must arrive within this many seconds.",
         ),
     ] = DEFAULT_PROMETHEUS_TIMEOUT_S,

@@ -119,13 +119,18 @@ def run_command(
         float | None,
         typer.Option(
             min=0.0,
+            metavar="<seconds>",
             help="Seconds before the reviewer's process group is ended (exit code 124); "
             "the evidence is then marked incomplete.",
         ),
     ] = None,
     grace: Annotated[
         float,
-        typer.Option(min=0.0, help="Seconds between SIGTERM and SIGKILL when ending the reviewer."),
+        typer.Option(
+            min=0.0,
+            metavar="<seconds>",
+            help="Seconds between SIGTERM and SIGKILL when ending the reviewer.",
+        ),
     ] = defaults.GRACE_SECONDS,
     telemetry_intake: Annotated[
         IntakeClient | None,
