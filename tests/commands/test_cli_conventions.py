@@ -28,23 +28,27 @@ def test_the_demo_runs_whatever_the_output_encoding(encoding: str) -> None:
         assert "##########" in done.stdout  # the depth bar's glyphs, as ASCII
 
 
+def _reconcile_on_ascii(folder: Path, name: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``reconcile`` of a reviewer claiming the one file ``name``, on an ASCII stdout."""
+    claims = folder / "claims.json"
+    claims.write_text(
+        json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": [name]}),
+        encoding="utf-8",
+    )
+    changed = folder / "changed.txt"
+    changed.write_text(name + "\n", encoding="utf-8")
+    return _run(
+        "ascii", "reconcile", "--repo", "acme/api", "--revision", "abc", "--verdict", "approve",
+        "--claims", claims, "--changed", changed, "--mode", "shadow", *extra,
+    )  # fmt: skip
+
+
 def test_a_text_on_a_narrow_output_uses_ascii_stand_ins_and_escapes_the_rest(
     tmp_path: Path,
 ) -> None:
     """The program's own glyphs become their stand-ins (``->``); a character of the input
     (a path) that the output cannot hold is escaped as JSON escapes it, never lost."""
-    name = "src/caf\u00e9.py"
-    claims = tmp_path / "claims.json"
-    claims.write_text(
-        json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": [name]}),
-        encoding="utf-8",
-    )
-    changed = tmp_path / "changed.txt"
-    changed.write_text(name + "\n", encoding="utf-8")
-    done = _run(
-        "ascii", "reconcile", "--repo", "acme/api", "--revision", "abc", "--verdict", "approve",
-        "--claims", claims, "--changed", changed, "--mode", "shadow",
-    )  # fmt: skip
+    done = _reconcile_on_ascii(tmp_path, "src/caf\u00e9.py")
     assert done.returncode == 0, done.stderr
     assert "approve -> approve" in done.stdout
     assert "src/caf\\u00e9.py" in done.stdout
@@ -52,18 +56,8 @@ def test_a_text_on_a_narrow_output_uses_ascii_stand_ins_and_escapes_the_rest(
 
 def test_a_json_document_on_an_ascii_stdout_is_still_json(tmp_path: Path) -> None:
     """A path with characters outside ASCII (and outside the BMP) reads back as it was."""
-    claims = tmp_path / "claims.json"
-    name = "src/café/🚀.py"
-    claims.write_text(
-        json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": [name]}),
-        encoding="utf-8",
-    )
-    changed = tmp_path / "changed.txt"
-    changed.write_text(name + "\n", encoding="utf-8")
-    done = _run(
-        "ascii", "reconcile", "--repo", "acme/api", "--revision", "abc", "--verdict", "approve",
-        "--claims", claims, "--changed", changed, "--mode", "shadow", "--format", "json",
-    )  # fmt: skip
+    name = "src/caf\u00e9/\U0001f680.py"
+    done = _reconcile_on_ascii(tmp_path, name, "--format", "json")
     assert done.returncode == 0, done.stderr
     decision = json.loads(done.stdout)
     assert decision["scope"] == [name]
