@@ -653,14 +653,7 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
             # text is credited by content, never as a read (DESIGN §6 rule 25); a denial ran
             # nothing
             given = None if denied or key(call_id) in self._no_text else returned_text(block)
-            return ToolEnd(
-                call_id=call_id,
-                tool=None,
-                succeeded=False,
-                line=lineno,
-                error_type=kind,
-                returned=given,
-            )
+            return ToolEnd.failed(call_id, lineno, kind, given)
         self._remember(self._succeeded, call_id)
         reported = span if isinstance(span, ByteSpan) else None
         return ToolEnd(
@@ -689,15 +682,7 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
             if key(call_id) in self._succeeded or key(call_id) not in self._ended:
                 self._succeeded.discard(key(call_id))
                 self._remember(self._ended, call_id)
-                events.append(
-                    ToolEnd(
-                        call_id=call_id,
-                        tool=None,
-                        succeeded=False,
-                        line=lineno,
-                        error_type=PERMISSION_DENIED,
-                    )
-                )
+                events.append(ToolEnd.failed(call_id, lineno, PERMISSION_DENIED))
         events.extend(self._mark_complete(lineno))
         return events
 

@@ -541,16 +541,7 @@ class CopilotDecoder(JsonLinesDecoder):
                 if error == COMMAND_FAILED and call_id not in self._no_text
                 else None
             )
-            return [
-                ToolEnd(
-                    call_id=call_id,
-                    tool=None,
-                    succeeded=False,
-                    line=lineno,
-                    error_type=error,
-                    returned=given,
-                )
-            ]
+            return [ToolEnd.failed(call_id, lineno, error, given)]
         shown = _shown(data)
         given = None if call_id in self._no_text else _given(data, shown)
         return [

@@ -350,14 +350,7 @@ class QwenCodeDecoder(ClaudeCodeDecoder):
             shell = _SHELL_RESULT.fullmatch(text) if text else None
             body = shell.group("body") if shell is not None else _NO_SHELL_OUTPUT
             given = returned(body) if body != _NO_SHELL_OUTPUT else None
-            return ToolEnd(
-                call_id=call_id,
-                tool=None,
-                succeeded=False,
-                line=lineno,
-                error_type=kind,
-                returned=given,
-            )
+            return ToolEnd.failed(call_id, lineno, kind, given)
         self._remember(self._succeeded, call_id)
         text = _content(block)
         shown, told = _returned(text)

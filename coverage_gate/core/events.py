@@ -258,6 +258,21 @@ class ToolEnd(msgspec.Struct, frozen=True, kw_only=True):
     returned: Returned | None = None
     content: ContentSeen | None = None
 
+    @classmethod
+    def failed(
+        cls, call_id: str, line: int, error_type: str | None, returned: Returned | None = None
+    ) -> ToolEnd:
+        """The end of a call that failed, not naming its tool; ``returned``: what it printed
+        all the same (a command that printed a file and then failed)."""
+        return cls(
+            call_id=call_id,
+            tool=None,
+            succeeded=False,
+            line=line,
+            error_type=error_type,
+            returned=returned,
+        )
+
 
 class StreamComplete(msgspec.Struct, frozen=True, kw_only=True):
     """The format's completion marker was seen."""
