@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Annotated
 import typer
 
 from coverage_gate.capture.intake_clients import IntakeClient
+from coverage_gate.commands._common import error_line, info
 from coverage_gate.commands._options import (
     DEFAULT_LINE_BYTES,
     DEFAULT_MAX_FILES,
@@ -59,20 +60,6 @@ DRAIN_SECONDS = 5.0
 
 def _say(message: str) -> None:
     typer.echo(message, err=True)
-
-
-def _error_line(message: str) -> str:
-    from coverage_gate.commands._common import error_line  # noqa: PLC0415 - start-up
-
-    return error_line(message)
-
-
-def _info(message: str) -> None:
-    """A line that says what the run did; ``-q`` leaves it out (``commands._common.info``)."""
-    from coverage_gate.commands._common import quiet  # noqa: PLC0415 - start-up
-
-    if not quiet():
-        _say(message)
 
 
 def _our_stdin() -> IO[bytes] | None:
@@ -179,10 +166,10 @@ def run_command(
         ran = _run(command, adapter, settings, evidence_path, timeout, grace, telemetry)
         result, head, root, received = ran.result, ran.head, ran.root, ran.telemetry
     except LiveError as error:
-        _say(_error_line(str(error)))
+        _say(error_line(str(error)))
         raise typer.Exit(int(BadInputError.exit_code)) from None
     except CoverageGateError as error:
-        _say(_error_line(str(error)))
+        _say(error_line(str(error)))
         raise typer.Exit(int(error.exit_code)) from None
     outcome = result.outcome
     if outcome.ending is Ending.TIMED_OUT:
@@ -194,12 +181,12 @@ def run_command(
             f"coverage-gate: ended {outcome.descendants_ended} process(es) the reviewer had "
             "started and left running"
         )
-    (_info if root.path is not None else _say)(root_note(root))  # no root: said even under -q
+    (info if root.path is not None else _say)(root_note(root))  # no root: said even under -q
     dirty = dirty_note(root.path, settings.revision)
     if dirty is not None:
         _say(dirty)
     if telemetry is None or not telemetry.alone:
-        _info(render.evidence_summary(result.evidence))
+        info(render.evidence_summary(result.evidence))
     if telemetry is not None and received is not None:
         _telemetry_notes(telemetry, received, result, ran.stream_records)
     if adapter.name != placeholder.NAME:  # the placeholder recognises no calls by design
@@ -211,7 +198,7 @@ def run_command(
             f"({outcome.stdout_error}); the rest of it was recorded, not passed on"
         )
     if telemetry is None or not telemetry.alone:
-        _info(f"coverage-gate: evidence written to {evidence_path}")
+        info(f"coverage-gate: evidence written to {evidence_path}")
     raise typer.Exit(outcome.exit_code)
 
 
@@ -282,7 +269,7 @@ def _telemetry_notes(
     from coverage_gate.capture.intake import disagreements, why_incomplete  # noqa: PLC0415
     from coverage_gate.outputs import render  # noqa: PLC0415 - start-up
 
-    _info(f"coverage-gate: telemetry: {render.evidence_summary(received.evidence)}")
+    info(f"coverage-gate: telemetry: {render.evidence_summary(received.evidence)}")
     why = why_incomplete(received, result.outcome)
     if why is not None:
         _say(f"coverage-gate: telemetry: {why}")
@@ -298,8 +285,8 @@ def _telemetry_notes(
             for line in found:
                 _say(f"coverage-gate:   {line}")
         else:
-            _info("coverage-gate: telemetry: the stream and the telemetry agree on every call")
-    _info(f"coverage-gate: telemetry evidence written to {plan.output}")
+            info("coverage-gate: telemetry: the stream and the telemetry agree on every call")
+    info(f"coverage-gate: telemetry evidence written to {plan.output}")
 
 
 class _KeepingHead:
