@@ -238,6 +238,18 @@ class LazyGroup(Group):
         del ctx
         return list(self.commands)
 
+    def _main_shell_completion(
+        self, ctx_args: MutableMapping[str, Any], prog_name: str, complete_var: str | None = None
+    ) -> None:
+        """A shell asking for completions (``_COVERAGE_GATE_COMPLETE`` set by the script that
+        ``--install-completion`` wrote): typer's completion classes are registered only then, so
+        no other run pays for them."""
+        if os.environ.get(complete_var or _COMPLETE_VAR):
+            from typer._completion_classes import completion_init  # noqa: PLC0415
+
+            completion_init()
+        super()._main_shell_completion(ctx_args, prog_name, complete_var)
+
     def summary(self, ctx: Any, name: str) -> str | None:
         """A command not built yet is listed by its line in ``SUMMARIES``, without building it."""
         commands = self.commands
@@ -247,6 +259,56 @@ class LazyGroup(Group):
 
 
 app = _typer(LazyGroup)
+
+
+#: The variable a shell's completion script sets to ask for completions.
+_COMPLETE_VAR = "_COVERAGE_GATE_COMPLETE"
+
+
+#: The shells typer's completion scripts are written for.
+_SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+
+
+def _shell(option: str) -> str:
+    """The shell this runs in, or a usage error naming the option and what was found."""
+    from typer._completion_shared import _get_shell_name  # noqa: PLC0415 - only when asked
+
+    shell = _get_shell_name()
+    if shell not in _SHELLS:
+        found = f"it runs in {shell}" if shell else "no shell was found above this process"
+        say(error_line(f"{option}: {found}; completion is for {', '.join(_SHELLS)}"))
+        raise typer.Exit(int(ExitCode.USAGE))
+    return shell
+
+
+def _install_completion(ctx: Any, param: Any, asked: bool) -> None:
+    """Typer's installer, for the ``coverage-gate`` command however this run was started."""
+    del param
+    if asked and not ctx.resilient_parsing:
+        from typer._completion_shared import install  # noqa: PLC0415 - only when asked
+
+        shell, path = install(
+            shell=_shell("--install-completion"),
+            prog_name="coverage-gate",
+            complete_var=_COMPLETE_VAR,
+        )
+        typer.echo(f"{shell} completion installed in {path}; it takes effect in a new shell")
+        raise typer.Exit
+
+
+def _show_completion(ctx: Any, param: Any, asked: bool) -> None:
+    """The script typer's installer would write, for the shell this runs in."""
+    del param
+    if asked and not ctx.resilient_parsing:
+        from typer._completion_shared import get_completion_script  # noqa: PLC0415
+
+        script = get_completion_script(
+            prog_name="coverage-gate",
+            complete_var=_COMPLETE_VAR,
+            shell=_shell("--show-completion"),
+        )
+        typer.echo(script)
+        raise typer.Exit
 
 
 def _print_version(asked: bool) -> None:
@@ -266,6 +328,28 @@ def _main_group(
             callback=_print_version,
             is_eager=True,
             help="Print coverage-gate's version and exit.",
+        ),
+    ] = False,
+    install_completion: Annotated[
+        bool,
+        typer.Option(
+            "--install-completion",
+            callback=_install_completion,
+            is_eager=True,
+            expose_value=False,
+            help="Install tab completion for the shell this runs in (bash, zsh, fish, "
+            "PowerShell) and exit; it takes effect in a new shell.",
+        ),
+    ] = False,
+    show_completion: Annotated[
+        bool,
+        typer.Option(
+            "--show-completion",
+            callback=_show_completion,
+            is_eager=True,
+            expose_value=False,
+            help="Print the completion script for the shell this runs in and exit, to install "
+            "it by hand.",
         ),
     ] = False,
     quiet: Annotated[
@@ -368,7 +452,9 @@ def _main() -> None:
     set_command(_command_words(sys.argv[1:]))
     _settings_file()
     try:
-        app()
+        # One completion variable however the program was started (``python -m coverage_gate``
+        # too): the one the script of ``--show-completion`` sets.
+        app(complete_var=_COMPLETE_VAR)
     except SystemExit:
         raise
     except KeyboardInterrupt:
