@@ -362,7 +362,7 @@ class Counted:
 #: The counters one report reads.
 COUNTED: tuple[Counted, ...] = (
     Counted("reviews", m.REVIEWS, ("mode", "mode_source", "outcome", "evidence_available")),
-    Counted("errors", m.ERRORS),
+    Counted("errors", m.ERRORS, ("kind",)),
     Counted("fallbacks", m.MODE_FALLBACKS),
     Counted("claimed", m.CLAIMED_FILES),
     Counted("unsupported", m.UNSUPPORTED_FILES),
@@ -423,6 +423,7 @@ class _Tally:
     flagged: int = 0
     available: int = 0
     errors: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)
     fallbacks: int = 0
     outcomes: dict[str, int] = field(default_factory=dict)
     modes: dict[str, int] = field(default_factory=dict)
@@ -464,6 +465,8 @@ _TOTALS = frozenset({"errors", "fallbacks", "claimed", "unsupported", "unknown"}
 def _fold_counts(tally: _Tally, name: str, labels: Mapping[str, str], n: int) -> None:
     if name in _TOTALS:
         setattr(tally, name, getattr(tally, name) + n)
+        if name == "errors":
+            _add(tally.error_kinds, labels.get("kind", ""), n)
     elif name == "reviews":
         tally.reviews += n
         outcome = labels.get("outcome", "")
@@ -537,6 +540,7 @@ def _counts(repository: str, t: _Tally, step_s: int) -> RepoCounts:
         flagged=t.flagged,
         evidence_available=t.available,
         errors=t.errors,
+        error_kinds=dict(sorted(t.error_kinds.items())),
         fallbacks=t.fallbacks,
         first_seen_s=first,
         last_seen_s=last,

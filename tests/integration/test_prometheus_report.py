@@ -374,6 +374,7 @@ AGREED = (
     "mode_sources",
     "fallbacks",
     "errors",
+    "error_kinds",
     "readiness",
     "rates",
 )

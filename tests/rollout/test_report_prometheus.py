@@ -192,6 +192,7 @@ def test_the_counters_fold_into_the_counts_the_spans_give(tmp_path: Path) -> Non
         "flagged",
         "evidence_available",
         "errors",
+        "error_kinds",
         "fallbacks",
         "outcomes",
         "modes",
