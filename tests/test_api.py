@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from coverage_gate import api
 from coverage_gate.cli import app
+from tests._support.docs import section
 from tests.conftest import DATA, GOLDEN, REPO_ROOT, canonical
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -304,9 +305,7 @@ def test_using_the_api_without_providers_loads_no_telemetry_or_command_line() ->
 
 def test_the_readme_example_runs_as_written() -> None:
     """The README's Python API example, run as it is shown, prints what its comment says."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Python API", 1)[1].split("\n## ", 1)[0]
-    (code,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    (code,) = re.findall(r"```python\n(.*?)```", section("Python API"), re.DOTALL)
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )

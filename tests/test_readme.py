@@ -1,9 +1,8 @@
-"""The README's tables stay true: exit codes, formats, commands."""
+"""The documentation's tables stay true: exit codes, formats, commands, metrics, versions."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from typer.main import get_command
 
@@ -11,13 +10,17 @@ from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
 from coverage_gate.rollout.metrics import INSTRUMENTS
+from tests._support.docs import all_text, section
 
-README = (Path(__file__).parent.parent / "README.md").read_text()
+README = all_text()
 
 
 def table_after(heading: str) -> list[list[str]]:
-    section = README.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line]
+    rows = [
+        line
+        for line in section(heading).splitlines()
+        if line.startswith("| ") and "---" not in line
+    ]
     return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[1:]]
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from tests._support.docs import all_text
 from tests.conftest import CHANGED_FILES, DATA
 
 ROOT = Path(__file__).parent.parent
-README = (ROOT / "README.md").read_text()
+README = all_text()
 CI_SCRIPT = ROOT / ".ci" / "run"
 REV = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 

@@ -20,6 +20,7 @@ from coverage_gate.contracts.model import Mode
 from coverage_gate.edges.files import dump_model
 from coverage_gate.examples.demo import REVISION
 from coverage_gate.outputs.github import COMMENT_MARKER
+from tests._support.docs import section
 from tests._support.examples import EXAMPLES, example_review
 from tests._support.github_runner import (
     INPUT_DEFAULT,
@@ -440,8 +441,6 @@ def test_what_a_reviewer_wrote_cannot_issue_workflow_commands(workspace: Path) -
 
 # --- the README's example workflow --------------------------------------------------------------
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-
 #: A stand-in for ``gh api``: lists the comments in $FAKE_COMMENTS (applying ``--jq`` with jq when
 #: $FAKE_JQ says so, else checking it is the README's filter and applying that in Python) and
 #: logs each edit or new comment to $FAKE_LOG.
@@ -474,8 +473,7 @@ else:
 
 
 def readme_workflow() -> dict[str, Any]:
-    section = README.split("## GitHub Actions\n", 1)[1].split("\n## ", 1)[0]
-    (block,) = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    (block,) = re.findall(r"```yaml\n(.*?)```", section("GitHub Actions"), re.DOTALL)
     return load_yaml(block)
 
 

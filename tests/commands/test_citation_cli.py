@@ -30,6 +30,7 @@ from coverage_gate.rollout.flags import (
     effective_policies,
     policies_from_payload,
 )
+from tests._support.docs import section
 from tests.conftest import reconcile_in
 from tests.core.test_policies import features, payload, snapshot
 
@@ -265,7 +266,6 @@ def test_a_root_that_is_no_repository_leaves_citations_unavailable(
     assert {(c["outcome"], c["reason"]) for c in checks} == {("unavailable", "content_unavailable")}
 
 
-README = (Path(__file__).parents[2] / "README.md").read_text("utf-8")
 README_TAX = (
     'import math\n\nRATE = 0.2\n\n\ndef tax(amount):\n    """Tax due on amount."""\n'
     "    return round(amount * RATE, 2)\n"
@@ -274,9 +274,9 @@ README_TAX = (
 
 def test_the_readme_citation_example_gives_the_note_it_shows(tmp_path: Path) -> None:
     """The README's reviewer output, replayed against the file it describes, gives its note."""
-    section = README.split("### Citations", 1)[1]
-    output = section.split("```json\n", 1)[1].split("```", 1)[0]
-    shown = section.split("```text\n", 1)[1].split("```", 1)[0]
+    text = section("Citations")
+    output = text.split("```json\n", 1)[1].split("```", 1)[0]
+    shown = text.split("```text\n", 1)[1].split("```", 1)[0]
     root = tmp_path / "repo"
     revision = repository_with_tax(root, README_TAX)
     (tmp_path / "claims.json").write_text(output, "utf-8")

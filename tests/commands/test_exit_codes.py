@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._support.docs import section
 from tests.conftest import lying_reconcile_args, run_cli
-
-README = Path(__file__).resolve().parents[2] / "README.md"
 
 #: The kinds of error, each with the words that open its row of the README's table.
 KINDS = {2: "usage", 3: "bad input", 4: "bad configuration"}
@@ -59,8 +58,7 @@ CASES: list[tuple[str, int, list[str]]] = [
 
 def readme_kinds() -> dict[int, str]:
     """The README's "Exit codes" table: code -> the meaning's first words."""
-    section = README.read_text().split("## Exit codes", 1)[1].split("\n## ", 1)[0]
-    rows = re.findall(r"^\| (\d) \| ([^|]+)\|", section, flags=re.MULTILINE)
+    rows = re.findall(r"^\| (\d) \| ([^|]+)\|", section("Exit codes"), flags=re.MULTILINE)
     return {int(code): meaning.strip() for code, meaning in rows}
 
 

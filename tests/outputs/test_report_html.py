@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 import coverage_gate.outputs
 from coverage_gate.commands.report import HTML_EXTRA_MISSING, report_app
 from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV
+from tests._support.docs import all_text
 from tests._support.simulate_rollout import simulate
 from tests.test_startup import loaded_by
 
@@ -223,7 +224,7 @@ def test_a_page_from_prometheus_says_it_has_no_per_day_figures(rollout: Path) ->
 
 def test_readme_html_command_runs_as_written(rollout: Path, tmp_path: Path) -> None:
     """The README's command, verbatim, over the simulated rollout's folder."""
-    assert README_HTML in (ROOT / "README.md").read_text()
+    assert README_HTML in all_text()
     bin_dir = str(Path(sys.executable).parent)
     env = {
         **os.environ,
