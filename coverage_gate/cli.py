@@ -167,7 +167,7 @@ SUMMARIES: dict[str, str] = {
     "record": "Read an agent's event stream and write the evidence document (JSON).",
     "reconcile": ("Reconcile claims with evidence over the changed files and print the decision."),
     "github": (
-        "Run as the GitHub Action's step: read the inputs from INPUT_<NAME> variables (see "
+        "Run as the GitHub Action's step: read the inputs from the INPUT_* variables (see "
         "action.yml), record each stream, reconcile, and write the step outputs, the job "
         "summary, one annotation per finding, the PR comment body and a SARIF log."
     ),

@@ -10,7 +10,7 @@ from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS
 from coverage_gate.cli import app
 from coverage_gate.errors import ExitCode
 from coverage_gate.rollout.metrics import INSTRUMENTS
-from tests._support.docs import all_text, section
+from tests._support.docs import all_text, rendered_section
 
 README = all_text()
 
@@ -18,7 +18,7 @@ README = all_text()
 def table_after(heading: str) -> list[list[str]]:
     rows = [
         line
-        for line in section(heading).splitlines()
+        for line in rendered_section(heading).splitlines()
         if line.startswith("| ") and "---" not in line
     ]
     return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[1:]]

@@ -138,7 +138,7 @@ CANNOT_RUN = {
         "needs the real Claude Code client and a model; tests/integration/test_real_clients.py "
         "runs Claude Code under `coverage-gate run --telemetry-intake claude-code`"
     ),
-    "python3 -m venv .venv && .venv/bin/pip install -U pip && .venv/bin/pip install -e . --group dev": (
+    "python3 -m venv .venv && .venv/bin/pip install -U pip && .venv/bin/pip install -e '.[docs]' --group dev": (
         "replaces the virtualenv the tests run in (CI's script runs it, with -q)"
     ),
     ".venv/bin/python -m pytest": "is the test run itself (CI's script runs it with --cov)",

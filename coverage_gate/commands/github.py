@@ -85,9 +85,8 @@ INPUTS: tuple[ActionInput, ...] = (
 
 #: The inputs as `coverage-gate github --help` lists them: one a line (``\b`` keeps click from
 #: rewrapping the list into one paragraph).
-INPUTS_HELP = "Inputs, each from its INPUT_<NAME> variable:\n\n\b\n" + "\n".join(
-    f"{spec.name} ({spec.variable}): {spec.help}" for spec in INPUTS
-)
+INPUTS_HELP = "Inputs, each from its variable (INPUT_ and the name in capitals):\n\n\b\n"
+INPUTS_HELP += "\n".join(f"{spec.name} ({spec.variable}): {spec.help}" for spec in INPUTS)
 
 _TRUE = {"true", "True", "TRUE"}
 _FALSE = {"false", "False", "FALSE"}
@@ -304,7 +303,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def github_command() -> None:
-    """Run as the GitHub Action's step: read the inputs from INPUT_<NAME> variables (see
+    """Run as the GitHub Action's step: read the inputs from the INPUT_* variables (see
     action.yml), record each stream, reconcile, and write the step outputs, the job summary,
     one annotation per finding, the PR comment body and a SARIF log."""
     stage = ["reading the inputs"]

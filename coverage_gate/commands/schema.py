@@ -11,7 +11,7 @@ from coverage_gate.commands._common import errors_to_exit
 from coverage_gate.edges.stdio import write_stdout
 from coverage_gate.errors import UsageError
 
-__all__ = ["SCHEMA_NAMES", "schema"]
+__all__ = ["SCHEMA_NAMES", "published", "schema"]
 
 #: ``coverage_gate.contracts.schemas.SCHEMAS``' names, for --help without loading the models (a test
 #: holds them equal).
@@ -29,15 +29,15 @@ def schema(
 
     with errors_to_exit():
         if name is None:
-            document = {key: _published(key) for key in SCHEMAS}
+            document = {key: published(key) for key in SCHEMAS}
         elif name in SCHEMAS:
-            document = _published(name)
+            document = published(name)
         else:
             raise UsageError(f"unknown schema {name!r}; known: {', '.join(SCHEMAS)}")
         write_stdout(json.dumps(document, indent=2, sort_keys=True) + "\n", "schema")
 
 
-def _published(name: str) -> dict[str, Any]:
+def published(name: str) -> dict[str, Any]:
     """A contract's JSON Schema; the evidence document's ``source`` names the stream formats it
     takes (the registry's, as `coverage-gate formats` lists them: the model does not know them)."""
     from coverage_gate.contracts.schemas import SCHEMAS  # noqa: PLC0415 - start-up

@@ -25,7 +25,16 @@ from typing import Any, Final
 
 from coverage_gate.errors import BadConfigError
 
-__all__ = ["FILE_NAME", "SETTINGS", "Applied", "applied", "apply", "find"]
+__all__ = [
+    "DESCRIPTIONS",
+    "FILE_NAME",
+    "SECRETS",
+    "SETTINGS",
+    "Applied",
+    "applied",
+    "apply",
+    "find",
+]
 
 FILE_NAME: Final = ".coverage-gate.toml"
 _PYPROJECT: Final = "pyproject.toml"
@@ -50,7 +59,37 @@ SETTINGS: Final[dict[str, str]] = {
     "prometheus-headers": "COVERAGE_GATE_PROMETHEUS_HEADERS",
     "quiet": "COVERAGE_GATE_QUIET",
 }
-_SECRETS: Final = {"unleash-api-token": "UNLEASH_API_TOKEN"}
+#: Settings that are environment only: a secret does not belong in a committed file.
+SECRETS: Final = {"unleash-api-token": "UNLEASH_API_TOKEN"}
+
+#: What each setting sets, for the documentation's table of variables (a test holds every key of
+#: ``SETTINGS`` and ``SECRETS`` to one).
+DESCRIPTIONS: Final[dict[str, str]] = {
+    "mode": "The mode for every repository: off, shadow or enforce. Set, it wins over the flag.",
+    "fallback-mode": "The mode when no flag source answers (default shadow).",
+    "depth-policy": "How much of a claimed file's change its evidence must show: accept, "
+    "any-hunk or all-hunks.",
+    "unknown-policy": "Whether claims whose evidence is unavailable downgrade an Approve: accept "
+    "(default) or downgrade.",
+    "citation-policy": "Whether a citation that does not match the file at the revision "
+    "downgrades an Approve: accept or downgrade.",
+    "mutation-policy": "What a reviewer that changed files during its review does to its "
+    "coverage: accept (recorded and said) or downgrade.",
+    "flags": "A flags snapshot file (from `coverage-gate flags pull`): the flag source, offline.",
+    "flag-name": "The feature flag's name (default review.coverage-reconciler).",
+    "flags-on-error": "On a corrupt snapshot or variant payload: fail (exit 4) or use the "
+    "fallback mode.",
+    "flags-disk-copy": "Where the last good Unleash answer is kept (default "
+    "~/.cache/coverage-gate/flags.json; empty: none).",
+    "unleash-url": "The Unleash server's API URL: the flag source, online.",
+    "unleash-app-name": "The application name the Unleash client reports (default coverage-gate).",
+    "unleash-environment": "The environment in the flag's evaluation context.",
+    "unleash-api-token": "The Unleash client API token.",
+    "telemetry-dir": "The local telemetry folder `reconcile` writes and `report` reads (default "
+    "$XDG_STATE_HOME/coverage-gate/telemetry).",
+    "prometheus-headers": "Request headers for `report --prometheus` (name=value,...).",
+    "quiet": "Write warnings and errors only (true or false); `-q` on the command line.",
+}
 
 
 @dataclass(frozen=True)
@@ -125,10 +164,10 @@ def _entries(path: Path) -> list[tuple[str, str, int]]:
     for key, value in table.items():
         line = _line_of(text, key, path.name == _PYPROJECT)
         where = f"settings file {path}: line {line}: key {key!r}"
-        if key in _SECRETS:
+        if key in SECRETS:
             raise BadConfigError(
                 f"{where}: a secret does not belong in a committed file; set "
-                f"{_SECRETS[key]} in the environment"
+                f"{SECRETS[key]} in the environment"
             )
         if key not in SETTINGS:
             raise BadConfigError(f"{where} is not a setting (known: {', '.join(SETTINGS)})")

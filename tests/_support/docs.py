@@ -4,8 +4,10 @@ page it lives, so that moving a section between pages does not unpin it."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -51,3 +53,17 @@ def section(heading: str) -> str:
             found.append("".join(lines[index + 1 : end]))
     assert len(found) == 1, f"{len(found)} sections headed {heading!r}"
     return found[0]
+
+
+def hooks() -> ModuleType:
+    """``docs/_hooks/reference.py``: the generators the site's build runs."""
+    spec = importlib.util.spec_from_file_location("reference", DOCS / "_hooks" / "reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def rendered_section(heading: str) -> str:
+    """``section(heading)`` as the site shows it: its generated parts filled in."""
+    return str(hooks().render(section(heading)))
