@@ -39,11 +39,14 @@ def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
     return found
 
 
-def section(heading: str) -> str:
+def section(heading: str, page: str | None = None) -> str:
     """The text under the one heading ``heading`` (any level), up to the next heading of the same
-    or a higher level: an ``AssertionError`` when no page, or more than one, holds it."""
+    or a higher level, on ``page`` or on any: an ``AssertionError`` when none, or more than one,
+    holds it."""
     found: list[str] = []
-    for text in pages().values():
+    for name, text in pages().items():
+        if page is not None and name != page:
+            continue
         lines = text.splitlines(keepends=True)
         headings = _headings(lines)
         for position, (index, level, title) in enumerate(headings):
@@ -64,6 +67,6 @@ def hooks() -> ModuleType:
     return module
 
 
-def rendered_section(heading: str) -> str:
-    """``section(heading)`` as the site shows it: its generated parts filled in."""
-    return str(hooks().render(section(heading)))
+def rendered_section(heading: str, page: str | None = None) -> str:
+    """``section(heading, page)`` as the site shows it: its generated parts filled in."""
+    return str(hooks().render(section(heading, page)))

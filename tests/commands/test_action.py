@@ -484,6 +484,11 @@ def test_the_readme_workflow_is_a_valid_workflow_using_this_action() -> None:
     steps = workflow["jobs"]["review"]["steps"]
     gate = next(step for step in steps if step.get("id") == "gate")
     assert set(gate["with"]) <= set(load_action()["inputs"])
+    # the action of a checkout of coverage-gate, installed from that same checkout
+    (checkout,) = [s for s in steps if s.get("with", {}).get("path") == ".coverage-gate"]
+    assert checkout["uses"].startswith("actions/checkout@")
+    assert gate["uses"] == "./.coverage-gate"
+    assert "pip install ./.coverage-gate" in [s.get("run") for s in steps]
     assert "coverage-gate run " in next(s for s in steps if s.get("id") == "review")["run"]
 
 
