@@ -44,7 +44,7 @@ def shown_commands() -> list[str]:
     return commands
 
 
-SIMULATE = ".venv/bin/python tests/_support/simulate_rollout.py"
+SIMULATE = ".venv/bin/python -m coverage_gate.rollout.simulation"
 BENCH = ".venv/bin/python -m pytest -m bench -s"
 ARCHITECTURE = ".venv/bin/python -m tests.architecture_report"
 RECORD = (
@@ -324,7 +324,7 @@ def test_rollout_runbook_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_simulated_rollout_command_runs_as_written() -> None:
-    """`.venv/bin/python tests/_support/simulate_rollout.py`, from the checkout, prints its report."""
+    """`.venv/bin/python -m coverage_gate.rollout.simulation`, from the checkout, prints its report."""
     if not (ROOT / ".venv" / "bin" / "python").exists():
         pytest.skip("no .venv in the checkout (README: Develop makes it)")
     done = _bash(SIMULATE, ROOT, dict(os.environ))

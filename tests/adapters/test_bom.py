@@ -17,7 +17,7 @@ from coverage_gate.record.linescan import LineScanner
 from coverage_gate.record.recording import Recorder, RecordSettings
 from coverage_gate.record.sniff import head_lines, sniff
 from coverage_gate.rollout.report import load_folder
-from tests._support.simulate_rollout import decide
+from coverage_gate.rollout.simulation import decide
 from tests.conftest import DATA, REPO_ROOT
 from tests.rollout.test_report import LIAR, SCOPE, T0, write
 

@@ -41,7 +41,7 @@ CHILD = """
 import os, time
 from coverage_gate.rollout import metrics
 from coverage_gate.telemetry import otel_setup
-from tests._support.simulate_rollout import ReviewerSpec, decide
+from coverage_gate.rollout.simulation import ReviewerSpec, decide
 scope = ["src/api.py", "src/db.py"]
 decision = decide("acme/api", scope=scope, reviewers=[ReviewerSpec("a", claimed=scope, read=[])])
 t = otel_setup.setup(os.environ)

@@ -47,7 +47,7 @@ from pathlib import Path
 import pytest
 
 from coverage_gate.rollout.receipts import SUFFIX, canonical, compress
-from tests._support.simulate_rollout import write_receipts
+from coverage_gate.rollout.simulation import write_receipts
 
 pytestmark = pytest.mark.bench
 

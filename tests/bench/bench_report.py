@@ -46,7 +46,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._support.simulate_rollout import simulate
+from coverage_gate.rollout.simulation import simulate
 
 pytestmark = pytest.mark.bench
 

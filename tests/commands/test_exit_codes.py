@@ -58,7 +58,9 @@ CASES: list[tuple[str, int, list[str]]] = [
 
 def readme_kinds() -> dict[int, str]:
     """The README's "Exit codes" table: code -> the meaning's first words."""
-    rows = re.findall(r"^\| (\d) \| ([^|]+)\|", section("Exit codes", page="README.md"), flags=re.MULTILINE)
+    rows = re.findall(
+        r"^\| (\d) \| ([^|]+)\|", section("Exit codes", page="README.md"), flags=re.MULTILINE
+    )
     return {int(code): meaning.strip() for code, meaning in rows}
 
 

@@ -56,7 +56,7 @@ from coverage_gate.contracts.model import (
 )
 from coverage_gate.rollout import metrics as m
 from coverage_gate.rollout.metrics import INSTRUMENTS
-from tests._support.simulate_rollout import (
+from coverage_gate.rollout.simulation import (
     CLIENT_VERSION,
     FABRICATED_CITATION,
     REAL_CITATION,

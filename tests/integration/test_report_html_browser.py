@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from coverage_gate.commands.report import report_app
-from tests._support.simulate_rollout import simulate
+from coverage_gate.rollout.simulation import simulate
 
 pytestmark = pytest.mark.slow
 

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 import coverage_gate.outputs
 from coverage_gate.commands.report import HTML_EXTRA_MISSING, report_app
+from coverage_gate.rollout.simulation import simulate
 from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV
 from tests._support.docs import all_text
-from tests._support.simulate_rollout import simulate
 from tests.test_startup import loaded_by
 
 ROOT = Path(__file__).resolve().parents[2]

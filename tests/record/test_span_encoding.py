@@ -42,6 +42,7 @@ from coverage_gate.adapters import ADAPTERS
 from coverage_gate.contracts.evidence_doc import dump
 from coverage_gate.record.recording import Recorder, RecordSettings, feed_all
 from coverage_gate.rollout import metrics
+from coverage_gate.rollout.simulation import two_decisions
 from coverage_gate.telemetry import otel_setup, otlp_encode
 from coverage_gate.telemetry._export import SpanLines
 from coverage_gate.telemetry.otel_sdk import (
@@ -51,7 +52,6 @@ from coverage_gate.telemetry.otel_sdk import (
     otlp_json,
     span_line,
 )
-from tests._support.simulate_rollout import two_decisions
 from tests.conftest import DATA, REPO_ROOT
 from tests.record.test_record_unchanged import _canonical_spans
 from tests.record.test_span_export import pi_stream

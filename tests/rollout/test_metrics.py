@@ -27,7 +27,12 @@ from coverage_gate.contracts.model import (
 )
 from coverage_gate.rollout import metrics as m
 from coverage_gate.rollout.metrics import INSTRUMENTS, Kind, ReviewOutcome
-from tests._support.simulate_rollout import FABRICATED_CITATION, REAL_CITATION, ReviewerSpec, decide
+from coverage_gate.rollout.simulation import (
+    FABRICATED_CITATION,
+    REAL_CITATION,
+    ReviewerSpec,
+    decide,
+)
 
 SCOPE = ["src/api.py", "src/db.py", "README.md"]
 HONEST = ReviewerSpec("security", claimed=SCOPE, read=SCOPE)

@@ -24,7 +24,7 @@ from coverage_gate.errors import ExitCode
 from coverage_gate.rollout.receipt_store import read
 from coverage_gate.rollout.receipts import SUFFIX
 from coverage_gate.rollout.replay import Candidate, FlagAnswer
-from tests._support.simulate_rollout import write_receipts
+from coverage_gate.rollout.simulation import write_receipts
 from tests.conftest import lying_reconcile_args
 
 runner = CliRunner()
@@ -54,7 +54,7 @@ def only(**changed: int) -> dict[str, int]:
     return {repo: changed.get(repo.split("/")[1], 0) for repo in REPOS}
 
 
-# The counts below follow from tests/_support/simulate_rollout.py's plans, 70 reviews a repository, review
+# The counts below follow from coverage_gate/rollout/simulation.py's plans, 70 reviews a repository, review
 # i's verdict request_changes when i % 10 == 3 (7 of 70), comment when i % 20 == 7 (4 of 70),
 # approve otherwise (59 of 70); only an approval can be downgraded, only an approval's
 # would-downgrade counts:

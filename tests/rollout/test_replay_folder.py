@@ -25,7 +25,7 @@ from coverage_gate.rollout import receipts, replay_folder
 from coverage_gate.rollout.receipt_store import names
 from coverage_gate.rollout.receipts import SUFFIX, ReceiptError, canonical, compress
 from coverage_gate.rollout.replay_folder import Replayed, Unreadable
-from tests._support.simulate_rollout import write_receipts
+from coverage_gate.rollout.simulation import write_receipts
 
 runner = CliRunner()
 

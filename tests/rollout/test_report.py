@@ -31,8 +31,13 @@ from coverage_gate.rollout.report import (
     to_json,
     wilson,
 )
+from coverage_gate.rollout.simulation import (
+    FABRICATED_CITATION,
+    REAL_CITATION,
+    ReviewerSpec,
+    decide,
+)
 from coverage_gate.telemetry import otel_setup
-from tests._support.simulate_rollout import FABRICATED_CITATION, REAL_CITATION, ReviewerSpec, decide
 
 SCOPE = ["src/api.py", "src/db.py", "README.md"]
 HONEST = ReviewerSpec("security", claimed=SCOPE, read=SCOPE)

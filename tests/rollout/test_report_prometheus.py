@@ -34,7 +34,7 @@ from coverage_gate.rollout.report import (
     wilson,
 )
 from coverage_gate.rollout.report.build import MismatchRow
-from tests._support.simulate_rollout import ReviewerSpec, decide
+from coverage_gate.rollout.simulation import ReviewerSpec, decide
 from tests.rollout.test_report import (
     BLIND,
     HONEST,

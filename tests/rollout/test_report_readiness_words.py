@@ -18,7 +18,7 @@ from coverage_gate.rollout.report import (
     render_text,
     to_json,
 )
-from tests._support.simulate_rollout import ReviewerSpec, decide
+from coverage_gate.rollout.simulation import ReviewerSpec, decide
 from tests.rollout.test_report import HONEST, LIAR, SCOPE, _depth_decisions, spread, write
 
 

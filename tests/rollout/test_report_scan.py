@@ -41,7 +41,7 @@ from coverage_gate.rollout.report.counts import (
 from coverage_gate.rollout.report.records import ReviewRecord, SpanKeys
 from coverage_gate.rollout.report.scan import scan_folder
 from coverage_gate.rollout.report.stats import _share
-from tests._support.simulate_rollout import simulate
+from coverage_gate.rollout.simulation import simulate
 
 CRITERIA = Criteria()
 

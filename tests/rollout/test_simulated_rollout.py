@@ -7,7 +7,7 @@ from pathlib import Path
 
 from coverage_gate.contracts.model import DepthPolicy
 from coverage_gate.rollout.report import Criteria, build_report, load_folder
-from tests._support.simulate_rollout import (
+from coverage_gate.rollout.simulation import (
     ALL_HUNKS_FAILURES,
     CLIENT_VERSION,
     PLANS,

@@ -30,10 +30,10 @@ from coverage_gate.contracts import review_span as span_names
 from coverage_gate.contracts.model import Capability
 from coverage_gate.rollout import metrics as m
 from coverage_gate.rollout.metrics import INSTRUMENTS
+from coverage_gate.rollout.simulation import REAL_CITATION, ReviewerSpec, decide
 from coverage_gate.telemetry import otel_sdk, otel_setup
 from coverage_gate.telemetry._export import JsonLinesFile
 from coverage_gate.telemetry.otel_setup import Telemetry
-from tests._support.simulate_rollout import REAL_CITATION, ReviewerSpec, decide
 from tests.conftest import lying_reconcile_args
 
 SCOPE = ["src/api.py", "src/db.py"]
@@ -213,7 +213,7 @@ CHILD = """
 import os, sys
 from coverage_gate.rollout import metrics
 from coverage_gate.telemetry import otel_setup
-from tests._support.simulate_rollout import ReviewerSpec, decide
+from coverage_gate.rollout.simulation import ReviewerSpec, decide
 scope = ["src/api.py", "src/db.py"]
 DECISION = decide("acme/api", scope=scope, reviewers=[ReviewerSpec("a", claimed=scope, read=[])])
 for _ in range(int(sys.argv[1])):
@@ -384,7 +384,7 @@ EXIT_CHILD = """
 import os, sys, time
 from coverage_gate.rollout import metrics
 from coverage_gate.telemetry import otel_setup
-from tests._support.simulate_rollout import ReviewerSpec, decide
+from coverage_gate.rollout.simulation import ReviewerSpec, decide
 scope = ["src/api.py", "src/db.py"]
 DECISION = decide("acme/api", scope=scope, reviewers=[ReviewerSpec("a", claimed=scope, read=[])])
 t = otel_setup.setup(os.environ)

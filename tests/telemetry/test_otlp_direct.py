@@ -17,9 +17,9 @@ from opentelemetry.metrics import Meter as SdkMeter
 from opentelemetry.metrics import NoOpMeter
 
 from coverage_gate.rollout import metrics
+from coverage_gate.rollout.simulation import two_decisions
 from coverage_gate.telemetry import otel_setup
 from coverage_gate.telemetry.otlp_direct import DirectMeter, DirectTracer
-from tests._support.simulate_rollout import two_decisions
 from tests.record.test_record_unchanged import _canonical_spans
 
 DECISIONS = two_decisions()

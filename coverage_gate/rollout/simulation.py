@@ -7,9 +7,10 @@ Each repository has its own kind of reviewers:
   (one flagged in 59 approvals bounds the would-downgrade rate at 9.0%, under the 10% ceiling; a
   second flagged review would not be). Its style reviewer often reads a file without seeing all
   of its change (never none of it: under the interval rule one such review more would already
-  fail): ready under the depth policies ``accept`` and ``any-hunk``, not under ``all-hunks``. Its security reviewer cites the lines it speaks of, and now and then a
-  line that is not there. Every fifth review, its style reviewer saw README.md only through
-  another call's output (credited by content, ``via_content``).
+  fail): ready under the depth policies ``accept`` and ``any-hunk``, not under ``all-hunks``.
+  Its security reviewer cites the lines it speaks of, and now and then a line that is not there.
+  Every fifth review, its style reviewer saw README.md only through another call's output
+  (credited by content, ``via_content``).
 - ``acme/frontend``: a reviewer that claims every file and reads about half, in a third of the
   reviews: not ready (would-downgrade rate far above the ceiling; audit before enforcing). In
   every other such review it did read one more of those files, but what came back was its own
@@ -34,7 +35,7 @@ Reviews are spread evenly over each repository's observation window with synthet
 every few reviews a new telemetry setup is made, as separate CLI runs would, so the folder holds
 many files. One garbage line is added to show the report counts it and goes on.
 
-    python tests/_support/simulate_rollout.py [--reviews N] [--folder DIR]
+    python -m coverage_gate.rollout.simulation [--reviews N] [--folder DIR]
 
 prints the report and exits 0 when every repository's readiness is the expected one.
 """
@@ -77,6 +78,26 @@ from coverage_gate.rollout import metrics, receipt_store, receipts
 from coverage_gate.rollout.receipts import RecordingFiles, RecordingTree, recorded_ports
 from coverage_gate.rollout.report import Criteria, Report, build_report, load_folder, render_text
 from coverage_gate.telemetry import otel_setup
+
+__all__ = [
+    "ALL_HUNKS_FAILURES",
+    "CLIENT_VERSION",
+    "FABRICATED_CITATION",
+    "PLANS",
+    "REAL_CITATION",
+    "UPGRADED_VERSION",
+    "RepoPlan",
+    "ReviewerSpec",
+    "decide",
+    "expected_readiness",
+    "failures",
+    "main",
+    "plan_decisions",
+    "plan_reviews",
+    "simulate",
+    "two_decisions",
+    "write_receipts",
+]
 
 DAY_NS = 86_400 * 10**9
 START_NS = 1_790_000_000 * 10**9  # a fixed epoch for reproducible reports
