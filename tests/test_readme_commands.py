@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from coverage_gate.rollout.simulation import expected_readiness
 from tests._support.docs import all_text
 from tests.conftest import CHANGED_FILES, DATA
 
@@ -44,7 +45,7 @@ def shown_commands() -> list[str]:
     return commands
 
 
-SIMULATE = ".venv/bin/python -m coverage_gate.rollout.simulation"
+ROLLOUT_DEMO = ".venv/bin/coverage-gate demo --rollout rollout"
 BENCH = ".venv/bin/python -m pytest -m bench -s"
 ARCHITECTURE = ".venv/bin/python -m tests.architecture_report"
 RECORD = (
@@ -98,7 +99,7 @@ RUN_HERE = {
     RECONCILE: "test_pipeline_commands_run_as_written",
     CODEREVIEW_RECORD: "test_codereview_commands_run_as_written",
     CODEREVIEW_RECONCILE: "test_codereview_commands_run_as_written",
-    SIMULATE: "test_simulated_rollout_command_runs_as_written",
+    ROLLOUT_DEMO: "test_rollout_demo_command_runs_as_written",
     ARCHITECTURE: "test_architecture_command_runs_as_written",
     **dict.fromkeys(SNAPSHOT_PIPELINE, "test_uncommitted_changes_pipeline_runs_as_written"),
     **dict.fromkeys(RUNBOOK, "test_rollout_runbook_runs_as_written"),
@@ -121,6 +122,14 @@ CANNOT_RUN = {
         "makes a fresh virtualenv and installs the dependencies from the package index; "
         "tests/test_packaging.py installs the built wheel into a fresh virtualenv and runs its "
         "`coverage-gate demo`"
+    ),
+    'git clone "$COVERAGE_GATE_GIT_URL" coverage-gate && cd coverage-gate': (
+        "names the git URL of the reader's own copy (coverage-gate is published nowhere); "
+        "CI runs on a clone"
+    ),
+    "python3 -m venv .venv && .venv/bin/pip install .": (
+        "makes a fresh virtualenv and installs the dependencies from the package index; "
+        "tests/test_packaging.py installs the built wheel into a fresh virtualenv"
     ),
     "./.ci/run": (
         "is CI itself: installs system packages as root, then runs the whole suite, this test "
@@ -323,14 +332,26 @@ def test_rollout_runbook_runs_as_written(tmp_path: Path) -> None:
     assert "changes (0):" in rolled_back
 
 
-def test_simulated_rollout_command_runs_as_written() -> None:
-    """`.venv/bin/python -m coverage_gate.rollout.simulation`, from the checkout, prints its report."""
-    if not (ROOT / ".venv" / "bin" / "python").exists():
-        pytest.skip("no .venv in the checkout (README: Develop makes it)")
-    done = _bash(SIMULATE, ROOT, dict(os.environ))
+def test_rollout_demo_command_runs_as_written(tmp_path: Path) -> None:
+    """`.venv/bin/coverage-gate demo --rollout rollout`, in a checkout (``.venv`` here is this
+    interpreter's environment), writes the simulated rollout and prints its report, every
+    repository's readiness the one the simulation plans; a second run into the same folder is
+    refused (the report would mix its files), and the HTML command it prints runs."""
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    done = _bash(ROLLOUT_DEMO, tmp_path, dict(os.environ))
     assert done.returncode == 0, done.stderr
-    assert "as expected" in done.stdout
-    assert "NOT as expected" not in done.stdout
+    planned = expected_readiness()
+    for repo, failing in planned.items():
+        verdict = "READY to enforce" if not failing else "NOT READY to enforce"
+        assert f"{repo}: {verdict}" in done.stdout, repo
+    assert "1200 reviews" in done.stdout  # 200 a repository, as the documentation says
+    assert "coverage-gate report --telemetry-dir rollout --format html -o report.html" in (
+        done.stderr
+    )
+    again = _bash(ROLLOUT_DEMO, tmp_path, dict(os.environ))
+    assert again.returncode == 3
+    assert again.stdout == ""
+    assert "--rollout rollout: not empty" in again.stderr
 
 
 def test_architecture_command_runs_as_written() -> None:
