@@ -12,6 +12,7 @@ the charts, its tables and its order are ``report_html``'s.
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,6 +47,17 @@ _GREY = "#999999"
 _CATEGORIES = (_BLUE, _ORANGE, _GREEN, _VERMILLION, _PURPLE, _SKY, _YELLOW, "#000000")
 _STATUS_COLOURS = {"verified": _BLUE, "unsupported": _VERMILLION, "unknown": _GREY}
 _CONTENT_ORDER = ("matched", "via_content", "mismatch", "unchecked", "none")
+#: Colours by meaning: the worst outcomes in the warm colours, the good ones in the blues, what
+#: could not be told in grey.
+_CONTENT_COLOURS = {
+    "matched": _BLUE,
+    "via_content": _SKY,
+    "mismatch": _VERMILLION,
+    "unchecked": _GREY,
+    "none": _ORANGE,
+}
+#: A client version's streams, by what the adapter made of them: each stream is one of the three.
+_DRIFT_PARTS = {"understood": _BLUE, "drift said only": _ORANGE, "could hide reads": _VERMILLION}
 
 _CONFIG: dict[str, Any] = {
     "font": "sans-serif",
@@ -100,6 +112,8 @@ class Chart:
         #: The class of the mark group to count in the SVG, and how many marks it holds.
         self.marks = marks
         self.count = count
+        #: The value scale (low, high) of a chart whose scale is fitted to its data.
+        self.scale: tuple[float, float] | None = None
 
     def svg(self, ident: str) -> str:
         spec = {**self.spec, "config": _CONFIG, "description": self.desc}
@@ -337,7 +351,13 @@ def _stacked_bars(
     parts: Sequence[str],
     unit: str,
     desc: str,
+    colours: Mapping[str, str] | None = None,
 ) -> Chart:
+    """Bars of ``rows`` per ``category``, stacked by ``part``: each row's parts add up to the
+    category's whole (a part counted twice would overstate it)."""
+    palette = [(colours or {}).get(name) for name in parts]
+    if None in palette:
+        palette = list(_CATEGORIES[: len(parts)])
     spec: dict[str, Any] = {
         "width": 360,
         "height": {"step": 22},
@@ -352,7 +372,7 @@ def _stacked_bars(
                 "field": part,
                 "type": "nominal",
                 "title": part_title,
-                "scale": {"domain": list(parts), "range": list(_CATEGORIES[: len(parts)])},
+                "scale": {"domain": list(parts), "range": palette},
             },
         },
     }
@@ -388,6 +408,7 @@ def content_chart(repo: Mapping[str, Any]) -> Chart | None:
         part="outcome",
         part_title="content check",
         parts=outcomes,
+        colours=_CONTENT_COLOURS,
         unit="claimed files",
         desc=f"Claimed files by how their evidence was checked against the revision: {said}.",
     )
@@ -395,6 +416,8 @@ def content_chart(repo: Mapping[str, Any]) -> Chart | None:
 
 def _client_version(item: Mapping[str, Any]) -> str:
     version = str(item.get("client_version"))
+    if version == "none":
+        version = "(no version in its streams)"
     return f"{item['format']} {version}" if item.get("format") else version
 
 
@@ -405,61 +428,110 @@ def _drift_kinds(item: Mapping[str, Any]) -> list[tuple[str, int]]:
 
 
 def drift_rows(repo: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Drift counted per client version and kind (entries without any left out)."""
-    return [
-        {"client_version": _client_version(item), "kind": kind, "count": n}
-        for item in repo.get("drift") or []
-        for kind, n in _drift_kinds(item)
-        if n
-    ]
+    """Per client version that held drift, its streams split three ways (they add up to its
+    streams): understood, drift said only, drift that could hide reads."""
+    rows: list[dict[str, Any]] = []
+    for item in repo.get("drift") or []:
+        hides, said, streams = int(item["hides_reads"]), int(item["said"]), int(item["streams"])
+        if not (hides or said):
+            continue
+        version = _client_version(item)
+        for part, n in zip(_DRIFT_PARTS, (streams - hides - said, said, hides), strict=True):
+            if n:
+                rows.append({"client_version": version, "part": part, "count": n})
+    return rows
 
 
 def drift_chart(repo: Mapping[str, Any]) -> Chart | None:
     rows = drift_rows(repo)
     if not rows:
         return None
-    kinds = sorted({r["kind"] for r in rows})
-    said = "; ".join(f"{r['client_version']} {r['kind']} {r['count']}" for r in rows)
+    said = "; ".join(f"{r['client_version']} {r['part']} {r['count']}" for r in rows)
     return _stacked_bars(
         rows,
-        title="Drift per client version",
+        title="Streams per client version that held drift",
         category="client_version",
         category_title="client version",
-        part="kind",
-        part_title="drift kind",
-        parts=kinds,
+        part="part",
+        part_title="what the adapter made of them",
+        parts=list(_DRIFT_PARTS),
+        colours=_DRIFT_PARTS,
         unit="streams",
-        desc=f"Streams whose adapter did not understand them, per client version and drift "
-        f"kind: {said}.",
+        desc=f"Reviewer streams of each client version that held drift, by what the adapter "
+        f"made of them (each stream counted once; the kinds are in the table): {said}.",
     )
 
 
-def trend_chart(repo: Mapping[str, Any]) -> Chart | None:
+def trend_scale(
+    rows: Sequence[Mapping[str, Any]], repo: Mapping[str, Any], ceiling: float
+) -> float:
+    """The top of a trend line's scale: room for its highest day, the judged interval and the
+    ceiling, and no more (a 0-100% scale flattens 1.8% and 33.5% alike)."""
+    interval = repo.get("would_downgrade_interval") or {}
+    top = max([float(r["rate"]) for r in rows] + [ceiling, float(interval.get("high", 0.0))])
+    return min(1.0, math.ceil(top * 1.15 * 100) / 100)
+
+
+def trend_chart(repo: Mapping[str, Any], ceiling: float) -> Chart | None:
+    """The would-downgrade rate per day, on a scale fitted to it, over the interval the
+    readiness check judged (the whole window's 95% Wilson interval, a band) and the ceiling (a
+    dashed rule)."""
     rows = day_rates(repo)
     if not rows:
         return None
-    y = {"field": "rate", "type": "quantitative", "axis": None, "scale": {"domain": [0, 1]}}
+    top = trend_scale(rows, repo, ceiling)
+    y = {"field": "rate", "type": "quantitative", "axis": None, "scale": {"domain": [0, top]}}
+    interval = repo.get("would_downgrade_interval")
+    layers: list[dict[str, Any]] = []
+    if interval is not None:
+        layers.append(
+            {
+                "name": "cg_judged",
+                "data": {"values": [{"low": interval["low"], "high": interval["high"]}]},
+                "mark": {"type": "rect", "color": _SKY, "opacity": 0.35},
+                "encoding": {
+                    "y": {**y, "field": "low"},
+                    "y2": {"field": "high"},
+                },
+            }
+        )
+    layers += [
+        {
+            "name": "cg_ceiling",
+            "data": {"values": [{"ceiling": ceiling}]},
+            "mark": {"type": "rule", "color": _VERMILLION, "strokeDash": [3, 2]},
+            "encoding": {"y": {**y, "field": "ceiling"}},
+        },
+        {
+            "name": "cg_line",
+            "mark": {"type": "line", "color": _BLUE, "strokeWidth": 1.5},
+            "encoding": {"x": _x_day(None), "y": y},
+        },
+        {
+            "name": "cg_points",
+            "mark": {"type": "point", "filled": True, "color": _BLUE, "size": 8},
+            "encoding": {"x": _x_day(None), "y": y},
+        },
+    ]
     spec: dict[str, Any] = {
-        "width": 110,
-        "height": 24,
+        "width": 130,
+        "height": 40,
         "padding": 2,
         "data": {"values": rows},
-        "layer": [
-            {
-                "name": "cg_line",
-                "mark": {"type": "line", "color": _BLUE, "strokeWidth": 1.5},
-                "encoding": {"x": _x_day(None), "y": y},
-            },
-            {
-                "name": "cg_points",
-                "mark": {"type": "point", "filled": True, "color": _BLUE, "size": 6},
-                "encoding": {"x": _x_day(None), "y": y},
-            },
-        ],
+        "layer": layers,
     }
     first, last = rows[0], rows[-1]
+    judged = (
+        ""
+        if interval is None
+        else f"; the judged 95% interval {_pct(interval['low'])}-{_pct(interval['high'])}"
+    )
     desc = (
         f"Would-downgrade rate per day over {len(rows)} days, from {_pct(first['rate'])} on "
-        f"{first['day']} to {_pct(last['rate'])} on {last['day']}; scale 0 to 100%."
+        f"{first['day']} to {_pct(last['rate'])} on {last['day']}, highest "
+        f"{_pct(max(r['rate'] for r in rows))}{judged}; ceiling {_pct(ceiling)}; scale 0 to "
+        f"{_pct(top)}."
     )
-    return Chart(spec, title="Trend", desc=desc, marks="cg_points_marks", count=len(rows))
+    chart = Chart(spec, title="Trend", desc=desc, marks="cg_points_marks", count=len(rows))
+    chart.scale = (0.0, top)
+    return chart

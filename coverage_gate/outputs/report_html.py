@@ -8,18 +8,26 @@ the same with JavaScript off.
 
 What it holds, in order:
 
+- the headline: how many repositories are ready to enforce and, check by check in words, which
+  repositories each failing check holds back; the window, when the page was made and by which
+  version; what the figures mean; the readiness rule (collapsed);
 - the fleet table: every repository with its readiness, reviews, approvals, days observed,
-  would-downgrade count and rate with its 95% Wilson interval, the checks it fails, its trend
-  (the would-downgrade rate of its last ``TREND_DAYS`` days against the interval of the days
-  before: ``worse`` above it, ``better`` below, else ``steady``) and a small trend line. Sorted
-  with the ones that got worse on top, then by how few checks they fail (ready first), then by
-  the upper bound of their would-downgrade interval, then by name;
+  would-downgrade count and rate with its 95% Wilson interval, the checks it fails (in words),
+  its trend (the would-downgrade rate of its last ``TREND_DAYS`` days against the interval of
+  the days before: ``worse`` above it, ``better`` below, else ``steady``) and a trend line on a
+  scale fitted to its data, with the judged interval as a band and the ceiling as a dashed rule.
+  Ordered by risk: the repositories not ready first, the highest would-downgrade upper bound
+  first among them, then the ready ones the same way;
 - per repository: the would-downgrade rate per day with its 95% Wilson band and the readiness
   ceiling; the three depth policies and the citation policy side by side on the same reviews;
   claimed files by status (verified, unsupported, unknown) per day; content-check outcomes per
   client; drift per client version (the repository's ``drift`` list, where the JSON has one);
   the readiness checklist in words; the flagged decisions of ``--list would_downgrade`` with
-  each one's note; and the per-day counts as a table. A section without figures says "no data".
+  each one's note (collapsed); and the per-day counts as a table (collapsed). A section without
+  figures says "no data". Colours carry meaning: the worst outcomes (a content mismatch, drift
+  that could hide reads, unsupported claims) in the warm colours;
+- at the foot: where the figures were read from (the telemetry folder's files, lines and
+  malformed lines, or the Prometheus window and its queries).
 
 Per-day figures come from the telemetry folder's spans; Prometheus is read over its window as a
 whole, so a page made from it says so where the per-day charts would be.
@@ -52,7 +60,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 import vl_convert
@@ -72,7 +80,7 @@ from coverage_gate.outputs._charts import (
 )
 from coverage_gate.rollout.report import wilson
 
-__all__ = ["AUDIT_ROWS", "CHARTED", "TREND_DAYS", "render_html", "start"]
+__all__ = ["AUDIT_ROWS", "CHARTED", "CHECK_WORDS", "TREND_DAYS", "render_html", "start"]
 
 #: Repositories (in the fleet table's order) whose section has charts.
 CHARTED = 10
@@ -80,6 +88,27 @@ CHARTED = 10
 AUDIT_ROWS = 100
 #: The trend compares the would-downgrade rate of this many last days with the days before.
 TREND_DAYS = 7
+
+#: Each readiness check as the page names it: what fails, in words.
+CHECK_WORDS: dict[str, str] = {
+    "approvals": "too few approvals",
+    "days": "too few days observed",
+    "evidence": "evidence missing in too many reviews",
+    "fallbacks": "flag source fell back",
+    "would_downgrade_rate": "would-downgrade rate too high",
+    "error_rate": "too many runs without a decision",
+    "streams": "client streams not understood (drift)",
+}
+
+#: What the page's figures mean, said beside them.
+DEFINITIONS: tuple[tuple[str, str], ...] = (
+    ("ready", "every readiness check passes: enforce mode can be turned on for the repository"),
+    ("would downgrade", "approvals that enforce mode would have turned into comments"),
+    ("judged interval", "the 95% Wilson interval of the whole window's would-downgrade rate: "
+     "the readiness check needs its upper end at or under the ceiling"),
+    ("ceiling", "the highest would-downgrade rate a ready repository may have"),
+    ("trend", "the last 7 days' would-downgrade rate against the interval of the days before"),
+)  # fmt: skip
 
 _STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;
@@ -96,6 +125,10 @@ figure svg{max-width:100%;height:auto}.nodata{color:#555;font-style:italic}
 .grid{display:flex;flex-wrap:wrap;gap:0 1.5rem}ul.checks{padding-left:1.2rem}
 .ok::before{content:"\\2713  "}.fail::before{content:"\\2717  "}.fail{color:#a33f00}
 small{color:#555}
+.headline{font-size:1.25rem;font-weight:600;margin:.4rem 0}
+dl.defs{display:grid;grid-template-columns:max-content auto;gap:.1rem .8rem;font-size:.85rem;
+color:#333;margin:.4rem 0 1rem}dl.defs dt{font-weight:600}dl.defs dd{margin:0}
+footer{margin-top:3rem;border-top:1px solid #ccc;font-size:.85rem;color:#444}
 """
 
 
@@ -144,13 +177,18 @@ def failing(repo: Mapping[str, Any]) -> list[str]:
     return [check["name"] for check in repo["checks"] if not check["ok"]]
 
 
-def fleet_order(repositories: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Worse first, then fewest failing checks, then the lowest would-downgrade upper bound."""
+def in_words(check: str) -> str:
+    return CHECK_WORDS.get(check, check.replace("_", " "))
 
-    def key(repo: Mapping[str, Any]) -> tuple[bool, int, float, str]:
+
+def fleet_order(repositories: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """By risk: the repositories not ready first, the highest would-downgrade upper bound (the
+    worst rate the data allows) first among them; then the ready ones, the same way."""
+
+    def key(repo: Mapping[str, Any]) -> tuple[bool, float, str]:
         interval = repo.get("would_downgrade_interval")
         high = 1.0 if interval is None else float(interval["high"])
-        return (trend(repo) != "worse", len(failing(repo)), high, str(repo["repository"]))
+        return (bool(repo["ready"]), -high, str(repo["repository"]))
 
     return sorted(repositories, key=key)
 
@@ -179,7 +217,65 @@ class _Page:
         )
 
 
-def _header(page: _Page, document: Mapping[str, Any]) -> None:
+def _window(document: Mapping[str, Any]) -> str:
+    source = document["input"]
+    if source["source"] == "prometheus":
+        return f"{source['start']} .. {source['end']}"
+    seen = [r for r in document["repositories"] if r.get("first_seen")]
+    if not seen:
+        return "no reviews"
+    first = min(str(r["first_seen"]) for r in seen)
+    last = max(str(r["last_seen"] or r["first_seen"]) for r in seen)
+    return f"{first[:16].replace('T', ' ')} .. {last[:16].replace('T', ' ')} UTC"
+
+
+def _blockers(ordered: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[str]]]:
+    """Each failing check, in words, with the repositories it holds back (in fleet order)."""
+    held: dict[str, list[str]] = {}
+    for repo in ordered:
+        for check in failing(repo):
+            held.setdefault(check, []).append(str(repo["repository"]))
+    return sorted(((in_words(c), names) for c, names in held.items()), key=lambda x: -len(x[1]))
+
+
+def _header(
+    page: _Page, document: Mapping[str, Any], ordered: Sequence[Mapping[str, Any]], made: str
+) -> None:
+    from coverage_gate import __version__  # noqa: PLC0415
+
+    ready = sum(1 for repo in ordered if repo["ready"])
+    prometheus = document["input"]["source"] == "prometheus"
+    origin = "Prometheus" if prometheus else "the local telemetry folder"
+    blocked = "; ".join(f"{words}: {', '.join(names)}" for words, names in _blockers(ordered))
+    criteria = document["criteria"]
+    page.add(
+        "<header><h1>coverage-gate rollout report</h1>",
+        f'<p class="headline" data-ready="{ready}" data-repositories="{len(ordered)}">'
+        f"{ready} of {len(ordered)} repositories ready to enforce.</p>",
+        f"<p data-blockers>{_e('What holds the rest back: ' + blocked + '.') if blocked else ''}"
+        "</p>",
+        f'<p data-window="{_e(_window(document))}"><small>Window {_e(_window(document))}; made '
+        f"{_e(made)} by coverage-gate {_e(__version__)} (report {_e(document['version'])}); "
+        f"from {origin} (see the foot of the page).</small></p>",
+        '<dl class="defs">',
+        *(f"<dt>{_e(term)}</dt><dd>{_e(meaning)}</dd>" for term, meaning in DEFINITIONS),
+        "</dl>",
+        "<details><summary>What ready needs</summary>"
+        f"<p>Every check passes: at least {criteria['min_approvals']} "
+        f"approvals over at least {criteria['min_days']:g} days, evidence in at least "
+        f"{_pct(criteria['min_evidence_availability'])} of reviews, at most "
+        f"{criteria['max_fallbacks']} mode fallbacks, an error rate (runs without a decision) "
+        f"whose 95% upper bound is at most {_pct(criteria['max_error_rate'])}, "
+        f"a would-downgrade rate whose 95% upper bound is at most "
+        f"{_pct(criteria['max_would_downgrade_rate'])}, and reviewer streams the adapters "
+        f"understood (no drift that could hide reads, no client outside the checked range). "
+        f"{_e(document['readiness_rule'])}</p></details>",
+        "</header>",
+    )
+
+
+def _footer(page: _Page, document: Mapping[str, Any]) -> None:
+    """Where the figures came from: the telemetry plumbing, at the foot of the page."""
     source = document["input"]
     if source["source"] == "prometheus":
         where = (
@@ -191,30 +287,19 @@ def _header(page: _Page, document: Mapping[str, Any]) -> None:
             f"telemetry folder: {source['files']} files, {source['lines']} lines, "
             f"{source['reviews']} reviews, {source['malformed_lines']} malformed lines"
         )
-    criteria = document["criteria"]
     page.add(
-        "<header><h1>coverage-gate rollout report</h1>",
-        f'<p data-source="{_e(source["source"])}">{_e(where)}. Report '
-        f"{_e(document['schema'])} {_e(document['version'])}.</p>",
-        f"<p>Ready to enforce when every check passes: at least {criteria['min_approvals']} "
-        f"approvals over at least {criteria['min_days']:g} days, evidence in at least "
-        f"{_pct(criteria['min_evidence_availability'])} of reviews, at most "
-        f"{criteria['max_fallbacks']} mode fallbacks, an error rate (runs without a decision) "
-        f"whose 95% upper bound is at most {_pct(criteria['max_error_rate'])}, "
-        f"a would-downgrade rate whose 95% upper bound is at most "
-        f"{_pct(criteria['max_would_downgrade_rate'])}, and reviewer streams the adapters "
-        f"understood (no drift that could hide reads, no client outside the checked range). "
-        f"{_e(document['readiness_rule'])}</p>",
-        "</header>",
+        f'<footer><p data-source="{_e(source["source"])}">Read from the {_e(where)}. Report '
+        f"{_e(document['schema'])} {_e(document['version'])}.</p></footer>"
     )
 
 
-def _fleet(page: _Page, ordered: Sequence[Mapping[str, Any]]) -> None:
+def _fleet(page: _Page, ordered: Sequence[Mapping[str, Any]], ceiling: float) -> None:
     page.add(
         '<section id="fleet"><h2>Fleet</h2>',
-        f"<p>{len(ordered)} repositories; those that got worse first (the would-downgrade rate "
-        f"of their last {TREND_DAYS} days above the 95% interval of the days before), then by "
-        "how few checks they fail.</p>",
+        f"<p>{len(ordered)} repositories, by risk: those not ready first, the highest "
+        "would-downgrade rate the data allows (the judged interval's upper end) first. Trend "
+        "lines are scaled to their data: the band is the judged interval, the dashed line the "
+        "ceiling.</p>",
         '<table id="fleet-table"><caption class="nodata" style="text-align:left">'
         "Readiness per repository</caption><thead><tr><th>repository</th><th>readiness</th>"
         '<th class="n">reviews</th><th class="n">approvals</th><th class="n">days observed</th>'
@@ -227,14 +312,16 @@ def _fleet(page: _Page, ordered: Sequence[Mapping[str, Any]]) -> None:
         low = None if interval is None else interval["low"]
         high = None if interval is None else interval["high"]
         moved = trend(repo)
-        chart = trend_chart(repo)
+        chart = trend_chart(repo, ceiling)
         if chart is None:
             line = '<span class="nodata" data-chart="trend" data-empty="true">no data</span>'
         else:
             page.charts += 1
+            top = chart.scale[1] if chart.scale else 1.0
             line = (
                 f'<figure data-chart="trend" data-marks="{chart.marks}" data-count="{chart.count}"'
-                f' style="margin:0">{chart.svg(_slug(name) + "-trend")}</figure>'
+                f' data-scale-high="{_num(top)}" style="margin:0">'
+                f"{chart.svg(_slug(name) + '-trend')}</figure>"
             )
         fails = failing(repo)
         page.add(
@@ -251,7 +338,7 @@ def _fleet(page: _Page, ordered: Sequence[Mapping[str, Any]]) -> None:
             f'<td class="n">{repo["days"]:.1f}</td>',
             f'<td class="n">{repo["would_downgrade"]} = {_pct(repo["would_downgrade_rate"])}'
             f"<br><small>{_e(_ci(interval).strip(' ()'))}</small></td>",
-            f"<td>{_e(', '.join(fails) or '-')}</td>",
+            f"<td>{_e('; '.join(in_words(check) for check in fails) or '-')}</td>",
             f'<td class="{moved}">{moved}</td><td>{line}</td></tr>',
         )
     page.add("</tbody></table></section>")
@@ -261,9 +348,10 @@ def _checklist(page: _Page, repo: Mapping[str, Any]) -> None:
     page.add('<h3>Readiness checklist</h3><ul class="checks">')
     for check in repo["checks"]:
         state = "ok" if check["ok"] else "fail"
+        name = check["name"].replace("_", " ") if check["ok"] else in_words(check["name"])
         page.add(
             f'<li class="{state}" data-check="{_e(check["name"])}" data-ok="{_num(check["ok"])}">'
-            f"{'passes' if check['ok'] else 'fails'}: {_e(check['detail'])}</li>"
+            f"<b>{_e(name)}</b>: {_e(check['detail'])}</li>"
         )
     page.add("</ul>")
 
@@ -298,9 +386,10 @@ def _audit(page: _Page, items: Sequence[Mapping[str, Any]] | None) -> None:
         return
     shown = items[:AUDIT_ROWS]
     page.add(
+        f"<details><summary>{len(items)} flagged decision(s): open to audit</summary>",
         f'<table class="audit" data-audit="{len(items)}"><thead><tr><th>time</th>'
         "<th>revision</th><th>reviewer</th><th>mode</th><th>outcome</th><th>note</th>"
-        "</tr></thead><tbody>"
+        "</tr></thead><tbody>",
     )
     for item in shown:
         page.add(
@@ -314,6 +403,7 @@ def _audit(page: _Page, items: Sequence[Mapping[str, Any]] | None) -> None:
             f"<p><small>{len(items) - len(shown)} more: --format json --list would_downgrade "
             "lists them all.</small></p>"
         )
+    page.add("</details>")
 
 
 def _drift_table(page: _Page, repo: Mapping[str, Any]) -> None:
@@ -436,9 +526,13 @@ def start() -> Callable[[Mapping[str, Any]], str]:
     return render
 
 
-def render_html(document: Mapping[str, Any], *, charted: int = CHARTED) -> str:
-    """The page of a report's JSON document (``coverage_gate.rollout.report.to_json``)."""
+def render_html(
+    document: Mapping[str, Any], *, charted: int = CHARTED, made: datetime | None = None
+) -> str:
+    """The page of a report's JSON document (``coverage_gate.rollout.report.to_json``), made at
+    ``made`` (now by default)."""
     page = _Page()
+    when = (made or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     ordered = fleet_order(document["repositories"])
     ceiling = float(document["criteria"]["max_would_downgrade_rate"])
     flagged = document.get("would_downgrade")
@@ -453,12 +547,13 @@ def render_html(document: Mapping[str, Any], *, charted: int = CHARTED) -> str:
         "<title>coverage-gate rollout report</title>",
         f"<style>{_STYLE}</style></head><body>",
     )
-    _header(page, document)
+    _header(page, document, ordered, when)
     if not ordered:
         page.add('<p class="nodata">no data: no reviews recorded.</p>')
     else:
-        _fleet(page, ordered)
+        _fleet(page, ordered, ceiling)
     for index, repo in enumerate(ordered):
         _repository(page, repo, ceiling, flagged, charted=index < charted, prometheus=prometheus)
+    _footer(page, document)
     page.add("</body></html>")
     return "\n".join(page.parts) + "\n"

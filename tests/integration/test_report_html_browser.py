@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from coverage_gate.commands.demo import ROLLOUT_REVIEWS
 from coverage_gate.commands.report import report_app
 from coverage_gate.rollout.simulation import simulate
 
@@ -72,7 +73,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rendered]:
         _missing("Playwright is not installed (pip install -e . --group dev)")
     executable = _chromium()
     folder = tmp_path_factory.mktemp("rollout")
-    simulate(folder, reviews=70)
+    simulate(folder, reviews=ROLLOUT_REVIEWS)  # as `coverage-gate demo --rollout` makes it
     listed = ("--telemetry-dir", str(folder), "--list", "would_downgrade")
     document = json.loads(_report(*listed, "--format", "json"))
     html_file = folder.parent / "report.html"
@@ -191,6 +192,35 @@ def test_the_pages_figures_equal_the_json_report(rendered: Rendered) -> None:
             interval["high"],
         )
         assert row["failing"].split() == [c["name"] for c in repo["checks"] if not c["ok"]]
+    # the headline's count is the JSON's; the fleet runs by risk: not ready first, the worst
+    # would-downgrade upper bound first
+    headline = page.locator("p.headline")
+    ready = sum(1 for repo in by_name.values() if repo["ready"])
+    assert (headline.get_attribute("data-ready"), headline.get_attribute("data-repositories")) == (
+        str(ready),
+        str(len(by_name)),
+    )
+    assert headline.inner_text() == f"{ready} of {len(by_name)} repositories ready to enforce."
+    risk = [
+        (
+            by_name[r["repository"]]["ready"],
+            -by_name[r["repository"]]["would_downgrade_interval"]["high"],
+        )
+        for r in rows
+    ]
+    assert risk == sorted(risk)
+    # each trend line's scale holds its data, the judged interval and the ceiling, and no more
+    ceiling = rendered.document["criteria"]["max_would_downgrade_rate"]
+    scales = page.eval_on_selector_all(
+        "#fleet-table tbody tr",
+        "(rows) => rows.map((r) => [r.dataset.repository, "
+        "r.querySelector('figure[data-chart=trend]').dataset.scaleHigh])",
+    )
+    for name, high in scales:
+        repo = by_name[name]
+        days = [d["would_downgrade"] / d["approvals"] for d in repo["daily"] if d["approvals"]]
+        top = max([*days, ceiling, repo["would_downgrade_interval"]["high"]])
+        assert top <= float(high) <= top * 1.15 + 0.01, name
     for name, repo in by_name.items():
         section = page.locator(f'section.repository[data-repository="{name}"]')
         checks = section.locator("li[data-check]").evaluate_all(

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 import coverage_gate.outputs
 from coverage_gate.commands.report import HTML_EXTRA_MISSING, report_app
+from coverage_gate.outputs.report_html import CHECK_WORDS
 from coverage_gate.rollout.simulation import simulate
 from coverage_gate.telemetry.otel_setup import TELEMETRY_DIR_ENV
 from tests._support.docs import all_text
@@ -121,9 +122,10 @@ def test_every_chart_has_a_title_a_text_alternative_and_a_caption(rollout: Path)
     assert len(figures) == page.count("<figcaption>") > 0
 
 
-def test_the_fleet_table_holds_the_json_figures_and_orders_worse_first(rollout: Path) -> None:
-    """Each row's data attributes are the JSON's values; worse trends come first, then by
-    how few checks fail."""
+def test_the_fleet_table_holds_the_json_figures_and_orders_by_risk(rollout: Path) -> None:
+    """Each row's data attributes are the JSON's values; the repositories not ready come first,
+    the worst would-downgrade upper bound first; the headline says how many are ready and what
+    holds the others back, each check in words."""
     _, text = _report("--telemetry-dir", str(rollout), "--format", "json")
     document = json.loads(text)
     _, page = _report("--telemetry-dir", str(rollout), "--format", "html")
@@ -144,16 +146,51 @@ def test_the_fleet_table_holds_the_json_figures_and_orders_worse_first(rollout: 
             ("data-interval-high", interval["high"]),
         ):
             assert json.loads(attrs[key] or "") == value, (repo["repository"], key)
-    worse = [a["data-trend"] == "worse" for a in rows]
-    assert worse == sorted(worse, reverse=True)
-    for group in (True, False):
-        failing = [len((a["data-failing"] or "").split()) for a in rows if worse_of(a) is group]
-        assert failing == sorted(failing)
-    assert any(a["data-readiness"] == "ready" for a in rows)
+    # by risk: not ready first, the highest would-downgrade upper bound first within each
+    order = [
+        (a["data-readiness"] == "ready", -json.loads(a["data-interval-high"] or "1")) for a in rows
+    ]
+    assert order == sorted(order)
+    assert rows[-1]["data-readiness"] == "ready"
+    assert rows[0]["data-repository"] == "acme/frontend"  # the worst rate, 33.5%
+    # the headline counts the JSON's ready repositories, and names what holds each other back
+    ready = sum(1 for r in document["repositories"] if r["ready"])
+    assert f"{ready} of {len(rows)} repositories ready to enforce." in page
+    for repo in document["repositories"]:
+        for check in repo["checks"]:
+            if not check["ok"]:
+                assert f"{CHECK_WORDS[check['name']]}: " in page, check["name"]
 
 
-def worse_of(attrs: dict[str, str | None]) -> bool:
-    return attrs["data-trend"] == "worse"
+def test_each_trend_line_is_scaled_to_its_data(rollout: Path) -> None:
+    """A trend line's scale holds its highest day, the judged interval and the ceiling, and
+    reaches no further than 15% past the highest of them (plus rounding): 1.8% and 33.5% do
+    not look alike on a 0-100% scale."""
+    _, text = _report("--telemetry-dir", str(rollout), "--format", "json")
+    document = json.loads(text)
+    ceiling = document["criteria"]["max_would_downgrade_rate"]
+    _, page = _report("--telemetry-dir", str(rollout), "--format", "html")
+    scales = {
+        a["data-repository"]: json.loads(a["data-scale-high"] or "null")
+        for a in _tags_in_rows(page)
+    }
+    for repo in document["repositories"]:
+        days = [d["would_downgrade"] / d["approvals"] for d in repo["daily"] if d["approvals"]]
+        top = max([*days, ceiling, repo["would_downgrade_interval"]["high"]])
+        assert top <= scales[repo["repository"]] <= top * 1.15 + 0.01, repo["repository"]
+    assert scales["acme/frontend"] > 2 * scales["acme/payments"]
+
+
+def _tags_in_rows(page: str) -> list[dict[str, str | None]]:
+    """Each fleet row's trend figure's attributes, with its row's repository."""
+    found: list[dict[str, str | None]] = []
+    repository: str | None = None
+    for tag, attrs in _tags(page):
+        if tag == "tr" and "data-repository" in attrs:
+            repository = attrs["data-repository"]
+        if tag == "figure" and attrs.get("data-chart") == "trend":
+            found.append({**attrs, "data-repository": repository})
+    return found
 
 
 def _document(repo: dict[str, Any]) -> dict[str, Any]:
@@ -190,8 +227,10 @@ def _repo(rollout: Path, **changes: Any) -> dict[str, Any]:
 
 def test_drift_is_drawn_where_the_json_has_it_and_said_absent_where_not(rollout: Path) -> None:
     """acme/search's client was upgraded mid-window: its streams of the new version drifted
-    (two kinds), so its page draws them per client version; a repository whose streams never
-    drifted says it has none."""
+    (two kinds, each of them in every stream), so its page draws that version's streams once
+    each, all of them ones that could hide reads (the bar adds up to the streams, not to the
+    kinds), and names the kinds in the table; a repository whose streams never drifted says it
+    has none."""
     from coverage_gate.outputs.report_html import render_html  # noqa: PLC0415 - the html extra
 
     _, text = _report("--telemetry-dir", str(rollout), "--format", "json")
@@ -202,8 +241,8 @@ def test_drift_is_drawn_where_the_json_has_it_and_said_absent_where_not(rollout:
         ("0.80.0", ["client_version", "unknown_event"])
     ]
     with_drift = render_html(_document(search))
-    assert 'data-chart="drift" data-marks="cg_bars_marks" data-count="2"' in with_drift
-    assert "pi-rpc 0.80.0" in with_drift
+    assert 'data-chart="drift" data-marks="cg_bars_marks" data-count="1"' in with_drift
+    assert f"pi-rpc 0.80.0 could hide reads {upgraded[0]['streams']}." in with_drift
     assert f"unknown_event {upgraded[0]['kinds']['unknown_event']}" in with_drift
     without = render_html(_document(repositories["acme/docs"]))
     assert 'data-chart="drift" data-empty="true">no data: no drift recorded' in without
