@@ -131,6 +131,10 @@ CANNOT_RUN = {
         "makes a fresh virtualenv and installs the dependencies from the package index; "
         "tests/test_packaging.py installs the built wheel into a fresh virtualenv"
     ),
+    ".venv/bin/mkdocs build --strict": (
+        "writes site/ into the checkout; tests/docs/test_site.py runs the same strict build "
+        "into a temporary folder"
+    ),
     "./.ci/run": (
         "is CI itself: installs system packages as root, then runs the whole suite, this test "
         "included"
