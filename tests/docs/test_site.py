@@ -197,3 +197,27 @@ def test_every_setting_has_a_description_for_the_table() -> None:
     from coverage_gate.edges.config_file import DESCRIPTIONS, SECRETS  # noqa: PLC0415
 
     assert set(DESCRIPTIONS) == set(SETTINGS) | set(SECRETS)
+
+
+def _anchors(markdown: str) -> set[str]:
+    from markdown.extensions.toc import slugify  # noqa: PLC0415 - installed with MkDocs
+
+    return {slugify(title, "-") for title in re.findall(r"^#+ (.+)$", markdown, re.MULTILINE)}
+
+
+@pytest.mark.parametrize("name", ["README.md", "CONTRIBUTING.md"])
+def test_the_links_outside_the_site_lead_somewhere(name: str) -> None:
+    """The README's and CONTRIBUTING.md's relative links (the site's own are checked by the
+    strict build) name files that exist, and anchors those files' headings make."""
+    if importlib.util.find_spec("markdown") is None:
+        _missing("Markdown is not installed (pip install -e '.[docs]')")
+    text = (ROOT / name).read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    relative = [link for link in links if not re.match(r"[a-z]+:", link)]
+    assert len(relative) >= 3
+    for link in relative:
+        path, _, anchor = link.partition("#")
+        target = (ROOT / path).resolve() if path else ROOT / name
+        assert target.exists(), f"{name}: {link}"
+        if anchor:
+            assert anchor in _anchors(target.read_text(encoding="utf-8")), f"{name}: {link}"
