@@ -41,7 +41,11 @@ def test_wheel_in_a_fresh_venv_runs_the_demo_without_a_top_level_adapters(tmp_pa
         assert archive.read(license_file) == (ROOT / "LICENSE").read_bytes()
     assert "License-Expression: MIT" in fields
     assert "License-File: LICENSE" in fields
-    assert [f for f in fields if f.startswith("Provides-Extra:")] == ["Provides-Extra: html"]
+    # the user extras: the HTML report and the documentation site; no test tools
+    assert sorted(f for f in fields if f.startswith("Provides-Extra:")) == [
+        "Provides-Extra: docs",
+        "Provides-Extra: html",
+    ]
     assert "Classifier: Typing :: Typed" in fields
     assert any(f.startswith("Keywords:") for f in fields)
     env_dir = tmp_path / "venv"
