@@ -1,4 +1,4 @@
-"""The exception tree and the exit codes it maps to (one table, shown in the README)."""
+"""The exception tree and the exit codes it maps to (one table: the README's, and --help's)."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ __all__ = [
 
 CHUNK = 64 * 1024
 DEFAULT_GRACE_SECONDS = defaults.GRACE_SECONDS
-EXIT_TIMEOUT = 124  # what GNU timeout(1) returns; documented in the README
+EXIT_TIMEOUT = 124  # what GNU timeout(1) returns; documented in docs/pipeline/index.md
 _SIGNAL_EXIT_BASE = 128  # the shell's convention: 128 + signal number
 _KILL_WAIT_SECONDS = 5.0
 _DRAIN_QUIET_SECONDS = 1.0  # after the group is ended: stop draining after this much silence

@@ -190,7 +190,8 @@ def report(
         typer.Option(
             metavar="<url>",
             help="Read the counts from this Prometheus (http://host:9090) instead of the "
-            "telemetry folder: the same readiness, from the metrics the README lists.",
+            "telemetry folder: the same readiness, from the metrics "
+            "docs/reference/telemetry.md lists.",
             show_default=False,
         ),
     ] = None,

@@ -2,7 +2,7 @@
 events: the span name's prefix and the ``coverage_gate.*`` attribute keys ``reconcile`` writes and
 the report reads back, from the telemetry folder or a Collector's export.
 
-They are a published contract (the README's span section): changing one is a contract change,
+They are a published contract (the docs' span reference): changing one is a contract change,
 and a folder written before it would read differently. Names only: what the span says with them
 is ``coverage_gate.rollout.metrics.record_reconcile_span``.
 """

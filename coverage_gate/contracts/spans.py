@@ -1,7 +1,7 @@
 """The names of coverage-gate's spans: the span names, the GenAI semantic-convention attributes
 they carry, and coverage-gate's own ``coverage_gate.*`` attribute and event names.
 
-These names are the published span contract the README lists (``record``'s spans, read back by
+These names are the published span contract the docs list (``record``'s spans, read back by
 the ``otlp-json`` adapter and by whoever reads exported spans): changing one is a contract
 change. Names only; what a span says with them is ``coverage_gate.telemetry.evidence_attributes``.
 """

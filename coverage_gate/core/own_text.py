@@ -11,7 +11,7 @@ does to it:
 - an argument that is base64 or hex, decoded (``echo BASE64 | base64 -d``, ``xxd -r -p``).
 
 What is left (an encoding not undone here, text the model had from its prompt) is said in the
-README's "What a verdict proves".
+docs/concepts/trust-model.md.
 """
 
 from __future__ import annotations

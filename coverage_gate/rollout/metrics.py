@@ -1,6 +1,6 @@
 """What coverage-gate measures about each decision: the instruments, as data, and their recorders.
 
-``INSTRUMENTS`` is the single list of metric names, kinds, units and attribute keys. The README's
+``INSTRUMENTS`` is the single list of metric names, kinds, units and attribute keys. The docs'
 metric table, the dashboard tests and the report read it; nothing else names a metric.
 
 Metric attributes are low-cardinality only: owner, repository, mode, mode source, outcome,

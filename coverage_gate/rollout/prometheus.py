@@ -1,7 +1,7 @@
 """The report's counts read from Prometheus: the same ``RepoCounts`` a telemetry folder gives,
 so that a repository's readiness at fleet scale and on one machine come from one definition.
 
-What is queried: the counters the README lists, under the names Prometheus holds after the
+What is queried: the counters the docs list, under the names Prometheus holds after the
 OTLP translation (``metrics.InstrumentSpec.prometheus_name``), through the HTTP API's instant
 queries (``POST /api/v1/query``), summed by repository. Three choices make the counts those
 of the decisions themselves rather than an estimate:
@@ -641,7 +641,7 @@ def read_counts(
         raise PrometheusError(
             f"Prometheus {redacted(url)} holds no {_name(m.REVIEWS)} or {_name(m.ERRORS)} series "
             f"over the last {since_s / 86_400:g} days: are coverage-gate's metrics scraped there "
-            "(dashboards/otelcol.yaml), under the names the README lists?"
+            "(dashboards/otelcol.yaml), under the names docs/reference/telemetry.md lists?"
         )
     counts = fold(answers, now_s=now_s, step_s=step_s, origin=f"Prometheus {url}")
     window = Window(

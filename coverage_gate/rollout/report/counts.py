@@ -106,7 +106,7 @@ class RepoCounts:
     Two sources fill it, and readiness is computed from it alone, so a verdict means the same
     whichever source counted: ``count_reviews`` from the ``reconcile`` spans and error points of
     a telemetry folder, ``coverage_gate.rollout.prometheus`` from the counters Prometheus holds (the
-    metrics the README lists). Figures only the spans carry are ``None`` from Prometheus and are
+    metrics the docs list). Figures only the spans carry are ``None`` from Prometheus and are
     never judged.
     """
 
