@@ -301,9 +301,14 @@ def _fleet(page: _Page, ordered: Sequence[Mapping[str, Any]], ceiling: float) ->
         "lines are scaled to their data: the band is the judged interval, the dashed line the "
         "ceiling.</p>",
         '<table id="fleet-table"><caption class="nodata" style="text-align:left">'
-        "Readiness per repository</caption><thead><tr><th>repository</th><th>readiness</th>"
-        '<th class="n">reviews</th><th class="n">approvals</th><th class="n">days observed</th>'
-        '<th class="n">would downgrade</th><th>failing checks</th><th>trend</th>'
+        "Readiness per repository</caption><thead><tr><th>repository</th>"
+        f'<th title="{_e(dict(DEFINITIONS)["ready"])}">readiness</th>'
+        '<th class="n" title="reviews reconciled in the window">reviews</th>'
+        '<th class="n" title="reviews whose verdict was Approve">approvals</th>'
+        '<th class="n" title="from the first review to the last">days observed</th>'
+        f'<th class="n" title="{_e(dict(DEFINITIONS)["would downgrade"])}">would downgrade</th>'
+        '<th title="the readiness checks the repository fails">failing checks</th>'
+        f'<th title="{_e(dict(DEFINITIONS)["trend"])}">trend</th>'
         "<th>would-downgrade rate per day</th></tr></thead><tbody>",
     )
     for repo in ordered:

@@ -10,6 +10,14 @@ page writes ``<!-- generated: NAME -->`` where the part goes, and the build puts
 - ``cli``: every command's ``--help``, as the program prints it, command by command.
 
 A marker with no generator fails the build.
+
+Why the command line page is made here rather than by mkdocs-click or mkdocs-typer2: typer now
+carries its own copy of click, whose commands mkdocs-click (which checks for click's classes)
+does not recognise; mkdocs-typer2 parses the Markdown typer's ``utils docs`` writes as XML, so a
+help text holding ``<name>`` or click's no-rewrap marker fails the build, and it renders nothing
+when that command fails; its in-process engine does not see a group whose commands are built when
+first asked for (this program's main group, for start-up). Each command's own ``--help``, run in
+this process, is what a user sees, verbatim.
 """
 
 from __future__ import annotations
