@@ -68,7 +68,7 @@ def _simulated_rollout(folder: Path) -> None:
     simulate(folder, ROLLOUT_REVIEWS)
     report = build_report(load_folder(folder), Criteria(), list_flagged=False)
     write_stdout(render_text(report), "rollout report")
-    say(f"the simulated rollout's telemetry is in {folder}; its page:")
+    say(f"the simulated rollout's telemetry is in {folder}; its page (the html extra):")
     say(f"  coverage-gate report --telemetry-dir {folder} --format html -o report.html")
 
 
