@@ -135,6 +135,13 @@ CANNOT_RUN = {
         "writes site/ into the checkout; tests/docs/test_site.py runs the same strict build "
         "into a temporary folder"
     ),
+    ".venv/bin/python -m tests.bench.test_speed_guard --runs 5": (
+        "measures for minutes on a quiet machine and prints figures; CI runs the same guard as "
+        "tests/bench/test_speed_guard.py, which asserts them"
+    ),
+    "python -c pass": (
+        "names the interpreter's bare start-up, the baseline the speed guard times --help against"
+    ),
     "./.ci/run": (
         "is CI itself: installs system packages as root, then runs the whole suite, this test "
         "included"
