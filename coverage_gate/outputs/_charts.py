@@ -104,7 +104,14 @@ class Chart:
     """A Vega-Lite chart, its title, its text alternative, and the marks it must draw."""
 
     def __init__(
-        self, spec: dict[str, Any], *, title: str, desc: str, marks: str, count: int
+        self,
+        spec: dict[str, Any],
+        *,
+        title: str,
+        desc: str,
+        marks: str,
+        count: int,
+        scale: tuple[float, float] | None = None,
     ) -> None:
         self.spec = spec
         self.title = title
@@ -113,7 +120,7 @@ class Chart:
         self.marks = marks
         self.count = count
         #: The value scale (low, high) of a chart whose scale is fitted to its data.
-        self.scale: tuple[float, float] | None = None
+        self.scale = scale
 
     def svg(self, ident: str) -> str:
         spec = {**self.spec, "config": _CONFIG, "description": self.desc}
@@ -532,6 +539,6 @@ def trend_chart(repo: Mapping[str, Any], ceiling: float) -> Chart | None:
         f"{_pct(max(r['rate'] for r in rows))}{judged}; ceiling {_pct(ceiling)}; scale 0 to "
         f"{_pct(top)}."
     )
-    chart = Chart(spec, title="Trend", desc=desc, marks="cg_points_marks", count=len(rows))
-    chart.scale = (0.0, top)
-    return chart
+    return Chart(
+        spec, title="Trend", desc=desc, marks="cg_points_marks", count=len(rows), scale=(0.0, top)
+    )

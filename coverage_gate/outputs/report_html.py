@@ -101,14 +101,14 @@ CHECK_WORDS: dict[str, str] = {
 }
 
 #: What the page's figures mean, said beside them.
-DEFINITIONS: tuple[tuple[str, str], ...] = (
-    ("ready", "every readiness check passes: enforce mode can be turned on for the repository"),
-    ("would downgrade", "approvals that enforce mode would have turned into comments"),
-    ("judged interval", "the 95% Wilson interval of the whole window's would-downgrade rate: "
-     "the readiness check needs its upper end at or under the ceiling"),
-    ("ceiling", "the highest would-downgrade rate a ready repository may have"),
-    ("trend", "the last 7 days' would-downgrade rate against the interval of the days before"),
-)  # fmt: skip
+DEFINITIONS: dict[str, str] = {
+    "ready": "every readiness check passes: enforce mode can be turned on for the repository",
+    "would downgrade": "approvals that enforce mode would have turned into comments",
+    "judged interval": "the 95% Wilson interval of the whole window's would-downgrade rate: "
+    "the readiness check needs its upper end at or under the ceiling",
+    "ceiling": "the highest would-downgrade rate a ready repository may have",
+    "trend": "the last 7 days' would-downgrade rate against the interval of the days before",
+}
 
 _STYLE = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;
@@ -258,7 +258,7 @@ def _header(
         f"{_e(made)} by coverage-gate {_e(__version__)} (report {_e(document['version'])}); "
         f"from {origin} (see the foot of the page).</small></p>",
         '<dl class="defs">',
-        *(f"<dt>{_e(term)}</dt><dd>{_e(meaning)}</dd>" for term, meaning in DEFINITIONS),
+        *(f"<dt>{_e(term)}</dt><dd>{_e(meaning)}</dd>" for term, meaning in DEFINITIONS.items()),
         "</dl>",
         "<details><summary>What ready needs</summary>"
         f"<p>Every check passes: at least {criteria['min_approvals']} "
@@ -302,13 +302,13 @@ def _fleet(page: _Page, ordered: Sequence[Mapping[str, Any]], ceiling: float) ->
         "ceiling.</p>",
         '<table id="fleet-table"><caption class="nodata" style="text-align:left">'
         "Readiness per repository</caption><thead><tr><th>repository</th>"
-        f'<th title="{_e(dict(DEFINITIONS)["ready"])}">readiness</th>'
+        f'<th title="{_e(DEFINITIONS["ready"])}">readiness</th>'
         '<th class="n" title="reviews reconciled in the window">reviews</th>'
         '<th class="n" title="reviews whose verdict was Approve">approvals</th>'
         '<th class="n" title="from the first review to the last">days observed</th>'
-        f'<th class="n" title="{_e(dict(DEFINITIONS)["would downgrade"])}">would downgrade</th>'
+        f'<th class="n" title="{_e(DEFINITIONS["would downgrade"])}">would downgrade</th>'
         '<th title="the readiness checks the repository fails">failing checks</th>'
-        f'<th title="{_e(dict(DEFINITIONS)["trend"])}">trend</th>'
+        f'<th title="{_e(DEFINITIONS["trend"])}">trend</th>'
         "<th>would-downgrade rate per day</th></tr></thead><tbody>",
     )
     for repo in ordered:
@@ -322,7 +322,7 @@ def _fleet(page: _Page, ordered: Sequence[Mapping[str, Any]], ceiling: float) ->
             line = '<span class="nodata" data-chart="trend" data-empty="true">no data</span>'
         else:
             page.charts += 1
-            top = chart.scale[1] if chart.scale else 1.0
+            top = chart.scale[1] if chart.scale is not None else 1.0
             line = (
                 f'<figure data-chart="trend" data-marks="{chart.marks}" data-count="{chart.count}"'
                 f' data-scale-high="{_num(top)}" style="margin:0">'

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.cli import MOUNTS
+from coverage_gate.cli import _GROUPS, MOUNTS
 from coverage_gate.edges.config_file import SETTINGS
 from coverage_gate.rollout.metrics import INSTRUMENTS
 from tests._support.docs import hooks
@@ -82,11 +82,10 @@ def _code_blocks(page: Path) -> dict[str, str]:
 
 
 def _expected_commands() -> list[str]:
-    groups = {"flags": ["pull"], "receipts": ["verify"]}
     names = ["coverage-gate"]
     for name in MOUNTS:
         names.append(f"coverage-gate {name}")
-        names += [f"coverage-gate {name} {sub}" for sub in groups.get(name, [])]
+        names += [f"coverage-gate {name} {sub}" for sub in sorted(_GROUPS.get(name, ()))]
     return names
 
 
