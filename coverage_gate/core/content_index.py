@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from itertools import compress, count, islice
+from itertools import accumulate, compress, count, islice
+from operator import add, methodcaller, ne
 
 import msgspec
 
@@ -84,9 +84,19 @@ def informative(line: str) -> int:
     return len(body)
 
 
+#: Lines of the pinned diff that name the file of the lines after them (``+++ b/``) or start
+#: another file's section (``diff --git``).
+_NAMES_SECTION = methodcaller("startswith", (b"+++ b/", b"diff --git "))
+
+
+#: A changed line of the pinned diff (``+``/``-``, not a ``+++``/``---`` header); an empty line
+#: too, as the rule has always read (``"" in "+-"``).
+_DIFF_CHANGE = re.compile(r"\+(?!\+\+)|-(?!--)|\Z").match
+
+
 def _diff_change(line: str) -> bool:
     """Whether a line of the pinned diff is a changed line (not a header or context)."""
-    return line[:1] in "+-" and line[:3] not in ("+++", "---")
+    return _DIFF_CHANGE(line) is not None
 
 
 def _weight(key: str, line: str) -> int:
@@ -123,6 +133,7 @@ class ContentIndex:
     ) -> None:
         self._presentation = presentation
         self._lines: dict[str, FileText] = {}
+        self._data = files  # each file's bytes: its blob id is worked out when it is credited
         self._blobs: dict[str, str] = {}
         # each line's places: a file's slot in ``_keys`` times ``_SLOT`` plus the line's number
         # (one place as it is, several as a list in order)
@@ -132,26 +143,24 @@ class ContentIndex:
         self._weights: dict[str, int] = {}  # the index's lines' ``informative``, once worked out
         # each file's whole text by its line count and hash (``None``: more than one file's)
         self._wholes: dict[tuple[int, int], str | None] = {}
+        # the pinned diff: each line's byte offset (and the end's), and where each section's
+        # file is named (its ``+++ b/`` line) or the next section starts (its ``diff --git`` line)
         self._diff_offsets: list[int] = []
-        self._diff_paths: list[str] = []  # per line of the pinned diff, the file of its section
+        self._diff_sections: list[int] = []  # 0-based lines, in order
+        self._diff_section_paths: list[str] = []  # the file from each of those lines on
         for path, data in sorted(files.items()):
             self._add(path, FileText(data, presentation))
-            self._blobs[path] = blob_id(data)
         if diff:
             raw = diff.split(b"\n")
             if raw and not raw[-1]:
                 raw.pop()
-            offset = 0
-            path = ""
-            for line in raw:
-                self._diff_offsets.append(offset)
-                offset += len(line) + 1
-                if line.startswith(b"+++ b/"):
-                    path = line[6:].decode("utf-8", "replace")
-                elif line.startswith(b"diff --git "):
-                    path = ""
-                self._diff_paths.append(path)
-            self._diff_offsets.append(offset)
+            # a line's offset: the lengths of the lines before it, and their newlines
+            self._diff_offsets = list(map(add, accumulate(map(len, raw), initial=0), count()))
+            for number in compress(count(), map(_NAMES_SECTION, raw)):
+                line = raw[number]
+                named = line[6:].decode("utf-8", "replace") if line[:1] == b"+" else ""
+                self._diff_sections.append(number)
+                self._diff_section_paths.append(named)
             self._add(DIFF_KEY, FileText(diff, presentation))
 
     def _add(self, key: str, text: FileText) -> None:
@@ -163,9 +172,9 @@ class ContentIndex:
             whole = (len(text.keys), hash("\n".join(text.keys)))
             self._wholes[whole] = None if whole in self._wholes else key  # two alike: neither
         else:
-            for number, line in enumerate(text.keys, 1):
-                if _diff_change(line):
-                    self._place(line, base + number)
+            keys = text.keys
+            for number in compress(count(1), map(_DIFF_CHANGE, keys)):
+                self._place(keys[number - 1], base + number)
         for index, alternates in text.alternates.items():
             for line in alternates:
                 if _weight(key, line):
@@ -177,18 +186,21 @@ class ContentIndex:
         goes in as one place, all of them at once; the others one by one, in order, until a
         line has more places than can start a run (``MAX_START_OCCURRENCES``)."""
         where = self._where
-        once = dict(zip(keys, range(base + 1, base + len(keys) + 1), strict=True))
-        one_by_one = once.keys() & where.keys()
-        if len(once) < len(keys):  # lines the file repeats
-            one_by_one |= {line for line, count in Counter(keys).items() if count > 1}
-        if one_by_one:
-            for line in one_by_one:
+        places = range(base + 1, base + len(keys) + 1)
+        once = dict(zip(keys, places, strict=True))  # each line's last place
+        shared = once.keys() & where.keys()
+        repeated: set[str] = set()
+        if len(once) < len(keys):  # lines the file repeats: the lines at a place not their last
+            repeated = set(compress(keys, map(ne, map(once.__getitem__, keys), places)))
+        if shared or repeated:
+            common = self._common
+            for line in shared - repeated - common:
+                self._place(line, once[line])
+            many = repeated - common
+            for place in compress(places, map(many.__contains__, keys)) if many else ():
+                self._place(keys[place - base - 1], place)
+            for line in shared | repeated:
                 del once[line]
-            one_by_one -= self._common
-            for place, line in [
-                (place, line) for place, line in enumerate(keys, base + 1) if line in one_by_one
-            ]:
-                self._place(line, place)
         where.update(once)
 
     def _place(self, line: str, place: int) -> None:
@@ -203,6 +215,25 @@ class ContentIndex:
             found.append(place)
             if len(found) > MAX_START_OCCURRENCES:
                 self._common.add(line)
+
+    def _blob(self, key: str) -> str | None:
+        """The blob id of an in-scope file, worked out once, when one of its lines is credited."""
+        found = self._blobs.get(key)
+        if found is None and key in self._data:
+            found = self._blobs[key] = blob_id(self._data[key])
+        return found
+
+    def _diff_paths(self, first: int, last: int) -> set[str]:
+        """The files of the pinned diff's sections its lines ``first`` to ``last`` (1-based) lie
+        in (``""``: a line before any section names its file)."""
+        sections, paths = self._diff_sections, self._diff_section_paths
+        at = bisect.bisect_right(sections, first - 1) - 1
+        found = {paths[at] if at >= 0 else ""}
+        at += 1
+        while at < len(sections) and sections[at] <= last - 1:
+            found.add(paths[at])
+            at += 1
+        return found
 
     @property
     def paths(self) -> list[str]:
@@ -253,7 +284,7 @@ class ContentIndex:
                     last = lines.file_line(
                         run.file_start + min(tail, run.out_end) - run.out_start - 1
                     )
-                    uncertain.update(self._diff_paths[first - 1 : last])
+                    uncertain.update(self._diff_paths(first, last))
             for first, last in parts:
                 if last <= first:
                     continue
@@ -264,7 +295,7 @@ class ContentIndex:
                     diff.append((self._diff_offsets[start - 1], self._diff_offsets[end]))
                 elif len(found_credits) < MAX_CREDITS_PER_CALL:
                     found_credits.append(
-                        Credit(path=run.key, start=start, end=end, blob=self._blobs.get(run.key))
+                        Credit(path=run.key, start=start, end=end, blob=self._blob(run.key))
                     )
         credited = {credit.path for credit in found_credits}
         uncertain.discard("")

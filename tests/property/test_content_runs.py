@@ -7,6 +7,7 @@ them) and of stray lines, with some of the model's own lines among them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import product
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -148,3 +149,81 @@ def test_a_files_whole_text_credits_what_following_every_line_credits(
     shortcut = index.scan(text, own=frozenset(own))
     index._whole_file = lambda out, own: None  # type: ignore[method-assign]
     assert shortcut == index.scan(text, own=frozenset(own))
+
+
+def reference_places(index: ContentIndex) -> tuple[dict[str, list[int]], set[str]]:
+    """Each line's places as following every line of every file in turn finds them: its
+    places in order, the changed lines of the pinned diff's, the alternates' after their
+    file's lines, until a line has more than ``MAX_START_OCCURRENCES``."""
+    where: dict[str, list[int]] = {}
+    common: set[str] = set()
+
+    def place(line: str, at: int) -> None:
+        found = where.setdefault(line, [])
+        if len(found) <= cc.MAX_START_OCCURRENCES:
+            found.append(at)
+            if len(found) > cc.MAX_START_OCCURRENCES:
+                common.add(line)
+
+    for slot, key in enumerate(index._keys):
+        text = index._lines[key]
+        for number, line in enumerate(text.keys, 1):
+            if key != DIFF_KEY or (line[:1] in "+-" and line[:3] not in ("+++", "---")):
+                place(line, slot * cc._SLOT + number)
+        for position, alternates in text.alternates.items():
+            for line in alternates:
+                if cc._weight(key, line):
+                    place(line, slot * cc._SLOT + position + 1)
+    return where, common
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(PATHS), st.lists(st.sampled_from([*WORDS, "", "}"]), max_size=40)
+    ),
+    st.lists(DIFF_LINE, max_size=30),
+)
+def test_the_index_holds_every_lines_places_in_order(
+    files: dict[str, list[str]], diff: list[str]
+) -> None:
+    """The index made a file at a time, at C speed, holds what placing each line in turn does."""
+    data = {path: "".join(f"{line}\n" for line in lines).encode() for path, lines in files.items()}
+    index = ContentIndex(data, "".join(f"{line}\n" for line in diff).encode(), PRESENTATION)
+    where, common = reference_places(index)
+    held = {line: [at] if isinstance(at, int) else at for line, at in index._where.items()}
+    assert held == where
+    assert index._common == common
+
+
+def test_a_changed_line_of_the_pinned_diff_is_told_as_written() -> None:
+    """Every line of up to four characters over the characters that matter."""
+    for size in range(5):
+        for chars in product("+- a", repeat=size):
+            line = "".join(chars)
+            assert cc._diff_change(line) == (line[:1] in "+-" and line[:3] not in ("+++", "---"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([*DIFF_LINE.elements, "+++ b/b.py", "diff --git a/b.py b/b.py"])),
+    st.integers(1, 40),
+    st.integers(0, 40),
+)
+def test_the_files_of_the_pinned_diffs_lines_are_their_sections(
+    diff: list[str], first: int, size: int
+) -> None:
+    """The sections a stretch of the pinned diff lies in, as reading each line in turn finds
+    them: the last ``+++ b/`` line's file, none after a ``diff --git`` line."""
+    index = ContentIndex({}, "".join(f"{line}\n" for line in diff).encode(), PRESENTATION)
+    path, per_line = "", []
+    for line in diff:
+        if line.startswith("+++ b/"):
+            path = line[6:]
+        elif line.startswith("diff --git "):
+            path = ""
+        per_line.append(path)
+    last = min(first + size, len(diff))
+    if first > last:
+        return
+    assert index._diff_paths(first, last) == set(per_line[first - 1 : last])
