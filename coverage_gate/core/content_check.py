@@ -127,6 +127,7 @@ class CallChecker:
         # the reviewer's text (DESIGN §6 rule 20), aligned or not
         self._written: set[str] = set()
         self._texts: OrderedDict[str, FileText] = OrderedDict()
+        self._blob_ids: OrderedDict[str, str] = OrderedDict()
         # reads whose text no declared presentation explains (tool, line): presentation drift
         self.unexplained: list[tuple[str, int]] = []
         # the model's own text so far, every call's: a line of it never credits (rule 25)
@@ -233,7 +234,7 @@ class CallChecker:
             mismatch=self._mismatch_kind(path, returned) if mismatch else None,
             shown=result.shown,
             cuts=result.cuts,
-            blob=blob_id(data) if data is not None else None,
+            blob=self._blob_of(path, data),
         )
 
     def _shortened(self, path: str, data: bytes | None, asked: Shown | None) -> ContentSeen:
@@ -324,6 +325,18 @@ class CallChecker:
             self._texts[path] = found
             if len(self._texts) > MAX_OTHER_FILES:
                 self._texts.popitem(last=False)
+        return found
+
+    def _blob_of(self, path: str, data: bytes | None) -> str | None:
+        """The blob id of the file at the revision, worked out once per file (the last
+        ``MAX_OTHER_FILES`` kept)."""
+        if data is None:
+            return None
+        found = self._blob_ids.get(path)
+        if found is None:
+            found = self._blob_ids[path] = blob_id(data)
+            if len(self._blob_ids) > MAX_OTHER_FILES:
+                self._blob_ids.popitem(last=False)
         return found
 
     @staticmethod

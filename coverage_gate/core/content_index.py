@@ -345,9 +345,10 @@ class ContentIndex:
         file's whole text, holds the model's own lines, starts its informative lines with one
         too common to start a run, or another file's run would cover the same lines (a twin,
         which ``_runs`` and ``_uncontested`` then judge)."""
-        if not out or (len(out), hash("\n".join(out))) not in self._wholes:
+        whole = (len(out), hash("\n".join(out))) if out else None
+        if whole is None or whole not in self._wholes:
             return None
-        key = self._wholes[(len(out), hash("\n".join(out)))]
+        key = self._wholes[whole]
         if key is None or out != self._lines[key].keys or (own and not own.isdisjoint(out)):
             return None
         first = next((index for index, line in enumerate(out) if self._weight_of(line)), None)
