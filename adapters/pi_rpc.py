@@ -326,6 +326,14 @@ def _other_text(tool: str, text: str | None) -> Returned | None:
     return _returned_text(text, None)
 
 
+def _notice_at(text: str, tail: int) -> re.Match[str] | None:
+    """The notice that ends ``text``, looked for from ``tail`` on: a text that does not end
+    with a closing bracket (and white space), as most do not, is told at once."""
+    if not text[tail:].rstrip().endswith("]"):
+        return None
+    return _NOTICE.search(text, tail)
+
+
 def _returned_text(text: str, span: ByteSpan | None, tool: str = "") -> Returned:
     """What a read or another tool gave the model: a ``cr_read`` header taken off (its offset is
     where the text starts in the file), a cut ``read``'s notice or a cut ``bash`` output's notice
@@ -334,7 +342,7 @@ def _returned_text(text: str, span: ByteSpan | None, tool: str = "") -> Returned
         body = text[text.find("\n") + 1 :] if "\n" in text else ""
         return returned(body, byte_offset=span.offset)
     tail = max(len(text) - _NOTICE_TAIL, 0)
-    found = _NOTICE.search(text, tail)
+    found = _notice_at(text, tail)
     if found is not None:
         kept = returned(text[: found.start()])
         showing = _SHOWING.search(text, tail)
