@@ -14,6 +14,7 @@ no span is made here, nothing is read or written, and no OpenTelemetry package i
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import methodcaller
 from typing import Any
 
 from coverage_gate.contracts.enums import (
@@ -149,9 +150,12 @@ def _pair(text: str) -> tuple[int, int] | None:
     return int(first), int(second)
 
 
+_CONTENT_ATTRIBUTE = methodcaller("startswith", "coverage_gate.content.")
+
+
 def _content(attrs: Mapping[str, Any]) -> ContentSeen | None:
     """What a span says a call's text showed (``None``: it says nothing of it)."""
-    if not any(key.startswith("coverage_gate.content.") for key in attrs):
+    if not any(map(_CONTENT_ATTRIBUTE, attrs)):
         return None
     try:
         check = ContentCheck(attrs[CONTENT_CHECK]) if CONTENT_CHECK in attrs else None
