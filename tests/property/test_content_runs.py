@@ -7,8 +7,8 @@ them) and of stray lines, with some of the model's own lines among them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import product
 from collections.abc import Set as AbstractSet
+from itertools import product
 from typing import Any
 
 from hypothesis import given, settings
