@@ -58,7 +58,9 @@ __all__ = [
     "record_stream",
 ]
 
-CHUNK_BYTES = 1 << 22
+#: What a stream is read in: 1 MiB recorded the 200 MB benchmark streams 3-4% faster than 4 MiB,
+#: and no slower than 256 KiB to 2 MiB (whole processes, interleaved runs).
+CHUNK_BYTES = 1 << 20
 TRACER_NAME = "coverage_gate.record"
 
 
