@@ -111,7 +111,13 @@ def own_keys(presentation: Presentation, said: Iterable[str]) -> set[str]:
     """The keys of the informative lines the model's text ``said`` stands for, in every
     spelling a shell undoes (``coverage_gate.core.own_text``)."""
     key = presentation.key
-    return {key(line) for chunk in said for line in own_lines(chunk) if informative(line)}
+    return {
+        key(line)
+        for chunk in said
+        for line in own_lines(chunk)
+        # a line shorter than an informative one is passed over without a call
+        if len(line) >= MIN_INFORMATIVE_CHARS and informative(line)
+    }
 
 
 class _Run(msgspec.Struct):

@@ -21,6 +21,7 @@ import binascii
 import re
 import shlex
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Final
 
 __all__ = ["MAX_OWN_LINES", "own_lines"]
@@ -100,10 +101,18 @@ def own_lines(said: str) -> Iterator[str]:
         return  # nothing a shell would undo: the lines as written are all there is
     for line in said.split("\n"):
         for raw in _tokens(line):
-            token = raw[1:] if raw.startswith("$") else raw  # ``$'...'``, its quotes off
-            yield from token.split("\n")
-            if "\\" in token:
-                yield from _unescaped(token).split("\n")
-            decoded = _decoded(token)
-            if decoded is not None:
-                yield from decoded.split("\n")
+            yield from _token_lines(raw)
+
+
+@lru_cache(maxsize=4096)
+def _token_lines(raw: str) -> tuple[str, ...]:
+    """The lines one word of a command stands for: as it is, its escapes undone, and what it
+    decodes to (a command's words repeat across a stream's calls: each is worked out once)."""
+    token = raw[1:] if raw.startswith("$") else raw  # ``$'...'``, its quotes off
+    found = token.split("\n")
+    if "\\" in token:
+        found += _unescaped(token).split("\n")
+    decoded = _decoded(token)
+    if decoded is not None:
+        found += decoded.split("\n")
+    return tuple(found)
