@@ -321,21 +321,29 @@ class ContentIndex:
         where, keys_of = self._where, self._keys
         own_at = list(compress(count(), map(own.__contains__, out))) if own else []
         done: list[_Run] = []
-        ends: dict[tuple[str, int], int] = {}  # (key, diagonal) -> where its last run ended
+        # a diagonal (a file, and its line's distance from the text's line) as one number: its
+        # place less the text's line (a file's slot stays apart while files and texts are
+        # shorter than 2**31 lines) -> where its last run ended
+        ends: dict[int, int] = {}
         for index in compress(count(), map(where.__contains__, out)):
             line = out[index]
-            places = where[line]
-            if isinstance(places, int):
-                places = [places]
-            elif len(places) > MAX_START_OCCURRENCES:
+            found = where[line]
+            places: Sequence[int]
+            if isinstance(found, int):
+                if ends.get(found - index, -1) > index:
+                    continue  # a run of its one file goes on through this line
+                places = (found,)
+            elif len(found) > MAX_START_OCCURRENCES:
                 continue
+            else:
+                places = found
             if (own and line in own) or not self._weight_of(line):
                 continue
             for place in places:
-                key, number = keys_of[place // _SLOT], place % _SLOT
-                diagonal = (key, number - index)
+                diagonal = place - index
                 if ends.get(diagonal, -1) > index:
                     continue  # a run of this file goes on through this line
+                key, number = keys_of[place // _SLOT], place % _SLOT
                 run = _Run(key, number, index, index + 1, 1)
                 self._extend_back(run, out, own)
                 run.out_end = self._extent(out, index, number, self._lines[key], own_at)
