@@ -101,13 +101,12 @@ def own_lines(said: str) -> Iterator[str]:
         return  # nothing a shell would undo: the lines as written are all there is
     for line in said.split("\n"):
         for raw in _tokens(line):
-            yield from _token_lines(raw)
+            yield from _known_word(raw) if len(raw) <= _KNOWN_WORD_CHARS else _word_lines(raw)
 
 
-@lru_cache(maxsize=4096)
-def _token_lines(raw: str) -> tuple[str, ...]:
+def _word_lines(raw: str) -> tuple[str, ...]:
     """The lines one word of a command stands for: as it is, its escapes undone, and what it
-    decodes to (a command's words repeat across a stream's calls: each is worked out once)."""
+    decodes to."""
     token = raw[1:] if raw.startswith("$") else raw  # ``$'...'``, its quotes off
     found = token.split("\n")
     if "\\" in token:
@@ -116,3 +115,9 @@ def _token_lines(raw: str) -> tuple[str, ...]:
     if decoded is not None:
         found += decoded.split("\n")
     return tuple(found)
+
+
+#: A command's short words repeat from call to call (``cat``, ``&&``, a path): each is worked out
+#: once, the last ``maxsize`` of them kept (a few MB at most).
+_KNOWN_WORD_CHARS: Final = 256
+_known_word = lru_cache(maxsize=4096)(_word_lines)
