@@ -168,6 +168,16 @@ class ContentIndex:
                 self._diff_sections.append(number)
                 self._diff_section_paths.append(named)
             self._add(DIFF_KEY, FileText(diff, presentation))
+        # A run of one line alone can never count (``MIN_RUN_LINES``) unless it is a whole file
+        # of one line, nor contest a run that can: what lies within it is that line alone. So
+        # ``_runs`` leaves such runs out, unless some file (or the pinned diff) is one line long.
+        self._prune_alone = MIN_RUN_LINES > 1 and all(
+            len(text) != 1 for text in self._lines.values()
+        )
+        # A line too common to start a run is looked up no more once the index is made: a text's
+        # lines are sought among the lines that can start one (``_runs``, ``_whole_file``).
+        for common in self._common:
+            del self._where[common]
 
     def _add(self, key: str, text: FileText) -> None:
         self._lines[key] = text
@@ -318,7 +328,7 @@ class ContentIndex:
         (file line minus text line) goes on; it goes on while the text's lines are the file's
         (``FileText.same``), compared a slice at a time (``_extent``). Only the lines the index
         holds are looked at one by one, found at C speed."""
-        where, keys_of = self._where, self._keys
+        where, keys_of, prune = self._where, self._keys, self._prune_alone
         own_at = list(compress(count(), map(own.__contains__, out))) if own else []
         done: list[_Run] = []
         # a diagonal (a file, and its line's distance from the text's line) as one number: its
@@ -344,6 +354,8 @@ class ContentIndex:
                 if ends.get(diagonal, -1) > index:
                     continue  # a run of this file goes on through this line
                 key, number = keys_of[place // _SLOT], place % _SLOT
+                if prune and self._alone(out, index, number, key, own):
+                    continue
                 run = _Run(key, number, index, index + 1, 1)
                 self._extend_back(run, out, own)
                 run.out_end = self._extent(out, index, number, self._lines[key], own_at)
@@ -351,6 +363,35 @@ class ContentIndex:
                 ends[diagonal] = run.out_end
                 done.append(run)
         return done
+
+    def _alone(
+        self, out: Sequence[str], index: int, number: int, key: str, own: AbstractSet[str]
+    ) -> bool:
+        """Whether the run that starts at the text's line ``index`` with ``key``'s line
+        ``number`` is that line alone: the line after it is not the file's next (or is the
+        model's own), nor is the line before it a line ``_extend_back`` takes in (what
+        ``_extent`` and ``_extend_back`` find first, told without making the run; a line equal
+        to the file's key is the file's, else ``FileText.same`` is asked when the file has
+        other spellings of its lines or the client cuts lines)."""
+        lines = self._lines[key]
+        keys = lines.keys
+        other_spellings = bool(lines.alternates) or bool(self._presentation.line_cuts)
+        after = index + 1
+        if after < len(out) and number < len(keys):
+            shown = out[after]
+            if (
+                shown == keys[number] or (other_spellings and lines.same(shown, number + 1))
+            ) and shown not in own:
+                return False
+        if index > 0 and number > 1:
+            before = out[index - 1]
+            if (
+                (before == keys[number - 2] or (other_spellings and lines.same(before, number - 1)))
+                and before not in own
+                and not (self._weight_of if key != DIFF_KEY else self._diff_weight)(before)
+            ):
+                return False
+        return True
 
     def _whole_file(self, out: Sequence[str], own: AbstractSet[str]) -> list[_Run] | None:
         """When the text is one in-scope file's whole text (``cat FILE``), the one run that
@@ -429,7 +470,7 @@ class ContentIndex:
         found = self._weights.get(line)
         if found is None:
             found = informative(line)
-            if line in self._where:
+            if line in self._where or line in self._common:
                 self._weights[line] = found
         return found
 

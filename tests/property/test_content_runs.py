@@ -120,7 +120,10 @@ def test_the_index_finds_the_runs_following_every_line_finds(
     text = "".join(f"{line}\n" for line in out)
     out = PRESENTATION.keys(PRESENTATION.lines(text), text)
     found = index._runs(out, own)
-    assert described(found) == described(reference_runs(index, out, own))
+    reference = reference_runs(index, out, own)
+    if index._prune_alone:  # a run of one line alone can neither count nor contest one that can
+        reference = [run for run in reference if run.lines_total > 1]
+    assert described(found) == described(reference)
     for run in found:
         counted = [
             cc._weight(run.key, line) if run.key == DIFF_KEY else cc.informative(line)
@@ -192,8 +195,9 @@ def test_the_index_holds_every_lines_places_in_order(
     index = ContentIndex(data, "".join(f"{line}\n" for line in diff).encode(), PRESENTATION)
     where, common = reference_places(index)
     held = {line: [at] if isinstance(at, int) else at for line, at in index._where.items()}
-    assert held == where
     assert index._common == common
+    # a line too common to start a run is no more looked up once the index is made
+    assert held == {line: at for line, at in where.items() if line not in common}
 
 
 def test_a_changed_line_of_the_pinned_diff_is_told_as_written() -> None:
@@ -227,3 +231,46 @@ def test_the_files_of_the_pinned_diffs_lines_are_their_sections(
     if first > last:
         return
     assert index._diff_paths(first, last) == set(per_line[first - 1 : last])
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(PATHS), st.lists(LINE, min_size=2, max_size=12), min_size=1),
+    st.lists(DIFF_LINE, min_size=2, max_size=14),
+    st.lists(PIECE, max_size=10),
+    st.sets(st.sampled_from(WORDS[:4])),
+    st.sampled_from([None, 0, 30]),
+)
+def test_leaving_out_runs_of_one_line_alone_changes_no_credit(
+    files: dict[str, list[str]], diff: list[str], pieces: list[Any], own: set[str], kept: int | None
+) -> None:
+    """With no file of one line, what a text shows is the same whether ``_runs`` makes the runs
+    of one line alone or leaves them out: credits, the pinned diff's pages, uncertain files."""
+    data = {path: "".join(f"{line}\n" for line in lines).encode() for path, lines in files.items()}
+    index = ContentIndex(data, "".join(f"{line}\n" for line in diff).encode(), PRESENTATION)
+    assert index._prune_alone
+    out: list[str] = []
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            path, start, size = piece
+            source = diff if path == DIFF_KEY else files.get(path, [])
+            out.extend(source[start : start + size])
+        else:
+            out.append(piece)
+    text = "".join(f"{line}\n" for line in out)
+    pruned = index.scan(text, own=frozenset(own), kept=kept)
+    index._prune_alone = False
+    assert pruned == index.scan(text, own=frozenset(own), kept=kept)
+
+
+def test_a_file_of_one_line_keeps_the_runs_of_one_line_that_contest_it() -> None:
+    """A file of one line is credited whole when a text shows it, unless another file shows
+    the same line there too (a block two files share credits neither): the other file's run of
+    that one line is what contests it, so no run is left out."""
+    line = "alpha = compute(1)"
+    files = {"a.py": f"{line}\n".encode(), "b.py": f"beta = compute(2)\n{line}\n".encode()}
+    index = ContentIndex(files, None, PRESENTATION)
+    assert not index._prune_alone
+    assert index.scan(f"{line}\n").credits == ()
+    alone = ContentIndex({"a.py": files["a.py"]}, None, PRESENTATION)
+    assert [credit.path for credit in alone.scan(f"{line}\n").credits] == ["a.py"]
