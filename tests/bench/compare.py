@@ -3,7 +3,8 @@
     .venv/bin/python -m tests.bench.compare --against COMMIT [--runs N] [--mb N] [--shell-mb N]
 
 The older commit is checked out (``git worktree``) into a scratch folder and installed into a
-virtual environment of its own (its dependencies this environment's); the streams are
+virtual environment of its own, and so is a copy of this checkout's tracked files as they are
+(not editable, so that both start alike); the streams are
 ``tests/bench/test_speed_guard.py``'s (a pi stream whose reads return a repository's real text,
 recorded with ``--diff`` and content checks; the benchmark stream recorded plain, no
 repository), made once; with ``--shell-mb``, bench_content's shell output case too (and this
@@ -16,6 +17,7 @@ asserted: the guard does that, against targets.
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +39,12 @@ def installed(commit: str, folder: Path) -> list[str]:
         ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), commit],
         check=True,
     )
+    return installed_from(tree, folder)
+
+
+def installed_from(tree: Path, folder: Path) -> list[str]:
+    """The project in ``tree`` installed in an environment of its own under ``folder`` (not
+    editable: both sides of a comparison start alike): its command line."""
     env_dir = folder / "venv"
     venv.create(env_dir, with_pip=True, system_site_packages=False)
     python = env_dir / "bin" / "python"
@@ -77,7 +85,7 @@ def compare(commit: str, runs: int, mb: int, shell_mb: int = 0) -> None:
         folder = Path(name)
         try:
             older = installed(commit, folder / "older")
-            ours = [sys.executable, "-m", "coverage_gate"]
+            ours = installed_from(_checkout_copy(folder / "ours" / "tree"), folder / "ours")
             env = clean_env(folder / "telemetry")
             made = Streams.make(folder, mb)
             checked, generated, plain = made.checked, made.generated, made.plain
@@ -100,6 +108,7 @@ def compare(commit: str, runs: int, mb: int, shell_mb: int = 0) -> None:
                 ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(folder / "older" / "tree")],
                 check=False, capture_output=True,
             )  # fmt: skip
+    print(f"this checkout: {_described('HEAD')}; {commit}: {_described(commit)}")
     print(f"{mb} MB streams, {runs} interleaved runs, medians")
     for case in cases.values():
         print(f"  {case.name:<44} {case.wall:7.3f} s")
@@ -112,6 +121,25 @@ def compare(commit: str, runs: int, mb: int, shell_mb: int = 0) -> None:
     if shell_mb:
         ratio = cases["ours_shell"].wall / cases["source_shell"].wall
         print(f"shell: content checked takes {ratio:.2f}x the time with no content source")
+
+
+def _checkout_copy(tree: Path) -> Path:
+    """This checkout's tracked files as they are now (uncommitted changes too; nothing a build
+    left behind), copied to ``tree``."""
+    for name in git(ROOT, "ls-files", "-z").split("\0"):
+        source = ROOT / name
+        if name and source.is_file():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, tree / name)
+    return tree
+
+
+def _described(revision: str) -> str:
+    """A revision's commit, and for this checkout whether its files differ from it."""
+    commit = git(ROOT, "rev-parse", "--short=12", revision).strip()
+    if revision == "HEAD" and git(ROOT, "status", "--porcelain", "--untracked-files=no").strip():
+        return f"{commit} with uncommitted changes"
+    return commit
 
 
 def main(argv: Sequence[str] | None = None) -> int:
