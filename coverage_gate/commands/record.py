@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -89,12 +88,17 @@ def record(
     """Read an agent's event stream and write the evidence document (JSON)."""
     # What only a run needs (start-up: see commands._common)
     from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS  # noqa: PLC0415
+    from coverage_gate.contracts.evidence_doc import dump  # noqa: PLC0415
+    from coverage_gate.core.drift import drift_warning  # noqa: PLC0415
+    from coverage_gate.edges.gittree import GitTrees  # noqa: PLC0415
+    from coverage_gate.outputs.summary import evidence_summary  # noqa: PLC0415
+    from coverage_gate.record.recording import Recorder, feed_all  # noqa: PLC0415
+    from coverage_gate.record.sniff import head_lines, peek, sniff, wrong_format_hint  # noqa: PLC0415
 
     with errors_to_exit():
         known = source_format is None or source_format in ADAPTERS
         if not known and source_format not in DOCUMENT_FORMATS:
             raise UsageError(f"--format {source_format!r} is unknown; known: {format_names()}")
-        # git reads the in-scope files in the background from here, while the rest loads
         settings = record_settings(
             revision=revision,
             repo_root=repo_root,
@@ -104,17 +108,6 @@ def record(
             max_issues=max_issues,
             max_line_bytes=max_line_bytes,
         )
-        from coverage_gate.contracts.evidence_doc import dump  # noqa: PLC0415
-        from coverage_gate.core.drift import drift_warning  # noqa: PLC0415
-        from coverage_gate.edges.gittree import GitTrees  # noqa: PLC0415
-        from coverage_gate.outputs.summary import evidence_summary  # noqa: PLC0415
-        from coverage_gate.record.recording import Recorder, feed_all  # noqa: PLC0415
-        from coverage_gate.record.sniff import head_lines, peek, sniff, wrong_format_hint  # noqa: PLC0415
-
-        # What was made so far (the modules, their classes and functions) lives as long as the
-        # process: the cyclic collector need not look at it again on every pass it makes while
-        # the stream's objects come and go (a tenth of a 200 MB record's time).
-        gc.freeze()
         if output is None:
             require_stdout(EVIDENCE)
         with (
