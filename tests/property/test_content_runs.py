@@ -90,6 +90,24 @@ def described(runs: list[Any]) -> list[tuple[str, int, int, int, int]]:
     return sorted((r.key, r.file_start, r.out_start, r.out_end, r.lines_total) for r in runs)
 
 
+def made(
+    files: dict[str, list[str]], diff: list[str], pieces: list[Any]
+) -> tuple[ContentIndex, str]:
+    """The index of ``files`` and ``diff``, and a text made of ``pieces``: stray lines, and
+    slices (path, first, size) of a file or of the pinned diff."""
+    data = {path: "".join(f"{line}\n" for line in lines).encode() for path, lines in files.items()}
+    index = ContentIndex(data, "".join(f"{line}\n" for line in diff).encode(), PRESENTATION)
+    out: list[str] = []
+    for piece in pieces:
+        if isinstance(piece, tuple):
+            path, start, size = piece
+            source = diff if path == DIFF_KEY else files.get(path, [])
+            out.extend(source[start : start + size])
+        else:
+            out.append(piece)
+    return index, "".join(f"{line}\n" for line in out)
+
+
 PIECE = st.one_of(
     LINE,
     st.sampled_from(CUT + RENDERED),
@@ -107,17 +125,7 @@ PIECE = st.one_of(
 def test_the_index_finds_the_runs_following_every_line_finds(
     files: dict[str, list[str]], diff: list[str], pieces: list[Any], own: set[str]
 ) -> None:
-    data = {path: "".join(f"{line}\n" for line in lines).encode() for path, lines in files.items()}
-    index = ContentIndex(data, "".join(f"{line}\n" for line in diff).encode(), PRESENTATION)
-    out: list[str] = []
-    for piece in pieces:
-        if isinstance(piece, tuple):
-            path, start, size = piece
-            source = diff if path == DIFF_KEY else files.get(path, [])
-            out.extend(source[start : start + size])
-        else:
-            out.append(piece)
-    text = "".join(f"{line}\n" for line in out)
+    index, text = made(files, diff, pieces)
     out = PRESENTATION.keys(PRESENTATION.lines(text), text)
     found = index._runs(out, own)
     reference = reference_runs(index, out, own)
@@ -246,18 +254,8 @@ def test_leaving_out_runs_of_one_line_alone_changes_no_credit(
 ) -> None:
     """With no file of one line, what a text shows is the same whether ``_runs`` makes the runs
     of one line alone or leaves them out: credits, the pinned diff's pages, uncertain files."""
-    data = {path: "".join(f"{line}\n" for line in lines).encode() for path, lines in files.items()}
-    index = ContentIndex(data, "".join(f"{line}\n" for line in diff).encode(), PRESENTATION)
+    index, text = made(files, diff, pieces)
     assert index._prune_alone
-    out: list[str] = []
-    for piece in pieces:
-        if isinstance(piece, tuple):
-            path, start, size = piece
-            source = diff if path == DIFF_KEY else files.get(path, [])
-            out.extend(source[start : start + size])
-        else:
-            out.append(piece)
-    text = "".join(f"{line}\n" for line in out)
     pruned = index.scan(text, own=frozenset(own), kept=kept)
     index._prune_alone = False
     assert pruned == index.scan(text, own=frozenset(own), kept=kept)
