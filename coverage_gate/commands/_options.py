@@ -134,36 +134,26 @@ def record_settings(
     max_line_bytes: int,
 ) -> RecordSettings:
     """Check the shared options and build the settings; a bad one is bad input."""
+    from coverage_gate.contracts.evidence_doc import Bounds  # noqa: PLC0415 - start-up
     from coverage_gate.edges.content import RepositoryContents  # noqa: PLC0415 - start-up
     from coverage_gate.edges.gittree import git_toplevel  # noqa: PLC0415 - start-up
+    from coverage_gate.record.recording import RecordSettings  # noqa: PLC0415 - start-up
 
     if not revision:
         raise UsageError("--revision is required: evidence is bound to the commit under review")
     given = revision
     revision = resolved_revision(revision, repo_root)
-    root = str(repo_root.absolute()) if repo_root is not None else None
-    default_root = None if repo_root is not None else git_toplevel(Path.cwd())
-    pinned = _diff_index(diff) if diff else None
-    # depth and the content checks read the files at the revision (git objects) under the root
-    contents = RepositoryContents(revision)
-    where = root or default_root
-    if pinned is not None and where is not None:
-        # the in-scope files, read by git while the modules a record needs load
-        contents(where).warm(pinned.text_paths)
-
-    from coverage_gate.contracts.evidence_doc import Bounds  # noqa: PLC0415 - start-up
-    from coverage_gate.record.recording import RecordSettings  # noqa: PLC0415 - start-up
-
     return RecordSettings(
         revision=revision,
         revision_name=given if given != revision else None,
-        repo_root=root,
-        default_root=default_root,
+        repo_root=str(repo_root.absolute()) if repo_root is not None else None,
+        default_root=None if repo_root is not None else git_toplevel(Path.cwd()),
         bounds=Bounds(max_files=max_files, max_issues=max_issues),
-        diff=pinned,
+        diff=_diff_index(diff) if diff else None,
         agent=agent,
         max_line_bytes=max_line_bytes,
-        content=contents,
+        # depth and the content checks read the files at the revision (git objects) under the root
+        content=RepositoryContents(revision),
     )
 
 

@@ -308,12 +308,6 @@ class DiffIndex:
     def __contains__(self, path: object) -> bool:
         return path in self._by_path
 
-    @property
-    def text_paths(self) -> list[str]:
-        """The files whose lines the diff tells (not binary), in diff order: those the content
-        checks read at the revision."""
-        return [entry.path for entry in self.files if entry.lines_known]
-
     def files_shown(self, offset: int, end: int) -> list[FileDiff]:
         """Files a page ``[offset, end)`` showed something of (module notes)."""
         if end <= offset:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -141,9 +140,6 @@ class RepositoryContent:
         self.timeout = timeout
         self.max_bytes = max_bytes
         self._readable: bool | None = None
-        # files being read in the background (``warm``): their paths, the reader, what it read
-        self._warming: tuple[tuple[str, ...], threading.Thread, dict[str, dict[str, bytes]]] | None
-        self._warming = None
 
     def _tree_known(self) -> bool:
         """Whether the revision is a commit or tree of a repository under the root (asked of git
@@ -174,39 +170,9 @@ class RepositoryContent:
             return False if ours is not None and theirs is None else None
         return ours.strip() == theirs.strip()
 
-    def warm(self, paths: Sequence[str]) -> None:
-        """Start reading ``paths`` at the revision in the background: git works while the
-        caller goes on (loading modules, reading the stream's first lines), and ``prefetch`` of
-        the same paths takes what it read."""
-        if self._warming is not None:
-            return
-        wanted = tuple(paths)
-        box: dict[str, dict[str, bytes]] = {}
-        reader = threading.Thread(
-            target=self._read_into, args=(wanted, box), name="coverage-gate-warm", daemon=True
-        )
-        self._warming = (wanted, reader, box)
-        reader.start()
-
-    def _read_into(self, paths: Sequence[str], box: dict[str, dict[str, bytes]]) -> None:
-        try:
-            box["found"] = self._read(paths)
-        except Exception:  # noqa: BLE001 - read again when asked, in the caller's thread
-            return
-
     def prefetch(self, paths: Sequence[str]) -> dict[str, bytes]:
         """The regular files among ``paths`` at the revision, read in one ``git ls-tree`` and
-        one ``git cat-file --batch``; the others are left out. What ``warm`` began reading for
-        the same paths is waited for."""
-        if self._warming is not None and self._warming[0] == tuple(paths):
-            _, reader, box = self._warming
-            self._warming = None
-            reader.join()
-            if "found" in box:
-                return box["found"]
-        return self._read(paths)
-
-    def _read(self, paths: Sequence[str]) -> dict[str, bytes]:
+        one ``git cat-file --batch``; the others are left out."""
         wanted = [p for p in dict.fromkeys(paths) if p and not p.startswith("/") and "\0" not in p]
         if not wanted or not self._tree_known():
             return {}

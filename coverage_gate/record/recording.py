@@ -185,7 +185,7 @@ class Recorder:
 
             self._checker = CallChecker(
                 source,
-                scope=diff.text_paths if diff is not None else (),
+                scope=[f.path for f in diff.files if f.lines_known] if diff is not None else (),
                 unchecked=[f.path for f in diff.files if not f.lines_known]
                 if diff is not None
                 else (),

@@ -146,37 +146,3 @@ def test_record_tells_a_byte_range_in_lines_with_the_snapshot_tree(
     (plain,) = json.loads(without.stdout)["files"]
     assert plain["depth"] is None
     assert plain["lines_seen"] == []  # bytes are told in lines only for files in the diff
-
-
-def test_files_read_in_the_background_are_what_reading_them_then_gives(repo: Path) -> None:
-    """``warm`` starts git on the in-scope files while the caller goes on; ``prefetch`` of the
-    same files takes what it read (the files as the revision holds them, never the working
-    tree), and a read of other files meanwhile neither waits for it nor takes its place."""
-    head = git(repo, "rev-parse", "HEAD")
-    (repo / "b.txt").write_bytes(b"bee\n")
-    git(repo, "add", "b.txt")
-    git(repo, "commit", "-qm", "third")
-    head = git(repo, "rev-parse", "HEAD")
-    (repo / "b.txt").write_bytes(b"edited\n")
-    wanted = ["a.txt", "b.txt", "missing.txt"]
-    warmed = RepositoryContent(str(repo), head)
-    warmed.warm(wanted)
-    assert warmed.content("b.txt") == b"bee\n"  # another read: its own
-    assert warmed._warming is not None
-    assert warmed.prefetch(wanted) == RepositoryContent(str(repo), head).prefetch(wanted)
-    assert warmed.prefetch(wanted) == {"a.txt": b"two\n", "b.txt": b"bee\n"}
-    assert warmed._warming is None
-
-
-def test_a_background_read_that_failed_is_read_again(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A reader that died (no result) costs the files nothing: they are read when asked for."""
-    head = git(repo, "rev-parse", "HEAD")
-    content = RepositoryContent(str(repo), head)
-    real = content._read
-    monkeypatch.setattr(content, "_read", lambda paths: 1 / 0)
-    content.warm(["a.txt"])
-    content._warming[1].join()  # type: ignore[index]
-    monkeypatch.setattr(content, "_read", real)
-    assert content.prefetch(["a.txt"]) == {"a.txt": b"two\n"}
