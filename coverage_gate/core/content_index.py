@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import accumulate, compress, count, islice
 from operator import add, methodcaller, ne
@@ -388,7 +388,7 @@ class ContentIndex:
             if (
                 (before == keys[number - 2] or (other_spellings and lines.same(before, number - 1)))
                 and before not in own
-                and not (self._weight_of if key != DIFF_KEY else self._diff_weight)(before)
+                and not self._weigher(key)(before)
             ):
                 return False
         return True
@@ -478,12 +478,17 @@ class ContentIndex:
     def _diff_weight(line: str) -> int:
         return _weight(DIFF_KEY, line)
 
+    def _weigher(self, key: str) -> Callable[[str], int]:
+        """What a line counts for in a run of ``key``'s lines (``_weight``): its ``informative``,
+        kept for the index's lines; of the pinned diff, only a changed line's."""
+        return self._weight_of if key != DIFF_KEY else self._diff_weight
+
     def _long_enough(self, run: _Run, out: Sequence[str]) -> bool:
         """Whether a run holds ``MIN_RUN_LINES`` informative lines and ``MIN_RUN_CHARS``
         informative characters (of the pinned diff, only its changed lines count), read until
         it does."""
         lines = chars = 0
-        weight = self._weight_of if run.key != DIFF_KEY else self._diff_weight
+        weight = self._weigher(run.key)
         for line in islice(out, run.out_start, run.out_end):
             counted = weight(line)
             if counted:
@@ -495,7 +500,7 @@ class ContentIndex:
     def _extend_back(self, run: _Run, out: Sequence[str], own: AbstractSet[str]) -> None:
         """Take in the lines before a run's first informative line that are the file's too."""
         lines = self._lines[run.key]
-        weight = self._weight_of if run.key != DIFF_KEY else self._diff_weight
+        weight = self._weigher(run.key)
         while run.out_start > 0 and run.file_start > 1:
             before = out[run.out_start - 1]
             if not lines.same(before, run.file_start - 1) or before in own or weight(before):
