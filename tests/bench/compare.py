@@ -3,8 +3,8 @@
     .venv/bin/python -m tests.bench.compare --against COMMIT [--runs N] [--mb N] [--shell-mb N]
 
 The older commit is checked out (``git worktree``) into a scratch folder and installed into a
-virtual environment of its own, and so is a copy of this checkout's tracked files as they are
-(not editable, so that both start alike); the streams are
+virtual environment of its own; this checkout is installed as a wheel (``bench_speed.install_wheel``:
+not editable, so that both start alike); the streams are
 ``tests/bench/test_speed_guard.py``'s (a pi stream whose reads return a repository's real text,
 recorded with ``--diff`` and content checks; the benchmark stream recorded plain, no
 repository), made once; with ``--shell-mb``, bench_content's shell output case too (and this
@@ -17,7 +17,6 @@ asserted: the guard does that, against targets.
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tests.bench.bench_content import git, write
-from tests.bench.bench_speed import BARE_LOOP, clean_env
+from tests.bench.bench_speed import BARE_LOOP, clean_env, install_wheel
 from tests.bench.test_speed_guard import Streams, Timed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,12 +38,6 @@ def installed(commit: str, folder: Path) -> list[str]:
         ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), commit],
         check=True,
     )
-    return installed_from(tree, folder)
-
-
-def installed_from(tree: Path, folder: Path) -> list[str]:
-    """The project in ``tree`` installed in an environment of its own under ``folder`` (not
-    editable: both sides of a comparison start alike): its command line."""
     env_dir = folder / "venv"
     venv.create(env_dir, with_pip=True, system_site_packages=False)
     python = env_dir / "bin" / "python"
@@ -85,7 +78,9 @@ def compare(commit: str, runs: int, mb: int, shell_mb: int = 0) -> None:
         folder = Path(name)
         try:
             older = installed(commit, folder / "older")
-            ours = installed_from(_checkout_copy(folder / "ours" / "tree"), folder / "ours")
+            # this checkout as a wheel, as bench_speed installs it: not editable, so that both
+            # sides start alike
+            ours = [str(install_wheel(folder / "ours").parent / "coverage-gate")]
             env = clean_env(folder / "telemetry")
             made = Streams.make(folder, mb)
             checked, generated, plain = made.checked, made.generated, made.plain
@@ -121,17 +116,6 @@ def compare(commit: str, runs: int, mb: int, shell_mb: int = 0) -> None:
     if shell_mb:
         ratio = cases["ours_shell"].wall / cases["source_shell"].wall
         print(f"shell: content checked takes {ratio:.2f}x the time with no content source")
-
-
-def _checkout_copy(tree: Path) -> Path:
-    """This checkout's tracked files as they are now (uncommitted changes too; nothing a build
-    left behind), copied to ``tree``."""
-    for name in git(ROOT, "ls-files", "-z").split("\0"):
-        source = ROOT / name
-        if name and source.is_file():
-            (tree / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, tree / name)
-    return tree
 
 
 def _described(revision: str) -> str:
