@@ -3,11 +3,19 @@ lines; Qwen Code's stream, written in the same shapes, is read the same way): th
 ``Read`` reports about itself (``tool_use_result.file``) and the lines that shows, the text the
 model got, a placeholder for a file already given, and the permission decisions that denied
 calls. No decoding state: the decoder pairs ends with their calls.
+
+What the client wraps around a result is declared per tool (``ResultShape``, DESIGN §6 rule
+28): ``Read`` numbers its lines and may append ``<system-reminder>`` blocks and a notice;
+``Bash`` passes what the command printed as it is, and says when it printed nothing. Only the
+tool that writes a wrapping has it taken off: a ``cat`` of a file whose first column is 1, 2,
+3 or that ends with a ``<system-reminder>`` block of its own is compared as it was printed.
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+import msgspec
 
 from coverage_gate.contracts.enums import DriftKind
 from coverage_gate.core.events import EMPTY_SHOWN, ByteSpan, Drift, Returned, Shown
@@ -31,6 +39,10 @@ __all__ = [
     "LINE_RANGE",
     "PLACEHOLDER_PREFIXES",
     "PRESENTATION",
+    "READ_RESULT",
+    "RESULT_SHAPES",
+    "SHELL_RESULT",
+    "ResultShape",
     "denied_by_meta",
     "line_span",
     "reported_lines",
@@ -84,9 +96,39 @@ def reported_lines(span: ByteSpan | None) -> Shown | None:
     return Shown.lines(span.offset + 1, span.end, span.total)
 
 
-def returned_text(block: JsonObject) -> Returned | None:
-    """What a successful ``tool_result`` gave the model: its text, Claude Code's system
-    reminders and line numbers taken off; a placeholder for a file already given."""
+class ResultShape(msgspec.Struct, frozen=True, kw_only=True):
+    """What Claude Code wraps around one tool's result before the model gets it (module notes).
+
+    ``numbered``: each line carries its number; ``reminders``: ``<system-reminder>`` blocks
+    may follow the text; ``notice``: how a notice the client puts under the text starts;
+    ``empty``: the client's words for a result that is nothing; ``placeholders``: how its
+    stand-ins for a text already given start."""
+
+    numbered: bool = False
+    reminders: bool = False
+    notice: str | None = None
+    empty: tuple[str, ...] = ()
+    placeholders: tuple[str, ...] = ()
+
+
+#: ``Read`` (2.1.252 and 2.1.328): ``claude-*/read.jsonl``.
+READ_RESULT: Final = ResultShape(
+    numbered=True,
+    reminders=True,
+    notice=LEGACY_NOTICE,
+    empty=(EMPTY_FILE,),
+    placeholders=PLACEHOLDER_PREFIXES,
+)
+#: ``Bash``: what the command printed, as it is (``claude-*/cat.jsonl``, ``diff.jsonl``).
+SHELL_RESULT: Final = ResultShape(empty=(NO_SHELL_OUTPUT,))
+#: Each tool's result shape; any other tool's result is its text as it is.
+RESULT_SHAPES: Final = {"Read": READ_RESULT, "Bash": SHELL_RESULT}
+_AS_GIVEN: Final = ResultShape()
+
+
+def returned_text(block: JsonObject, shape: ResultShape = _AS_GIVEN) -> Returned | None:
+    """What a successful ``tool_result`` gave the model: its text, with what ``shape`` (its
+    tool's) says the client wrapped around it taken off, and nothing else."""
     content = block.get("content")
     if isinstance(content, str):
         text = content
@@ -95,15 +137,17 @@ def returned_text(block: JsonObject) -> Returned | None:
         text = "\n".join(part for part in texts if part is not None)
     else:
         return None
-    if text.strip() == EMPTY_FILE or text == NO_SHELL_OUTPUT:
+    if shape.empty and text.strip() in shape.empty:
         return returned("", empty=True)
-    text = without_reminders(text)
-    if text.startswith(PLACEHOLDER_PREFIXES):
+    if shape.reminders:
+        text = without_reminders(text)
+    if shape.placeholders and text.startswith(shape.placeholders):
         return returned(text, placeholder=True)
-    notice = text.rfind(LEGACY_NOTICE, max(len(text) - 1024, 0))
-    if notice >= 0 and text.rstrip().endswith("]"):
-        text = text[: notice + 1]  # the numbered lines, then the client's notice
-    return returned(text, numbers=True)
+    if shape.notice is not None:
+        notice = text.rfind(shape.notice, max(len(text) - 1024, 0))
+        if notice >= 0 and text.rstrip().endswith("]"):
+            text = text[: notice + 1]  # the numbered lines, then the client's notice
+    return returned(text, numbers=shape.numbered)
 
 
 def result_text(block: JsonObject) -> str:

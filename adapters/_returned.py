@@ -37,13 +37,16 @@ def reader_cut(text: str) -> tuple[str, bool]:
 
 def without_reminders(text: str) -> str:
     """``text`` without the ``<system-reminder>`` blocks a client appends for the model: only
-    blocks that end the text (after everything else) are the client's; one anywhere else is
-    part of what the tool returned (a file may hold that text)."""
+    blocks that end the text (after everything else), each starting a line, are the client's;
+    one anywhere else is part of what the tool returned (a file may hold that text, and in a
+    numbered text a file's own line starts with its number)."""
     end = len(text.rstrip())
     cut = None
     while end > 0 and text.endswith(_CLOSE, 0, end):
         opening = text.rfind(_OPEN, 0, end)
         if opening < 0 or text.find(_CLOSE, opening, end - len(_CLOSE)) >= 0:
+            break
+        if opening > 0 and text[opening - 1] != "\n":
             break
         cut = opening
         end = len(text[:opening].rstrip())

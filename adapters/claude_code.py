@@ -109,6 +109,7 @@ from coverage_gate.core.events import (
     FormatKnowledge,
     IgnoredAction,
     Malformed,
+    Returned,
     ToolEnd,
     ToolStart,
     Unreadable,
@@ -120,6 +121,8 @@ from coverage_gate.core.events import (
 from ._claude_results import (
     LINE_RANGE,
     PRESENTATION,
+    RESULT_SHAPES,
+    ResultShape,
     denied_by_meta,
     line_span,
     reported_lines,
@@ -425,6 +428,8 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
     spec = SPEC
     skip_head = _SKIP_HEAD
     no_text_tools: frozenset[str] = NOT_READ_TEXT_TOOLS
+    # what the client wraps around each tool's result (DESIGN §6 rule 28)
+    result_shapes: Mapping[str, ResultShape] = RESULT_SHAPES
     knows: FormatKnowledge = KNOWS
     version_field: str = "claude_code_version"
 
@@ -434,6 +439,9 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
         self._ended: set[str] = set()
         self._succeeded: set[str] = set()
         self._no_text: set[str] = set()  # calls of NOT_READ_TEXT_TOOLS
+        # the result shape of each call whose tool has one (``result_shapes``); a call not
+        # here (another tool, or past ``MAX_CALLS``) has its result's text taken as it is
+        self._shapes: dict[str, ResultShape] = {}
         self._handlers: dict[str, Callable[[JsonObject, int], list[Event]]] = {
             "system": self._system,
             "assistant": self._assistant,
@@ -552,6 +560,9 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
                 continue
             if tool in self.no_text_tools:
                 self._remember(self._no_text, call_id)
+            shape = self.result_shapes.get(tool)
+            if shape is not None and len(self._shapes) < MAX_CALLS:
+                self._shapes[key(call_id)] = shape
             said = _said(block, self.knows)
             events.append(
                 ToolStart(
@@ -652,7 +663,7 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
             # a failed call's output reached the model all the same (``cat F; exit 1``): its
             # text is credited by content, never as a read (DESIGN §6 rule 25); a denial ran
             # nothing
-            given = None if denied or key(call_id) in self._no_text else returned_text(block)
+            given = None if denied or key(call_id) in self._no_text else self._given(block, call_id)
             return ToolEnd.failed(call_id, lineno, kind, given)
         self._remember(self._succeeded, call_id)
         reported = span if isinstance(span, ByteSpan) else None
@@ -663,8 +674,13 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
             line=lineno,
             result_range=reported,
             shown=reported_lines(reported),
-            returned=None if key(call_id) in self._no_text else returned_text(block),
+            returned=None if key(call_id) in self._no_text else self._given(block, call_id),
         )
+
+    def _given(self, block: JsonObject, call_id: str) -> Returned | None:
+        """What the result gave the model, in its own tool's shape (``result_shapes``)."""
+        shape = self._shapes.get(key(call_id))
+        return returned_text(block) if shape is None else returned_text(block, shape)
 
     @staticmethod
     def _remember(calls: set[str], call_id: str) -> None:

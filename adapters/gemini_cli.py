@@ -104,7 +104,7 @@ from coverage_gate.core.events import (
     Unrecognised,
     WriteAction,
 )
-from coverage_gate.core.presentation import Presentation, Transform
+from coverage_gate.core.presentation import LineCut, Presentation, Transform
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder
 from ._json import (
@@ -181,8 +181,7 @@ NOT_READ_TOOLS: Final = {
 EVENTS: Final = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
 PRESENTATION: Final = Presentation(
     terminal=True,
-    line_cuts=("... [truncated]",),
-    line_limit=2000,
+    line_cuts=(LineCut(tool=READ_TOOL, marker="... [truncated]", length=2000),),
     transforms=(
         Transform(name="byte-order mark dropped", shown_by="gemini-*/read.jsonl bom.py"),
         Transform(

@@ -96,7 +96,7 @@ from coverage_gate.core.events import (
     Unrecognised,
     WriteAction,
 )
-from coverage_gate.core.presentation import Presentation, Transform
+from coverage_gate.core.presentation import LineCut, Presentation, Transform
 
 from ._decoder import JsonLinesAdapter, JsonLinesDecoder, single_id
 from ._json import (
@@ -490,7 +490,7 @@ def _looks_like(obj: JsonObject) -> bool:
 
 PRESENTATION: Final = Presentation(
     lone_cr_breaks=True,
-    line_cuts=("... (line truncated to 2000 chars)",),
+    line_cuts=(LineCut(tool=READ_TOOL, marker="... (line truncated to 2000 chars)", length=2000),),
     transforms=(
         Transform(
             name="read: numbered lines (N: ) inside <path>/<type>/<content> and an end-of-file "

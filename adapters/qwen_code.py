@@ -35,6 +35,7 @@ against the init ``cwd``) except what follows.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Final
 
 from coverage_gate.contracts.client_versions import CHECKED
@@ -53,6 +54,7 @@ from coverage_gate.core.events import (
 )
 from coverage_gate.core.presentation import LEGACY_ENCODINGS, Presentation, Transform
 
+from ._claude_results import ResultShape
 from ._decoder import JsonLinesAdapter
 from ._json import JsonObject, OutOfRange, get_str, key, objects
 from ._line_reads import count_argument, read_input
@@ -325,6 +327,7 @@ class QwenCodeDecoder(ClaudeCodeDecoder):
     """Claude Code's decoder with Qwen Code's read tool and results."""
 
     no_text_tools = NOT_READ_TEXT_TOOLS
+    result_shapes: Mapping[str, ResultShape] = {}  # its results are read by ``_given``
     knows = KNOWS
     version_field = "qwen_code_version"
 

@@ -37,7 +37,7 @@ from coverage_gate.core.events import (
     WriteAction,
 )
 from coverage_gate.core.own_text import MAX_OWN_LINES
-from coverage_gate.core.presentation import BASELINE, Presentation
+from coverage_gate.core.presentation import BASELINE, LineCut, Presentation
 from coverage_gate.core.read_check import (
     UNCHECKED,
     FileText,
@@ -122,7 +122,8 @@ class CallChecker:
         self._others: OrderedDict[str, bytes | None] = OrderedDict()
         self._absent: set[str] = set()  # files outside the diff the revision does not have
         self._other_bytes = 0
-        self._open: dict[str, tuple[Action, str | None]] = {}
+        # each open call's request, its words and its tool (whose presentation its text is in)
+        self._open: dict[str, tuple[Action, str | None, str]] = {}
         # files the stream's own calls wrote: a read of one that is not the revision's text is
         # the reviewer's text (DESIGN §6 rule 20), aligned or not
         self._written: set[str] = set()
@@ -146,7 +147,7 @@ class CallChecker:
                 self._written.add(written)
         if len(self._open) < MAX_CALLS or event.call_id in self._open:
             said = event.said[:MAX_SAID_CHARS] if event.said else None
-            self._open[event.call_id] = (event.action, said)
+            self._open[event.call_id] = (event.action, said, event.tool)
             if said and len(self._own) < MAX_OWN_LINES:
                 self._own |= own_keys(self._presentation, (said,))
         if event.said is None:
@@ -167,12 +168,16 @@ class CallChecker:
         again = self._ended.get(event.call_id)
         if again is not None and again[0] == returned:
             return replace(event, returned=None, content=again[1])  # a repeated line: the same
-        action, _said = self._open.pop(event.call_id, (None, None))
+        action, _said, tool = self._open.pop(event.call_id, (None, None, event.tool))
         if isinstance(action, IgnoredAction) and action.prints and not returned.text:
             seen = self._printed_nothing(action)
             return replace(event, returned=None, content=seen)
+        # a cut marker counts only in the output of the tool that writes it (DESIGN §6 rule 28)
+        cut = self._presentation.cut_of(tool)
         path, checked = (
-            self._read(action, returned, event) if isinstance(action, ReadAction) else (None, None)
+            self._read(action, returned, event, cut)
+            if isinstance(action, ReadAction)
+            else (None, None)
         )
         if checked is not None and checked.check is ContentCheck.MATCHED:
             # its text is its own file's: no other file's run is longer than that whole text,
@@ -185,6 +190,7 @@ class CallChecker:
                     own=self._own,
                     kept=returned.kept,
                     tail_kept=not (returned.cut and returned.kept is not None),
+                    cut=cut,
                 )
                 if not returned.placeholder
                 else ContentSeen()
@@ -197,9 +203,10 @@ class CallChecker:
         return replace(event, returned=None, content=seen)
 
     def _read(
-        self, action: ReadAction, returned: Returned, event: ToolEnd
+        self, action: ReadAction, returned: Returned, event: ToolEnd, cut: LineCut | None
     ) -> tuple[str | None, ContentSeen]:
-        """The read check of one read (module notes), with the file it read."""
+        """The read check of one read (module notes), with the file it read; ``cut``: how its
+        tool cuts a long line, when it does."""
         path = self._place(action)
         if path is None:
             return None, ContentSeen(check=ContentCheck.UNCHECKED)
@@ -220,8 +227,9 @@ class CallChecker:
             return path, ContentSeen(check=ContentCheck.UNCHECKED)
         data = self._file(path)
         if returned.shortened:
-            return path, self._shortened(path, data, asked)
-        result = check_read(returned, data, asked, self._presentation, self._text_of(path, data))
+            return path, self._shortened(path, data, asked, cut)
+        text = self._text_of(path, data)
+        result = check_read(returned, data, asked, self._presentation, text, cut)
         if result.check is ContentCheck.UNCHECKED and result.first_difference is not None:
             if path in self._written:
                 result = ReadCheck(ContentCheck.MISMATCH, result.first_difference)
@@ -237,14 +245,16 @@ class CallChecker:
             blob=self._blob_of(path, data),
         )
 
-    def _shortened(self, path: str, data: bytes | None, asked: Shown | None) -> ContentSeen:
+    def _shortened(
+        self, path: str, data: bytes | None, asked: Shown | None, cut: LineCut | None
+    ) -> ContentSeen:
         """A read whose text the stream does not carry, of which the client says it shortened
-        the lines longer than its ``line_limit``: unchecked, with those lines of the range it
-        showed as cut at the limit (a change past it is unseen, DESIGN §6 rule 25)."""
-        limit = self._presentation.line_limit
+        the lines longer than its tool's cut length: unchecked, with those lines of the range
+        it showed as cut at that length (a change past it is unseen, DESIGN §6 rule 25)."""
         text = self._text_of(path, data)
-        if limit is None or text is None:
+        if cut is None or text is None:
             return ContentSeen(check=ContentCheck.UNCHECKED)
+        limit = cut.length
         first, last = 1, len(text)
         if asked is not None and asked.kind is ShownKind.LINES and asked.start > 0:
             first, last = asked.start, min(asked.end or last, last)
@@ -302,7 +312,7 @@ class CallChecker:
         """A failed call: what it printed reached the model all the same (``cat F; exit 1``)
         and credits by content (DESIGN §6 rule 25); a read tool's failure is its error message
         and shows nothing."""
-        action, _said = self._open.pop(event.call_id, (None, None))
+        action, _said, tool = self._open.pop(event.call_id, (None, None, event.tool))
         if isinstance(action, ReadAction) or returned.placeholder or not returned.text:
             return replace(event, returned=None)
         seen = self._index_of().scan(
@@ -310,6 +320,7 @@ class CallChecker:
             own=self._own,
             kept=returned.kept,
             tail_kept=not (returned.cut and returned.kept is not None),
+            cut=self._presentation.cut_of(tool),
         )
         return replace(event, returned=None, content=seen)
 

@@ -43,7 +43,7 @@ import msgspec
 
 from coverage_gate.core.events import ContentSeen, Credit
 from coverage_gate.core.own_text import own_lines
-from coverage_gate.core.presentation import BASELINE, Presentation
+from coverage_gate.core.presentation import BASELINE, LineCut, Presentation
 from coverage_gate.core.read_check import FileText
 from coverage_gate.core.revision_files import blob_id
 
@@ -266,17 +266,19 @@ class ContentIndex:
         own: AbstractSet[str] = frozenset(),
         kept: int | None = None,
         tail_kept: bool = True,
+        cut: LineCut | None = None,
     ) -> ContentSeen:
         """What ``text`` showed of the in-scope files and the pinned diff (module notes).
         ``said``: the model's own text in this call; ``own``: the keys of its own text's lines
-        so far (``own_keys``), which never credit."""
+        so far (``own_keys``), which never credit; ``cut``: how the tool that returned ``text``
+        cuts a long line, when it does (a marker in any other tool's output is its text)."""
         if not self._lines or not text:
             return ContentSeen()
         out = self._presentation.keys(self._presentation.lines(text), text)
         if said:
             own = own | own_keys(self._presentation, said)
-        runs = self._whole_file(out, own)
-        chosen = _uncontested(runs if runs is not None else self._runs(out, own))
+        runs = self._whole_file(out, own, cut)
+        chosen = _uncontested(runs if runs is not None else self._runs(out, own, cut))
         head, tail = _kept_lines(out, kept, tail_kept=tail_kept)
         found_credits: list[Credit] = []
         diff: list[tuple[int, int]] = []
@@ -321,7 +323,9 @@ class ContentIndex:
             diff=tuple(diff),
         )
 
-    def _runs(self, out: Sequence[str], own: AbstractSet[str]) -> list[_Run]:
+    def _runs(
+        self, out: Sequence[str], own: AbstractSet[str], cut: LineCut | None = None
+    ) -> list[_Run]:
         """Every maximal run of the text's lines that is a run of one file's lines. A run starts
         at an informative line, not the model's own, that at most ``MAX_START_OCCURRENCES``
         places hold, at each of those places where no run of the same file on the same diagonal
@@ -354,46 +358,57 @@ class ContentIndex:
                 if ends.get(diagonal, -1) > index:
                     continue  # a run of this file goes on through this line
                 key, number = keys_of[place // _SLOT], place % _SLOT
-                if prune and self._alone(out, index, number, key, own):
+                if prune and self._alone(out, index, number, key, own, cut):
                     continue
                 run = _Run(key, number, index, index + 1, 1)
-                self._extend_back(run, out, own)
-                run.out_end = self._extent(out, index, number, self._lines[key], own_at)
+                self._extend_back(run, out, own, cut)
+                run.out_end = self._extent(out, index, number, self._lines[key], own_at, cut)
                 run.lines_total += run.out_end - index - 1
                 ends[diagonal] = run.out_end
                 done.append(run)
         return done
 
     def _alone(
-        self, out: Sequence[str], index: int, number: int, key: str, own: AbstractSet[str]
+        self,
+        out: Sequence[str],
+        index: int,
+        number: int,
+        key: str,
+        own: AbstractSet[str],
+        cut: LineCut | None = None,
     ) -> bool:
         """Whether the run that starts at the text's line ``index`` with ``key``'s line
         ``number`` is that line alone: the line after it is not the file's next (or is the
         model's own), nor is the line before it a line ``_extend_back`` takes in (what
         ``_extent`` and ``_extend_back`` find first, told without making the run; a line equal
         to the file's key is the file's, else ``FileText.same`` is asked when the file has
-        other spellings of its lines or the client cuts lines)."""
+        other spellings of its lines or the tool cuts lines)."""
         lines = self._lines[key]
         keys = lines.keys
-        other_spellings = bool(lines.alternates) or bool(self._presentation.line_cuts)
+        other_spellings = bool(lines.alternates) or cut is not None
         after = index + 1
         if after < len(out) and number < len(keys):
             shown = out[after]
             if (
-                shown == keys[number] or (other_spellings and lines.same(shown, number + 1))
+                shown == keys[number] or (other_spellings and lines.same(shown, number + 1, cut))
             ) and shown not in own:
                 return False
         if index > 0 and number > 1:
             before = out[index - 1]
             if (
-                (before == keys[number - 2] or (other_spellings and lines.same(before, number - 1)))
+                (
+                    before == keys[number - 2]
+                    or (other_spellings and lines.same(before, number - 1, cut))
+                )
                 and before not in own
                 and not self._weigher(key)(before)
             ):
                 return False
         return True
 
-    def _whole_file(self, out: Sequence[str], own: AbstractSet[str]) -> list[_Run] | None:
+    def _whole_file(
+        self, out: Sequence[str], own: AbstractSet[str], cut: LineCut | None = None
+    ) -> list[_Run] | None:
         """When the text is one in-scope file's whole text (``cat FILE``), the one run that
         ``_runs`` would leave uncontested: that file's, from the first line to the last; every
         other run lies within it. ``None`` when that cannot be told at once: the text is no
@@ -418,8 +433,8 @@ class ContentIndex:
         for place in places:
             other, number = self._keys[place // _SLOT], place % _SLOT
             run = _Run(other, number, first, first + 1, 1)
-            self._extend_back(run, out, own)
-            run.out_end = self._extent(out, first, number, self._lines[other], [])
+            self._extend_back(run, out, own, cut)
+            run.out_end = self._extent(out, first, number, self._lines[other], [], cut)
             run.lines_total += run.out_end - first - 1
             if run.out_start == 0 and run.out_end == len(out):
                 if other != key or found is not None:
@@ -429,7 +444,12 @@ class ContentIndex:
 
     @staticmethod
     def _extent(
-        out: Sequence[str], index: int, number: int, lines: FileText, own_at: list[int]
+        out: Sequence[str],
+        index: int,
+        number: int,
+        lines: FileText,
+        own_at: list[int],
+        cut: LineCut | None = None,
     ) -> int:
         """Where a run that starts at the text's line ``index`` with the file's line ``number``
         ends (exclusive): at the first line after it that is not the file's next, the model's
@@ -443,7 +463,11 @@ class ContentIndex:
         if after < len(own_at):
             limit = min(limit, own_at[after])
         at = index + 1
-        if at < limit and out[at] != keys[at + shift] and not lines.same(out[at], at + shift + 1):
+        if (
+            at < limit
+            and out[at] != keys[at + shift]
+            and not lines.same(out[at], at + shift + 1, cut)
+        ):
             return at  # most runs end at their first line
         while at < limit:
             low, size = at, 8
@@ -460,7 +484,7 @@ class ContentIndex:
                     low = middle
                 else:
                     high = middle
-            if not lines.same(out[low], low + shift + 1):
+            if not lines.same(out[low], low + shift + 1, cut):
                 return low
             at = low + 1
         return limit
@@ -497,13 +521,15 @@ class ContentIndex:
                     return True
         return False
 
-    def _extend_back(self, run: _Run, out: Sequence[str], own: AbstractSet[str]) -> None:
+    def _extend_back(
+        self, run: _Run, out: Sequence[str], own: AbstractSet[str], cut: LineCut | None = None
+    ) -> None:
         """Take in the lines before a run's first informative line that are the file's too."""
         lines = self._lines[run.key]
         weight = self._weigher(run.key)
         while run.out_start > 0 and run.file_start > 1:
             before = out[run.out_start - 1]
-            if not lines.same(before, run.file_start - 1) or before in own or weight(before):
+            if not lines.same(before, run.file_start - 1, cut) or before in own or weight(before):
                 return
             run.out_start -= 1
             run.file_start -= 1

@@ -204,8 +204,9 @@ class Returned(msgspec.Struct, frozen=True, kw_only=True):
     # ``False``: one output for several reads (``cat a b``): their files are credited by content,
     # no one read's text is compared with its file
     own: bool = True
-    # the client says it shortened the lines longer than its presentation's ``line_limit``, in a
-    # text the stream does not carry (Gemini CLI's "(some lines were shortened)")
+    # the client says it shortened the lines longer than its tool's cut length
+    # (``Presentation.cut_of``), in a text the stream does not carry (Gemini CLI's "(some lines
+    # were shortened)")
     shortened: bool = False
 
 

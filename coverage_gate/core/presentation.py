@@ -32,12 +32,14 @@ import msgspec
 __all__ = [
     "BASELINE",
     "LEGACY_ENCODINGS",
+    "LineCut",
     "Presentation",
     "Transform",
     "cut_at",
     "line_keys",
     "rendered",
     "text_lines",
+    "utf16_units",
 ]
 
 # CSI and OSC escape sequences, as a terminal consumes them
@@ -56,6 +58,33 @@ class Transform(msgspec.Struct, frozen=True, kw_only=True):
     shown_by: str
 
 
+def utf16_units(text: str) -> int:
+    """The length of ``text`` as JavaScript counts it (UTF-16 code units): the unit the clients
+    written in it (OpenCode, Gemini CLI) cut a long line in."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+class LineCut(msgspec.Struct, frozen=True, kw_only=True):
+    """How one tool of a client cuts a long line (DESIGN §6 rule 28): a line longer than
+    ``length`` units (``utf16_units``) is its first ``length`` units and then ``marker``. Only
+    that tool's output is ever cut so; anywhere else, and at any other length, the marker is
+    ordinary text."""
+
+    tool: str
+    marker: str
+    length: int
+
+    def kept(self, line: str) -> str | None:
+        """The start of the line a cut line kept: ``None`` unless ``line`` ends with the marker
+        right after ``length`` units of text."""
+        if not line.endswith(self.marker):
+            return None
+        kept = line[: -len(self.marker)]
+        return kept if utf16_units(kept) == self.length else None
+
+
 class Presentation(msgspec.Struct, frozen=True, kw_only=True):
     """A client's presentation of a file's text (module notes).
 
@@ -69,9 +98,9 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
     broken at a form feed or a vertical tab, and a line holding a CR is also compared as it
     renders;
     ``legacy``: the encodings the client may decode bytes that are not UTF-8 in (Qwen Code);
-    ``line_cuts``: the markers the client appends to a line it cut (the text before one is the
-    start of the revision's line); ``line_limit``: the characters the client keeps of a longer
-    line, where it says it shortened lines of a text the stream does not carry (Gemini CLI);
+    ``line_cuts``: the tools that cut a long line, each with its marker and length (the text
+    before the marker is the start of the revision's line; where the stream does not carry a
+    read's text and says lines were shortened, the length tells which, Gemini CLI);
     ``transforms``: what the client does, each with its capture, as ``coverage-gate formats
     NAME`` lists it."""
 
@@ -80,8 +109,7 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
     lone_cr_breaks: bool = False
     terminal_breaks: bool = False
     legacy: tuple[str, ...] = ()
-    line_cuts: tuple[str, ...] = ()
-    line_limit: int | None = None
+    line_cuts: tuple[LineCut, ...] = ()
     transforms: tuple[Transform, ...] = ()
 
     @property
@@ -124,11 +152,11 @@ class Presentation(msgspec.Struct, frozen=True, kw_only=True):
             line = line.rstrip(" \t")
         return line
 
-    def cut(self, line: str) -> str | None:
-        """The start of the line a cut line kept, when it ends with this client's cut marker."""
-        for marker in self.line_cuts:
-            if line.endswith(marker):
-                return line[: -len(marker)]
+    def cut_of(self, tool: str | None) -> LineCut | None:
+        """How ``tool`` cuts a long line, when it does (no other tool's output is ever cut)."""
+        for cut in self.line_cuts:
+            if cut.tool == tool:
+                return cut
         return None
 
 
@@ -165,12 +193,13 @@ def line_keys(presentation: Presentation, raw: bytes) -> list[str]:
     return keys
 
 
-def cut_at(presentation: Presentation, shown: str, revision: str) -> bool:
-    """Whether ``shown`` is ``revision`` cut by this client's own marker."""
-    kept = presentation.cut(shown)
+def cut_at(presentation: Presentation, cut: LineCut, shown: str, revision: str) -> bool:
+    """Whether ``shown`` is ``revision`` as the tool whose ``cut`` it is cuts it: the line is
+    longer than the cut's length, and ``shown`` is its start of that length, then the marker."""
+    kept = cut.kept(shown)
     return (
         kept is not None
-        and len(kept) > 0
+        and utf16_units(revision) > cut.length
         and presentation.key(revision).startswith(presentation.key(kept))
     )
 

@@ -34,6 +34,7 @@ from coverage_gate.contracts.enums import ContentCheck
 from coverage_gate.core.events import Returned, Shown, ShownKind
 from coverage_gate.core.presentation import (
     BASELINE,
+    LineCut,
     Presentation,
     cut_at,
     line_keys,
@@ -102,23 +103,22 @@ class FileText:
     def __len__(self) -> int:
         return len(self.keys)
 
-    def same(self, shown: str, number: int) -> bool:
-        """Whether ``shown`` (a key) is presented line ``number`` (1-based)."""
+    def same(self, shown: str, number: int, cut: LineCut | None = None) -> bool:
+        """Whether ``shown`` (a key) is presented line ``number`` (1-based); ``cut``: how the
+        tool that returned it cuts a long line, when it does."""
         if shown == self.keys[number - 1]:
             return True
         alternates = self.alternates.get(number - 1)
         if alternates is not None and shown in alternates:
             return True
-        return bool(self.presentation.line_cuts) and cut_at(
-            self.presentation, shown, self.keys[number - 1]
-        )
+        return cut is not None and cut_at(self.presentation, cut, shown, self.keys[number - 1])
 
-    def kept(self, shown: str, number: int) -> int | None:
-        """When ``shown`` (a key) is presented line ``number`` only as the client's cut of it:
-        the characters the cut kept; ``None`` when it is the whole line."""
+    def kept(self, shown: str, number: int, cut: LineCut) -> int | None:
+        """When ``shown`` (a key) is presented line ``number`` only as ``cut``'s cut of it: the
+        characters the cut kept; ``None`` when it is the whole line."""
         if shown == self.keys[number - 1] or shown in self.alternates.get(number - 1, ()):
             return None
-        kept = self.presentation.cut(shown)
+        kept = cut.kept(shown)
         return len(kept) if kept is not None else None
 
     def file_line(self, number: int) -> int:
@@ -154,13 +154,15 @@ def check_read(
     asked: Shown | None,
     presentation: Presentation = BASELINE,
     text: FileText | None = None,
+    cut: LineCut | None = None,
 ) -> ReadCheck:
     """Whether ``returned`` is the file ``data`` over the range it claims, in the client's
     ``presentation`` (module notes).
 
     ``asked``: the range the call's request or end reports (lines), used for where the text
     starts when the presentation does not say; ``text``: ``data`` as a ``FileText`` already
-    made (a file read many times is decoded once)."""
+    made (a file read many times is decoded once); ``cut``: how the tool that returned the
+    text cuts a long line, when it does (``Presentation.cut_of``)."""
     if returned.placeholder or returned.cut or data is None or not returned.text:
         return _without_text(returned, data, asked)
     if returned.byte_offset is not None:
@@ -179,7 +181,7 @@ def check_read(
     if start < 1 or shown != lines.keys[start - 1 : start - 1 + len(shown)]:
         # some line is not the revision's key itself (when every one is, one list comparison
         # at memory speed says so): line by line, through the presentation's alternates and cuts
-        found = _line_by_line(lines, shown, start, presentation)
+        found = _line_by_line(lines, shown, start, cut)
         if isinstance(found, ReadCheck):
             return found
         cuts = found
@@ -195,21 +197,20 @@ def check_read(
 
 
 def _line_by_line(
-    lines: FileText, shown: list[str], start: int, presentation: Presentation
+    lines: FileText, shown: list[str], start: int, cut: LineCut | None
 ) -> ReadCheck | list[tuple[int, int]]:
     """Each line of ``shown`` against the file's from ``start``: where one differs, what that
-    says (``_differs``); else the lines the client cut with its own marker."""
+    says (``_differs``); else the lines the tool cut with its own marker (``cut``)."""
     cuts: list[tuple[int, int]] = []
-    line_cuts = bool(presentation.line_cuts)
     for index, line in enumerate(shown):
         number = start + index
         if number > len(lines):
             if all(not rest for rest in shown[index:]):
                 break  # the empty "line" after a final newline, as some clients count it
             return _differs(lines, shown, number)
-        if not lines.same(line, number):
+        if not lines.same(line, number, cut):
             return _differs(lines, shown, number)
-        if line_cuts and (kept := lines.kept(line, number)) is not None:
+        if cut is not None and (kept := lines.kept(line, number, cut)) is not None:
             cuts.append((lines.file_line(number), kept))
     return cuts
 

@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 
 from coverage_gate.core import content_index as cc
 from coverage_gate.core.content_index import DIFF_KEY, ContentIndex
-from coverage_gate.core.presentation import Presentation
+from coverage_gate.core.presentation import LineCut, Presentation
 
-PRESENTATION = Presentation(line_cuts=(" [cut]",), terminal_breaks=True)
+# the tool whose output the texts are cuts a long line at nine characters, marked " [cut]"
+LINE_CUT = LineCut(tool="read", marker=" [cut]", length=9)
+PRESENTATION = Presentation(line_cuts=(LINE_CUT,), terminal_breaks=True)
 WORDS = [
     "alpha = compute(1)",
     "beta = compute(2)",
@@ -27,7 +29,7 @@ WORDS = [
     "progress = 10\rdone = 100",
     "total = compute_everything_that_matters(alpha, beta)",
 ]
-CUT = ["alpha = com [cut]", "return al [cut]"]
+CUT = ["alpha = c [cut]", "return al [cut]"]
 RENDERED = ["done = 100= 10"]  # "progress = 10\rdone = 100" as a terminal leaves it
 LINE = st.sampled_from([*WORDS, "", "}", "x"])
 DIFF_LINE = st.sampled_from(
@@ -68,7 +70,7 @@ def reference_runs(index: ContentIndex, out: Sequence[str], own: AbstractSet[str
         following: dict[tuple[str, int], Any] = {}
         for (key, wanted), run in active.items():
             lines = index._lines[key]
-            if wanted <= len(lines) and lines.same(line, wanted):
+            if wanted <= len(lines) and lines.same(line, wanted, LINE_CUT):
                 run.out_end = position + 1
                 run.lines_total += 1
                 following[(key, wanted + 1)] = run
@@ -127,7 +129,7 @@ def test_the_index_finds_the_runs_following_every_line_finds(
 ) -> None:
     index, text = made(files, diff, pieces)
     out = PRESENTATION.keys(PRESENTATION.lines(text), text)
-    found = index._runs(out, own)
+    found = index._runs(out, own, LINE_CUT)
     reference = reference_runs(index, out, own)
     if index._prune_alone:  # a run of one line alone can neither count nor contest one that can
         reference = [run for run in reference if run.lines_total > 1]
@@ -157,9 +159,9 @@ def test_a_files_whole_text_credits_what_following_every_line_credits(
     data = {name: "".join(f"{line}\n" for line in lines).encode() for name, lines in files.items()}
     index = ContentIndex(data, "".join(f"{line}\n" for line in diff).encode(), PRESENTATION)
     text = data.get(path, b"alpha = compute(1)\n").decode()
-    shortcut = index.scan(text, own=frozenset(own))
-    index._whole_file = lambda out, own: None  # type: ignore[method-assign]
-    assert shortcut == index.scan(text, own=frozenset(own))
+    shortcut = index.scan(text, own=frozenset(own), cut=LINE_CUT)
+    index._whole_file = lambda out, own, cut: None  # type: ignore[method-assign]
+    assert shortcut == index.scan(text, own=frozenset(own), cut=LINE_CUT)
 
 
 def reference_places(index: ContentIndex) -> tuple[dict[str, list[int]], set[str]]:
@@ -256,9 +258,9 @@ def test_leaving_out_runs_of_one_line_alone_changes_no_credit(
     of one line alone or leaves them out: credits, the pinned diff's pages, uncertain files."""
     index, text = made(files, diff, pieces)
     assert index._prune_alone
-    pruned = index.scan(text, own=frozenset(own), kept=kept)
+    pruned = index.scan(text, own=frozenset(own), kept=kept, cut=LINE_CUT)
     index._prune_alone = False
-    assert pruned == index.scan(text, own=frozenset(own), kept=kept)
+    assert pruned == index.scan(text, own=frozenset(own), kept=kept, cut=LINE_CUT)
 
 
 def test_a_file_of_one_line_keeps_the_runs_of_one_line_that_contest_it() -> None:
