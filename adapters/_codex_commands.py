@@ -96,7 +96,7 @@ def model_text(output: object) -> Returned | None:
         # the header says the command printed nothing: the model got nothing, which a whole
         # read of a file that is empty at the revision shows (DESIGN §6 rule 24)
         return returned("", empty=True)
-    given = returned(text, numbers=True)
+    given = returned(text, command_numbers=True)
     return msgspec.structs.replace(given, cut=True) if cut else given
 
 

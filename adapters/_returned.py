@@ -83,16 +83,20 @@ def returned(
     text: str,
     *,
     numbers: bool = False,
+    command_numbers: bool = False,
     byte_offset: int | None = None,
     placeholder: bool = False,
     empty: bool = False,
     shortened: bool = False,
 ) -> Returned:
-    """A ``Returned`` from a result's text: the reader's cut and, with ``numbers``, line-number
-    prefixes taken off. ``empty``: a placeholder that says the result was empty."""
+    """A ``Returned`` from a result's text: the reader's cut and line-number prefixes taken off.
+    ``numbers``: the client numbers the tool's lines (Claude Code's ``Read``), so a text numbered
+    so is in a presentation it recognises (``Returned.recognised``); ``command_numbers``: the
+    command may have numbered them (``nl -ba``), which says nothing of whose text it is.
+    ``empty``: a placeholder that says the result was empty."""
     text, cut = reader_cut(text)
     first = None
-    if numbers:
+    if numbers or command_numbers:
         text, first = numbered(text)
     return Returned(
         text=text,
@@ -102,4 +106,5 @@ def returned(
         placeholder=placeholder or empty,
         empty=empty,
         shortened=shortened,
+        recognised=numbers and first is not None,
     )

@@ -208,6 +208,10 @@ class Returned(msgspec.Struct, frozen=True, kw_only=True):
     # (``Presentation.cut_of``), in a text the stream does not carry (Gemini CLI's "(some lines
     # were shortened)")
     shortened: bool = False
+    # the text was in a presentation the adapter recognised as its client's own (numbered
+    # lines, a client's wrapper): where it is not the file's text, it is other content
+    # (DESIGN §6 rule 24), whatever its line count
+    recognised: bool = False
 
 
 class Credit(msgspec.Struct, frozen=True, kw_only=True):

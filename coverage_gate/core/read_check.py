@@ -11,16 +11,19 @@ line by line, a whole text that is the whole file by one string comparison first
   makes a read whole unless the revision's file ends where the text does. A whole read of a file
   that is empty at the revision (nothing came back, or the client's placeholder for nothing)
   shows it.
-- ``mismatch``: positive evidence of other content: a line differs where the rest of the text
-  aligns with the file (an alignment, so lines inserted or removed, as in an older text, still
-  align). The read is no evidence for that file, and the first line that differs is kept.
+- ``mismatch``: positive evidence of other content: a line differs where the text is in a
+  presentation the adapter recognised as its client's own (numbered lines, a client's wrapper:
+  ``Returned.recognised``), whatever its line count, or where the rest of the text aligns with
+  the file (an alignment, so lines inserted or removed, as in an older text, still align). The
+  read is no evidence for that file, and the first line that differs is kept.
 - ``unchecked``: the text is not carried, was cut, is a client placeholder, the file at the
   revision cannot be had, or too little of the text aligns with the file to say what it is
   (a presentation not known: its ``first_difference`` is kept so that the caller can count it,
   and call it a mismatch when the stream itself wrote the file). Rules 1-14 decide, as before.
 
 U+FFFD matches only where the revision's bytes are not UTF-8, at that place; a line the client
-shortened matches only when it ends with that client's own cut marker.
+shortened matches only when the read's own tool cuts lines and the line ends with its marker
+right after its cut length (DESIGN §6 rule 28).
 """
 
 from __future__ import annotations
@@ -181,7 +184,7 @@ def check_read(
     if start < 1 or shown != lines.keys[start - 1 : start - 1 + len(shown)]:
         # some line is not the revision's key itself (when every one is, one list comparison
         # at memory speed says so): line by line, through the presentation's alternates and cuts
-        found = _line_by_line(lines, shown, start, cut)
+        found = _line_by_line(lines, shown, start, cut, recognised=returned.recognised)
         if isinstance(found, ReadCheck):
             return found
         cuts = found
@@ -197,7 +200,7 @@ def check_read(
 
 
 def _line_by_line(
-    lines: FileText, shown: list[str], start: int, cut: LineCut | None
+    lines: FileText, shown: list[str], start: int, cut: LineCut | None, *, recognised: bool
 ) -> ReadCheck | list[tuple[int, int]]:
     """Each line of ``shown`` against the file's from ``start``: where one differs, what that
     says (``_differs``); else the lines the tool cut with its own marker (``cut``)."""
@@ -207,9 +210,9 @@ def _line_by_line(
         if number > len(lines):
             if all(not rest for rest in shown[index:]):
                 break  # the empty "line" after a final newline, as some clients count it
-            return _differs(lines, shown, number)
+            return _differs(lines, shown, number, recognised=recognised)
         if not lines.same(line, number, cut):
-            return _differs(lines, shown, number)
+            return _differs(lines, shown, number, recognised=recognised)
         if cut is not None and (kept := lines.kept(line, number, cut)) is not None:
             cuts.append((lines.file_line(number), kept))
     return cuts
@@ -233,11 +236,16 @@ def _without_text(returned: Returned, data: bytes | None, asked: Shown | None) -
 MAX_ALIGNED_LINES = 5000
 
 
-def _differs(lines: FileText, shown: list[str], number: int) -> ReadCheck:
-    """A line differs from the file's at ``number``: positive evidence of other content only
-    where the rest of the text aligns with the file (DESIGN §6 rule 24), lines inserted or
-    removed (an older text) included. A text of which too little is the file's says nothing of
-    what it is (a presentation not known, a notice): unchecked, never a mismatch."""
+def _differs(lines: FileText, shown: list[str], number: int, *, recognised: bool) -> ReadCheck:
+    """A line differs from the file's at ``number``: positive evidence of other content where
+    the text is in a presentation the adapter recognised as its client's own (``recognised``:
+    numbered lines, a client's wrapper), whatever its line count, or where the rest of the text
+    aligns with the file (DESIGN §6 rule 24), lines inserted or removed (an older text)
+    included. Any other text of which too little is the file's says nothing of what it is (a
+    presentation not known, a notice): unchecked, never a mismatch."""
+    where = lines.file_line(min(number, len(lines)) or 1) if len(lines) else 1
+    if recognised:
+        return ReadCheck(ContentCheck.MISMATCH, where)
     informative = [line for line in shown if line.strip()]
     if not informative:
         return UNCHECKED
@@ -255,7 +263,6 @@ def _differs(lines: FileText, shown: list[str], number: int) -> ReadCheck:
             for line in shown[block.a : block.a + block.size]
             if line.strip()
         )
-    where = lines.file_line(min(number, len(lines)) or 1) if len(lines) else 1
     if 2 * aligned < len(informative):
         # not the file, nor evidently other content: unchecked, with where it differs (a file
         # the stream itself wrote is other content by that alone: ``CallChecker``)

@@ -300,12 +300,11 @@ def test_a_mismatch_says_what_it_showed_and_report_lists_it_by_client_version(
 def test_presentation_drift_is_counted_per_client_version_in_the_report(
     odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
 ) -> None:
-    """A read whose text aligns with nothing of its file is no mismatch: presentation drift,
-    which `report` counts by client version beside every other kind of drift."""
+    """A read whose text aligns with nothing of its file, in no presentation the adapter
+    recognises (not numbered), is no mismatch: presentation drift, which `report` counts by
+    client version beside every other kind of drift."""
     data = (DATA / "claude-newest/read.jsonl").read_bytes()
-    data = data.replace(
-        b"1\\talpha beta gamma\\n2\\tdelta epsilon\\n3\\tzeta = 7", b"1\\tQ\\n2\\tR"
-    )
+    data = data.replace(b"1\\talpha beta gamma\\n2\\tdelta epsilon\\n3\\tzeta = 7", b"Q\\nR")
     document, _statuses = _recorded(data, "claude-code", odd_repo, tmp_path)
     assert [entry["kind"] for entry in document["drift"]] == ["presentation"]
     done = run_cli("report", "--format", "json", "--min-approvals", "1")

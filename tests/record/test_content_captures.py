@@ -215,12 +215,13 @@ def test_codex_exec_output_nothing_shows_of_a_file_leaves_it_without_evidence() 
 
 def test_a_read_whose_text_aligns_with_nothing_is_presentation_drift_never_a_mismatch() -> None:
     """The real Claude Code capture whose reviewer read every file: one ``Read`` of models.py
-    comes back as numbered text no line of which is the file's (a presentation the adapter
-    does not know). That read is unchecked, counted as ``presentation`` drift (which hides no
-    read), and the file is never called a mismatch."""
+    comes back as text no line of which is the file's, not numbered (a presentation the adapter
+    does not know: in ``Read``'s own numbered lines it would be other content, a mismatch).
+    That read is unchecked, counted as ``presentation`` drift (which hides no read), and the
+    file is never called a mismatch."""
     capture = DATA / "claude-code" / "content_claude_reread.jsonl"
     lines = capture.read_text().splitlines()
-    stranger = "".join(f"{n}\tlorem ipsum dolor sit amet {n}\n" for n in range(1, 47))
+    stranger = "".join(f"lorem ipsum dolor sit amet {n}\n" for n in range(1, 47))
     out, done = [], False
     for raw in lines:
         kept = raw
