@@ -185,7 +185,7 @@ PRESENTATION: Final = Presentation(
     transforms=(
         Transform(name="byte-order mark dropped", shown_by="gemini-*/read.jsonl bom.py"),
         Transform(
-            name="a long line cut at 2,000 characters, marked ... [truncated], under an "
+            name="read_file: a long line cut at 2,000 characters, marked ... [truncated], under an "
             "IMPORTANT notice; the stream says only (some lines were shortened)",
             shown_by="gemini-*/read.jsonl long_line.js",
         ),

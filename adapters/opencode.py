@@ -502,7 +502,8 @@ PRESENTATION: Final = Presentation(
             name="a lone CR breaks the line (read)", shown_by="opencode-*/read.jsonl lone_cr.txt"
         ),
         Transform(
-            name="a line over 2,000 characters cut, marked ... (line truncated to 2000 chars)",
+            name="read: a line over 2,000 characters cut, marked ... (line truncated to 2000 "
+            "chars) right after its 2,000th character (in no other tool's output)",
             shown_by="opencode-*/read.jsonl long_line.js",
         ),
         Transform(
