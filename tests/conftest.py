@@ -249,6 +249,22 @@ def assert_capture_reproduces_truth(document: EvidenceDocument, truth: dict[str,
     )
 
 
+def pinned_change(repo: Path, folder: Path) -> tuple[Path, Path]:
+    """The working tree's change in ``repo`` as a pipeline pins it: ``git diff`` written to
+    ``folder/pr.diff`` and the changed paths to ``folder/changed.txt``; both paths."""
+    diff = subprocess.run(
+        ["git", "-C", str(repo), "diff", "--no-color", "--no-ext-diff"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    (folder / "pr.diff").write_bytes(diff)
+    names = subprocess.run(
+        ["git", "-C", str(repo), "diff", "--name-only"], capture_output=True, text=True, check=True
+    ).stdout
+    (folder / "changed.txt").write_text(names)
+    return folder / "pr.diff", folder / "changed.txt"
+
+
 def run_cli(
     *args: str | Path,
     env: Mapping[str, str] | None = None,

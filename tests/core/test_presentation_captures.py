@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from coverage_gate.edges.content import snapshot_tree
-from tests.conftest import run_cli
+from tests.conftest import pinned_change, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "presentation"
@@ -64,17 +64,7 @@ def odd_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path,
     work = tmp_path_factory.mktemp("odd")
     repo = work / "repo"
     subprocess.run(["bash", str(KIT / "make_odd_repo.sh"), str(repo)], check=True)
-    diff = subprocess.run(
-        ["git", "-C", str(repo), "diff", "--no-color", "--no-ext-diff"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    (work / "pr.diff").write_bytes(diff)
-    names = subprocess.run(
-        ["git", "-C", str(repo), "diff", "--name-only"], capture_output=True, text=True, check=True
-    ).stdout
-    (work / "changed.txt").write_text(names)
-    return repo, snapshot_tree(repo), work / "pr.diff", work / "changed.txt"
+    return repo, snapshot_tree(repo), *pinned_change(repo, work)
 
 
 def test_the_truth_covers_every_capture() -> None:

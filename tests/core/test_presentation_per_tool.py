@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from coverage_gate.edges.content import snapshot_tree
-from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, run_cli
+from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, pinned_change, run_cli
 
 KIT = Path(__file__).resolve().parents[1] / "integration" / "realclients"
 ODD = DATA / "presentation"  # captures made at the same root as REPO_ROOT
@@ -42,17 +42,7 @@ def _built(folder: Path, script: str, *extra: tuple[str, bytes]) -> Repo:
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_bytes(data)
         subprocess.run(["git", "-C", str(root), "add", "-N", path], check=True)
-    diff = subprocess.run(
-        ["git", "-C", str(root), "diff", "--no-color", "--no-ext-diff"],
-        capture_output=True,
-        check=True,
-    ).stdout
-    (folder / "pr.diff").write_bytes(diff)
-    names = subprocess.run(
-        ["git", "-C", str(root), "diff", "--name-only"], capture_output=True, text=True, check=True
-    ).stdout
-    (folder / "changed.txt").write_text(names)
-    return root, snapshot_tree(root), folder / "pr.diff", folder / "changed.txt"
+    return root, snapshot_tree(root), *pinned_change(root, folder)
 
 
 # A TSV whose first column is a row number, and a prompt file that ends with a
