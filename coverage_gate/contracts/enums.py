@@ -264,6 +264,14 @@ class UnknownReason(StrEnum):
     UNATTRIBUTED_CALLS = "unattributed_calls"
     # the stream held what its adapter does not understand and that could hide reads
     FORMAT_DRIFT = "format_drift"
+    # The record that decides is missing or is one the reviewer could write (DESIGN §6 rule
+    # 27): a ``codex exec --json`` stream whose thread's rollout is not at hand, a rollout that
+    # is not the thread's one file or does not tell the exec stream's story, a rollout the run's
+    # sandbox let commands write, the telemetry the reviewer's commands could send to ``run``.
+    ROLLOUT_MISSING = "rollout_missing"
+    ROLLOUT_REJECTED = "rollout_rejected"
+    ROLLOUT_WRITABLE = "rollout_writable"
+    TELEMETRY_INTAKE = "telemetry_intake"
 
 
 class UnsupportedReason(StrEnum):

@@ -17,7 +17,14 @@ import msgspec
 
 from coverage_gate.contracts import defaults
 from coverage_gate.contracts.defaults import EVIDENCE_SCHEMA, EVIDENCE_VERSION
-from coverage_gate.contracts.enums import Capability, Depth, DiffStatus, DriftKind, IssueKind
+from coverage_gate.contracts.enums import (
+    Capability,
+    Depth,
+    DiffStatus,
+    DriftKind,
+    IssueKind,
+    UnknownReason,
+)
 
 if TYPE_CHECKING:
     from coverage_gate.contracts import model
@@ -26,6 +33,7 @@ __all__ = [
     "Bounds",
     "ByteRange",
     "CallIssue",
+    "CannotVerify",
     "ContentSummary",
     "Counters",
     "DiffSummary",
@@ -145,6 +153,13 @@ class Bounds(msgspec.Struct, frozen=True, kw_only=True):
     max_issues: int = defaults.MAX_ISSUES
 
 
+class CannotVerify(msgspec.Struct, frozen=True, kw_only=True):
+    """Why this evidence verifies no claim (``model.CannotVerify``)."""
+
+    reason: UnknownReason
+    detail: str
+
+
 class EvidenceDocument(msgspec.Struct, frozen=True, kw_only=True):
     """One stream's evidence (``model.EvidenceDocument`` says what each field means)."""
 
@@ -175,6 +190,8 @@ class EvidenceDocument(msgspec.Struct, frozen=True, kw_only=True):
     mutations_dropped: int = 0
     # descendants of the reviewer ``run`` ended when the reviewer did (DESIGN §6 rule 21)
     descendants_ended: int = 0
+    # the record that decides is missing, or one the reviewer could write (DESIGN §6 rule 27)
+    cannot_verify: CannotVerify | None = None
 
     def file(self, path: str) -> FileEvidence | None:
         for entry in self.files:

@@ -34,6 +34,7 @@ __all__ = [
     "BundleReviewer",
     "ByteRange",
     "CallIssue",
+    "CannotVerify",
     "CallKind",
     "Capability",
     "Citation",
@@ -344,6 +345,18 @@ class Bounds(_Contract):
     max_issues: Annotated[int, Field(ge=0)] = defaults.MAX_ISSUES
 
 
+class CannotVerify(_Contract):
+    """Why an evidence document verifies no claim (DESIGN §6 rule 27): the record that decides
+    is missing (a ``codex exec --json`` stream without its thread's rollout), or is one the
+    reviewer could have written (a rollout its commands could write, or one that does not tell
+    the exec stream's story; the telemetry its commands could send). Every claimed file the
+    evidence would verify, or leaves unknown, is unknown for ``reason``; ``detail`` says why in
+    words, naming the record."""
+
+    reason: UnknownReason
+    detail: str
+
+
 class EvidenceDocument(_Contract):
     schema_: Literal["coverage-gate/evidence"] = Field(
         alias="schema", default="coverage-gate/evidence"
@@ -378,6 +391,8 @@ class EvidenceDocument(_Contract):
     mutations_dropped: NonNegativeInt = 0
     # descendants of the reviewer that ``run`` ended when the reviewer ended (DESIGN §6 rule 21)
     descendants_ended: NonNegativeInt = 0
+    # the record that decides is missing, or one the reviewer could write (DESIGN §6 rule 27)
+    cannot_verify: CannotVerify | None = None
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -518,6 +533,8 @@ class ReviewerDecision(_Contract):
     mutations: list[Mutation] = Field(default_factory=list)
     # What its stream held that the adapter did not understand (DESIGN §6 rule 19).
     drift: list[DriftEntry] = Field(default_factory=list)
+    # Why its evidence verifies no claim, when it cannot (DESIGN §6 rule 27).
+    evidence_cannot_verify: CannotVerify | None = None
 
 
 class DecisionDocument(_Contract):

@@ -231,6 +231,24 @@ def _nothing_to_review(review: NotedReview) -> list[str]:
     ]
 
 
+def _cannot_verify(reviewers: Sequence[ReviewerDecision]) -> list[str]:
+    """The note's paragraph for evidence that verifies nothing (DESIGN §6 rule 27), naming the
+    record that is missing or that the reviewer could have written."""
+    lines = [
+        f"- reviewer `{decision.agent_id}` ({doubt.reason.value}): {doubt.detail}"
+        for decision in reviewers
+        if (doubt := decision.evidence_cannot_verify) is not None
+    ]
+    if not lines:
+        return []
+    head = (
+        "Evidence from a record the reviewer could have written, or without the record that "
+        "shows what the model received, verifies nothing: the claimed files it would verify are "
+        "unknown (held against the reviewer only under the unknown policy `downgrade`)."
+    )
+    return ["\n".join([head, *lines])]
+
+
 def _stale(review: NotedReview, reviewers: Sequence[ReviewerDecision]) -> list[str]:
     """The note's paragraph for evidence recorded at another revision, naming both."""
     lines = [
@@ -462,6 +480,7 @@ def decision_note(
     parts += _drift_notes(reviewers)
     parts += _citation_notes(review, reviewers)
     parts += _stale(review, reviewers)
+    parts += _cannot_verify(reviewers)
     parts += agent_mismatches(review.reviewers)
     unknown = sum(1 for d in reviewers for f in d.files if f.status is FileStatus.UNKNOWN)
     if unknown and review.unknown_policy is UnknownPolicy.ACCEPT and review.mode is not Mode.OFF:

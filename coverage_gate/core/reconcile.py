@@ -233,8 +233,34 @@ def _file_decision(
     unavailable: UnknownReason | None,
     fresh: Freshness | None = None,
 ) -> FileDecision:
-    """One file's status. ``fresh`` tells, for evidence recorded at another revision, whether
-    the file is the very content that evidence saw (DESIGN §6 rule 18)."""
+    """One file's status. Evidence that cannot verify (DESIGN §6 rule 27: the record that
+    decides is missing, or one the reviewer could write) leaves a claim it would verify, or
+    leave unknown, unknown for that reason; what it shows nothing of stays unsupported."""
+    decided = _file_status(path, inspected, skipped, evidence, unavailable, fresh)
+    doubt = evidence.cannot_verify if evidence is not None else None
+    if doubt is None or decided.status not in (FileStatus.VERIFIED, FileStatus.UNKNOWN):
+        return decided
+    return decided.model_copy(
+        update={
+            "status": FileStatus.UNKNOWN,
+            "unknown_reason": doubt.reason,
+            "evidence": f"evidence cannot verify ({doubt.reason.value}: {doubt.detail}); "
+            f"{_describe(evidence.file(path) if evidence is not None else None)}",
+        }
+    )
+
+
+def _file_status(
+    path: str,
+    inspected: set[str],
+    skipped: set[str],
+    evidence: EvidenceDocument | None,
+    unavailable: UnknownReason | None,
+    fresh: Freshness | None = None,
+) -> FileDecision:
+    """One file's status from what its evidence holds. ``fresh`` tells, for evidence recorded at
+    another revision, whether the file is the very content that evidence saw (DESIGN §6 rule
+    18)."""
     entry = evidence.file(path) if evidence is not None else None
     summary = _describe(entry)
     if unavailable is UnknownReason.STALE and evidence is not None and fresh is not None:
@@ -525,6 +551,7 @@ def _reviewer(
         citations=citations,
         mutations=mutations,
         drift=list(evidence.drift) if evidence else [],
+        evidence_cannot_verify=evidence.cannot_verify if evidence else None,
     )
 
 
