@@ -26,6 +26,7 @@ Both are pure functions over the two streams' lines; finding the file is ``edges
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
@@ -41,6 +42,7 @@ __all__ = [
     "Sandbox",
     "Step",
     "exec_story",
+    "named_words",
     "rollout_story",
     "story_differs",
     "writable_by_commands",
@@ -54,10 +56,12 @@ _QUOTE: Final = 80
 
 @dataclass(frozen=True)
 class Step:
-    """One shell command of a run: its argument list and the text of its output."""
+    """One shell command of a run: its argument list, the text of its output and, in an exec
+    stream, its exit code."""
 
     argv: tuple[str, ...]
     output: str | None
+    exit_code: int | None = None
 
 
 @dataclass(frozen=True)
@@ -106,9 +110,50 @@ def exec_story(lines: Iterable[bytes]) -> list[Step] | str:
             argv = tuple(shlex.split(command))
         except ValueError:
             return f"exec command {len(steps) + 1} cannot be split: {command[:_QUOTE]!r}"
-        output = item.get("aggregated_output")
-        steps.append(Step(argv, output if isinstance(output, str) else None))
+        output, code = item.get("aggregated_output"), item.get("exit_code")
+        steps.append(
+            Step(
+                argv,
+                output if isinstance(output, str) else None,
+                code if isinstance(code, int) and not isinstance(code, bool) else None,
+            )
+        )
     return steps
+
+
+# a shell that runs the script in its next argument (``/bin/bash -lc 'cat F'``)
+_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash"})
+_SCRIPT_FLAGS: Final = frozenset({"-c", "-lc", "-cl"})
+
+
+def named_words(steps: Sequence[Step]) -> list[str]:
+    """Every word of every command that exited 0 and could name a file, in order, once: the
+    argument list's words and, for a shell given a script, the script's words (split as the
+    shell would split plain words; a script that cannot be split names what it can). A
+    ``codex exec --json`` stream cannot show what reached the model of such a command's output,
+    empty or binary output included, so each file it names is unknown, never unsupported
+    (DESIGN §6 rule 26)."""
+    words: dict[str, None] = {}
+    for step in steps:
+        if step.exit_code != 0:
+            continue
+        argv = list(step.argv)
+        if len(argv) >= 3 and PurePosixPath(argv[0]).name in _SHELLS and argv[1] in _SCRIPT_FLAGS:
+            argv = argv[3:] + _script_words(argv[2])
+        for word in argv:
+            if word and not word.startswith("-") and "\n" not in word:
+                words.setdefault(word)
+    return list(words)
+
+
+def _script_words(script: str) -> list[str]:
+    lexer = shlex.shlex(script, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    found: list[str] = []
+    with contextlib.suppress(ValueError):  # an unfinished quote: the words before it count
+        for word in lexer:
+            found.append(word)
+    return found
 
 
 def rollout_story(lines: Iterable[bytes]) -> RolloutStory:
@@ -241,7 +286,7 @@ def writable_by_commands(
             return f"its sandbox {sandbox.kind!r} cannot show its commands could not write it"
         roots = list(sandbox.writable)
         if sandbox.slash_tmp:
-            roots.append("/tmp")
+            roots.append("/tmp")  # noqa: S108 - a root the sandbox lets commands write
         if sandbox.tmpdir and tmpdir:
             roots.append(tmpdir)
         for root in roots:

@@ -283,6 +283,16 @@ EXEC_KNOWS: Final = FormatKnowledge(
     ),
     versions=CHECKED[EXEC],
     notes=("the stream names no client version; MCP tools are unknown tools (mcp__server__tool)",),
+    trust=(
+        "Codex's own stdout, which no command of the run writes; it cannot show what the model",
+        "received, so a file its commands name or its outputs show is unknown at best",
+        "record takes the thread's rollout in its place only when it is the one regular file",
+        "for the thread (no link, no second candidate), its session_meta names the thread, it",
+        "tells this stream's story (the same commands in order, each output this one's or",
+        "Codex's cut of it), and the run's sandbox let no command write it (read-only, or",
+        "CODEX_HOME outside every writable root); otherwise its claims are unknown, for",
+        "rollout_missing, rollout_rejected or rollout_writable, said in the note",
+    ),
 )
 
 EXEC_ADAPTER: Final = JsonLinesAdapter(

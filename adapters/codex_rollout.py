@@ -647,6 +647,12 @@ ROLLOUT_KNOWS: Final = FormatKnowledge(
         "a command whose argv or parsed commands redirect to a file, or run sed -i, tee, "
         "git stash/checkout/switch/restore/worktree/..., is a write, never a read",
     ),
+    trust=(
+        "a file under CODEX_HOME, which a command of the run can write wherever its sandbox",
+        "lets it: recorded with -f codex-rollout, it is the pipeline's word that the reviewer",
+        "could not reach it; in a codex-exec stream's place it must also tell that stream's",
+        "story (see codex-exec). Keep CODEX_HOME outside every root the sandbox can write",
+    ),
 )
 
 ROLLOUT_ADAPTER: Final = JsonLinesAdapter(

@@ -924,6 +924,13 @@ KNOWS: Final = FormatKnowledge(
     # each client's own range applies (``SERVICES``): the adapter compares them itself
     versions=None,
     notes=("client versions: those of claude-code and codex-rollout, by service.name",),
+    trust=(
+        "spans that run --telemetry-intake receives come through a loopback port the",
+        "reviewer's environment names, which its own commands can reach: alone they verify",
+        "no claim (unknown, telemetry_intake, said); beside the stream they corroborate it,",
+        "and a disagreement is said and counted. A file given to record is the pipeline's",
+        "record: keep it out of the reviewer's reach",
+    ),
 )
 
 ADAPTER: Final = JsonLinesAdapter(

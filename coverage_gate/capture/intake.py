@@ -11,6 +11,11 @@ code 0 (its exporter flushes before the process ends), at least one export arriv
 refused, and the receiver drained. A reviewer that was killed, timed out, crashed or exited with
 an error may have lost its last batch: its telemetry is incomplete, so the absence of a read in
 it proves nothing (DESIGN §6 rule 9).
+
+Its presence proves nothing either: the receiver is a loopback port the reviewer's environment
+names, so any command the reviewer runs can send it a span of a read that never happened. The
+telemetry's evidence carries ``cannot_verify`` (``telemetry_intake``): a claim it alone would
+verify is unknown, said; beside a stream it is compared call by call (DESIGN §6 rule 27).
 """
 
 from __future__ import annotations
@@ -24,7 +29,8 @@ from coverage_gate.adapters import otlp_json
 from coverage_gate.capture.intake_clients import IntakeClient, command, environment
 from coverage_gate.capture.live import Ending, RunOutcome
 from coverage_gate.capture.otlp_receiver import IntakeSummary, TelemetryIntake
-from coverage_gate.contracts.model import EvidenceDocument
+from coverage_gate.contracts.enums import UnknownReason
+from coverage_gate.contracts.model import CannotVerify, EvidenceDocument
 from coverage_gate.core import agreement
 from coverage_gate.core.calls import CallRecord
 from coverage_gate.record.recording import Recorder, RecordSettings
@@ -37,6 +43,18 @@ __all__ = [
     "sender_exited_normally",
     "why_incomplete",
 ]
+
+
+# The receiver listens where the reviewer's own commands can reach it (its environment names it),
+# so what arrives is a record the reviewer could write (DESIGN §6 rule 27): it corroborates a
+# stream, and alone it verifies no claim.
+INTAKE_CANNOT_VERIFY = CannotVerify(
+    reason=UnknownReason.TELEMETRY_INTAKE,
+    detail=(
+        "telemetry received on run's loopback receiver, which the reviewer's own commands can "
+        "reach and send spans to: it corroborates the stream, and alone verifies nothing"
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -90,6 +108,7 @@ class TelemetryCapture:
         summary = self.intake.close(drain_seconds)
         complete = summary.whole(sender_exited_normally(outcome))
         evidence = self.recorder.finish(interrupted=not complete, known_complete=complete)
+        evidence = evidence.model_copy(update={"cannot_verify": INTAKE_CANNOT_VERIFY})
         return TelemetryResult(evidence, summary, complete, self.recorder.records)
 
     def close(self) -> None:

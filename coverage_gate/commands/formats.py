@@ -34,6 +34,7 @@ def _knowledge(knows: FormatKnowledge | None) -> dict[str, object]:
         "presentation": [
             {"transform": t.name, "shown_by": t.shown_by} for t in knows.presentation.transforms
         ],
+        "trust": list(knows.trust),
     }
 
 
@@ -54,6 +55,8 @@ def _details(name: str, knows: FormatKnowledge | None) -> str:
         "  presentation (what the client does to a file's text; every client: UTF-8 with U+FFFD",
         "  where bytes are not, a byte-order mark and a CR before a line break not compared):",
         *(f"    {t.name}" for t in knows.presentation.transforms),
+        *(["  who could write it (what its evidence can prove):"] if knows.trust else []),
+        *(f"    {line}" for line in knows.trust),
         "  anything else in a stream is drift: said, counted, and where the model cannot have",
         "  caused it, claims without evidence are unknown rather than unsupported",
     ]

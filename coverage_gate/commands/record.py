@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import replace
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -41,11 +41,15 @@ from coverage_gate.errors import BadInputError, UsageError
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
-    from coverage_gate.contracts.evidence_doc import EvidenceDocument
+    from coverage_gate.contracts.enums import UnknownReason
+    from coverage_gate.contracts.evidence_doc import CannotVerify, EvidenceDocument
     from coverage_gate.record.recording import ByteSource, Recorder, RecordSettings
     from coverage_gate.telemetry.ports import SpanSink
 
 __all__ = ["record"]
+
+# an exec stream is read once to compare it with its rollout: held in memory up to this size
+_SPOOL_BYTES = 16 << 20
 
 
 def record(
@@ -87,13 +91,15 @@ def record(
 ) -> None:
     """Read an agent's event stream and write the evidence document (JSON)."""
     # What only a run needs (start-up: see commands._common)
+    import msgspec  # noqa: PLC0415
+
     from coverage_gate.adapters import ADAPTERS, DOCUMENT_FORMATS  # noqa: PLC0415
     from coverage_gate.contracts.evidence_doc import dump  # noqa: PLC0415
     from coverage_gate.core.drift import drift_warning  # noqa: PLC0415
     from coverage_gate.edges.gittree import GitTrees  # noqa: PLC0415
     from coverage_gate.outputs.summary import evidence_summary  # noqa: PLC0415
     from coverage_gate.record.recording import Recorder, feed_all  # noqa: PLC0415
-    from coverage_gate.record.sniff import head_lines, peek, sniff, wrong_format_hint  # noqa: PLC0415
+    from coverage_gate.record.sniff import head_lines, peek, wrong_format_hint  # noqa: PLC0415
 
     with errors_to_exit():
         known = source_format is None or source_format in ADAPTERS
@@ -119,23 +125,10 @@ def record(
             prefix, handle = peek(raw)
             lines = head_lines(prefix)
             proto = _proto_file(prefix, source_format)
-            chosen = (
-                "otlp-json" if proto else source_format or sniff(lines) or _document_format(prefix)
-            )
-            if chosen is None and not prefix.strip():
-                where = "standard input" if stream == "-" else stream
-                raise BadInputError(
-                    f"the stream ({where}) is empty: no line to tell its format from; pass "
-                    f"--format to record it as a stream that held nothing (known: {format_names()})"
-                )
-            if chosen is None:
-                raise BadInputError(
-                    "cannot tell the stream's format from its first lines; "
-                    f"pass --format (known: {format_names()})"
-                )
+            chosen = _chosen_format(prefix, lines, proto, source_format, stream)
             if source_format is None:
                 info(f"coverage-gate: format {chosen} (detected from the first lines)")
-            rollout = _thread_rollout(chosen, lines, codex_rollout)
+            rollout, doubt, handle = _thread_rollout(chosen, lines, codex_rollout, handle, stack)
             if rollout is not None:
                 prefix, handle = peek(stack.enter_context(rollout.open("rb")))
                 lines, chosen = head_lines(prefix), "codex-rollout"
@@ -148,6 +141,9 @@ def record(
                 ADAPTERS[chosen], replace(settings, trees=trees), provider, spans=spans
             )
             document = _feed_proto(handle, recorder) if proto else feed_all(handle, recorder)
+            if doubt is not None:
+                cannot = doubt.for_root(recorder.root.path, settings.bounds.max_files)
+                document = msgspec.structs.replace(document, cannot_verify=cannot)
         # no root found: absolute paths cannot be placed, which -q does not hide
         (info if recorder.root.path is not None else say)(root_note(recorder.root))
         dirty = dirty_note(recorder.root.path, settings.revision)
@@ -163,21 +159,58 @@ def record(
             say(drifted)
 
 
-def _thread_rollout(chosen: str, head: list[bytes], given: Path | None) -> Path | None:
-    """For a ``codex exec --json`` stream, its thread's rollout, to record in its place (DESIGN
-    §6 rule 26): the one given (it must name the same thread), else the one under
-    ``$CODEX_HOME``; ``None`` (said) when there is none."""
-    from coverage_gate.edges.codex_home import (  # noqa: PLC0415 - codex-exec streams only
-        codex_home,
-        exec_thread,
-        find_rollout,
-        rollout_thread,
-    )
+def _chosen_format(
+    prefix: bytes, lines: list[bytes], proto: bool, source_format: str | None, stream: str
+) -> str:
+    """The format to record the stream as: given, or told from its first bytes; an empty or
+    unknown stream is bad input, said with what to pass."""
+    from coverage_gate.record.sniff import sniff  # noqa: PLC0415 - start-up time
 
+    chosen = "otlp-json" if proto else source_format or sniff(lines) or _document_format(prefix)
+    if chosen is None and not prefix.strip():
+        where = "standard input" if stream == "-" else stream
+        raise BadInputError(
+            f"the stream ({where}) is empty: no line to tell its format from; pass "
+            f"--format to record it as a stream that held nothing (known: {format_names()})"
+        )
+    if chosen is None:
+        raise BadInputError(
+            "cannot tell the stream's format from its first lines; "
+            f"pass --format (known: {format_names()})"
+        )
+    return chosen
+
+
+def _thread_rollout(
+    chosen: str,
+    head: list[bytes],
+    given: Path | None,
+    handle: ByteSource,
+    stack: contextlib.ExitStack,
+) -> tuple[Path | None, _ExecDoubt | None, ByteSource]:
+    """For a ``codex exec --json`` stream, its thread's rollout, to record in its place (DESIGN
+    §6 rules 26-27), or why the exec stream is recorded and verifies nothing: the rollout given,
+    else the one under ``$CODEX_HOME``, when it is a record the reviewer could not write. Returns
+    (the rollout, or ``None``; why the exec stream's evidence cannot verify, or ``None``; the
+    stream to record when it is the exec stream: read once to compare, so spooled)."""
     if chosen != "codex-exec":
         if given is not None:
             raise UsageError(f"--codex-rollout is for a codex-exec stream; this one is {chosen}")
-        return None
+        return None, None, handle
+    # What only a codex exec stream needs (start-up: see commands._common)
+    import tempfile  # noqa: PLC0415
+
+    from coverage_gate.adapters._codex_story import exec_story, named_words  # noqa: PLC0415
+    from coverage_gate.contracts.enums import UnknownReason  # noqa: PLC0415
+    from coverage_gate.edges.codex_home import (  # noqa: PLC0415
+        codex_home,
+        exec_thread,
+        not_one_regular_file,
+        rollout_candidates,
+        rollout_thread,
+    )
+    from coverage_gate.record.codex_trust import rollout_doubt  # noqa: PLC0415
+
     thread = exec_thread(head)
     if given is not None:
         named = rollout_thread(given)
@@ -187,26 +220,83 @@ def _thread_rollout(chosen: str, head: list[bytes], given: Path | None) -> Path 
             raise BadInputError(
                 f"--codex-rollout {given} is thread {named}; the stream is thread {thread}"
             )
-        say(
-            f"coverage-gate: recording the thread's rollout {given} (codex-rollout) in place "
-            "of its exec output, which cannot show what the model received"
+    spool = stack.enter_context(tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES))  # noqa: SIM115 - closed by the stack
+    while chunk := handle.read(1 << 20):
+        spool.write(chunk)
+    spool.seek(0)
+    steps = exec_story(spool)
+    spool.seek(0)
+    words = named_words(steps) if not isinstance(steps, str) else []
+    which = f"thread {thread}" if thread else "the thread (the stream names none)"
+    doubt: tuple[UnknownReason, str] | None = None
+    if given is not None:
+        path: Path | None = given
+        doubt = rollout_doubt(given, thread, steps, found=False, tmpdir=os.environ.get("TMPDIR"))
+    else:
+        home = codex_home(os.environ)
+        candidates = rollout_candidates(home, thread) if thread is not None else []
+        path = candidates[0] if len(candidates) == 1 else None
+        bad = not_one_regular_file(home, candidates) if candidates else None
+        if not candidates:
+            doubt = (
+                UnknownReason.ROLLOUT_MISSING,
+                (
+                    f"no rollout of {which} under $CODEX_HOME/sessions: codex exec --json "
+                    "cannot show what the model received (pass --codex-rollout FILE, or set "
+                    "CODEX_HOME)"
+                ),
+            )
+        elif bad is not None:
+            doubt = UnknownReason.ROLLOUT_REJECTED, f"the rollout of {which}: {bad}"
+        elif path is not None:
+            doubt = rollout_doubt(path, thread, steps, found=True, tmpdir=os.environ.get("TMPDIR"))
+    if doubt is not None or path is None:
+        reason, detail = doubt or (UnknownReason.ROLLOUT_MISSING, f"no rollout of {which}")
+        why = (
+            f"{detail} (CODEX_HOME is {codex_home(os.environ)})"
+            if reason is UnknownReason.ROLLOUT_MISSING
+            else f"the rollout is not evidence: {detail}"
         )
-        return given
-    home = codex_home(os.environ)
-    found = find_rollout(home, thread) if thread is not None else None
-    if found is None:
         say(
-            "coverage-gate: codex exec --json cannot show what the model received: files its "
-            "outputs show are unknown at best; no rollout of "
-            f"{'its thread ' + thread if thread else 'a thread it names'} under {home} "
-            "(pass --codex-rollout FILE, or CODEX_HOME) to decide exactly"
+            f"coverage-gate: codex-exec: {why}; the exec stream is recorded, and the files "
+            "its commands name or its outputs show are unknown"
         )
-        return None
+        return None, _ExecDoubt(reason, detail, words), spool
+    where = "given" if given is not None else f"found under {path.parents[4]}"
     say(
-        f"coverage-gate: recording the thread's rollout {found} (codex-rollout, found under "
-        f"{home}) in place of its exec output, which cannot show what the model received"
+        f"coverage-gate: recording the thread's rollout {path} (codex-rollout, {where}) in "
+        "place of its exec output, which cannot show what the model received; it tells the "
+        "exec stream's story call by call"
     )
-    return found
+    return path, None, spool
+
+
+@dataclass(frozen=True)
+class _ExecDoubt:
+    """Why an exec stream's evidence verifies nothing, and the words its commands name."""
+
+    reason: UnknownReason
+    detail: str
+    words: list[str]
+
+    def for_root(self, root: str | None, limit: int) -> CannotVerify:
+        """The evidence's ``cannot_verify``: the words that name a path under ``root`` (as the
+        evidence's paths are, relative to it), at most ``limit`` of them."""
+        from coverage_gate.contracts.evidence_doc import CannotVerify  # noqa: PLC0415
+
+        named: dict[str, None] = {}
+        for word in self.words:
+            if len(named) >= limit:
+                break
+            place = PurePosixPath(word)
+            if place.is_absolute():
+                if root is None or not place.is_relative_to(root):
+                    continue
+                place = place.relative_to(root)
+            if ".." in place.parts or not place.parts:
+                continue
+            named.setdefault(place.as_posix())
+        return CannotVerify(reason=self.reason, detail=self.detail, named=list(named))
 
 
 def _proto_file(prefix: bytes, source_format: str | None) -> bool:

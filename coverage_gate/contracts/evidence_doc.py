@@ -158,6 +158,7 @@ class CannotVerify(msgspec.Struct, frozen=True, kw_only=True):
 
     reason: UnknownReason
     detail: str
+    named: list[str] = msgspec.field(default_factory=list)
 
 
 class EvidenceDocument(msgspec.Struct, frozen=True, kw_only=True):

@@ -34,8 +34,8 @@ __all__ = [
     "BundleReviewer",
     "ByteRange",
     "CallIssue",
-    "CannotVerify",
     "CallKind",
+    "CannotVerify",
     "Capability",
     "Citation",
     "CitationCheck",
@@ -355,6 +355,9 @@ class CannotVerify(_Contract):
 
     reason: UnknownReason
     detail: str
+    # the files the stream's successful commands name (a ``codex exec --json`` stream's): each
+    # is unknown, never unsupported, whatever its output showed (DESIGN §6 rule 26)
+    named: list[str] = Field(default_factory=list)
 
 
 class EvidenceDocument(_Contract):

@@ -469,6 +469,8 @@ class FormatKnowledge:
     notes: tuple[str, ...] = field(default=())
     # how the client presents a file's text to the model (DESIGN §6 rule 23)
     presentation: Presentation = BASELINE
+    # who could have written such a record, and what its evidence can prove (DESIGN §6 rule 27)
+    trust: tuple[str, ...] = ()
 
     def knows_tool(self, tool: str) -> bool:
         return tool in self.reads or tool in self.not_reads or tool in self.writes

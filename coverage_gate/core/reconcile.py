@@ -235,10 +235,15 @@ def _file_decision(
 ) -> FileDecision:
     """One file's status. Evidence that cannot verify (DESIGN §6 rule 27: the record that
     decides is missing, or one the reviewer could write) leaves a claim it would verify, or
-    leave unknown, unknown for that reason; what it shows nothing of stays unsupported."""
+    leave unknown, unknown for that reason, and so a file one of its commands names (rule 26:
+    what reached the model of that command's output is not shown, empty or binary included);
+    what it shows nothing of stays unsupported."""
     decided = _file_status(path, inspected, skipped, evidence, unavailable, fresh)
     doubt = evidence.cannot_verify if evidence is not None else None
-    if doubt is None or decided.status not in (FileStatus.VERIFIED, FileStatus.UNKNOWN):
+    if doubt is None:
+        return decided
+    named = decided.status is FileStatus.UNSUPPORTED and path in doubt.named
+    if decided.status not in (FileStatus.VERIFIED, FileStatus.UNKNOWN) and not named:
         return decided
     return decided.model_copy(
         update={

@@ -5,8 +5,8 @@ same thread's rollout (what the model received, call by call) under ``$CODEX_HOM
 when unset) as ``sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl``, whose first line is the
 ``session_meta`` naming the thread. ``record`` records that rollout in the exec stream's place
 only when it is a record the reviewer could not write (DESIGN §6 rule 27): the one regular file
-for the thread, naming it, telling the exec stream's story, out of the sandbox's reach
-(``adapters._codex_story``); otherwise the exec stream is recorded and says why it verifies
+for the thread (found here), naming it, telling the exec stream's story, out of the sandbox's
+reach (``record.codex_trust``); otherwise the exec stream is recorded and says why it verifies
 nothing.
 """
 
@@ -14,17 +14,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Final
 
-from coverage_gate.adapters._codex_story import (
-    exec_story,
-    rollout_story,
-    story_differs,
-    writable_by_commands,
-)
-from coverage_gate.contracts.enums import UnknownReason
 from coverage_gate.errors import BadInputError
 
 __all__ = [
@@ -32,8 +25,6 @@ __all__ = [
     "exec_thread",
     "not_one_regular_file",
     "rollout_candidates",
-    "rollout_doubt",
-    "rollout_lines",
     "rollout_thread",
 ]
 
@@ -115,47 +106,4 @@ def not_one_regular_file(home: Path, found: list[Path]) -> str | None:
             return f"{path} lies outside {sessions}"
     except (OSError, RuntimeError) as error:
         return f"{path} cannot be examined ({error})"
-    return None
-
-
-def rollout_lines(path: Path) -> Iterator[bytes]:
-    """A rollout file's lines; a file that cannot be read is bad input, named."""
-    try:
-        with path.open("rb") as handle:
-            yield from handle
-    except OSError as error:
-        raise BadInputError(f"rollout {path}: cannot be read ({error.strerror})") from None
-
-
-def rollout_doubt(
-    path: Path,
-    thread: str | None,
-    exec_lines: Iterable[bytes],
-    *,
-    found: bool,
-    tmpdir: str | None,
-) -> tuple[UnknownReason, str] | None:
-    """Why ``path`` is not evidence in the place of the exec stream whose lines are
-    ``exec_lines`` (DESIGN §6 rule 27); ``None`` when it is. ``found``: the file was found under
-    ``$CODEX_HOME`` (where it lies is then checked against the run's sandbox), not given by the
-    pipeline (which then vouches for where it was kept)."""
-    named = rollout_thread(path)
-    if thread is not None and named != thread:
-        return UnknownReason.ROLLOUT_REJECTED, (
-            f"{path}: its session_meta names {'no thread' if named is None else named}, "
-            f"the exec stream is thread {thread}"
-        )
-    steps = exec_story(exec_lines)
-    if isinstance(steps, str):
-        return UnknownReason.ROLLOUT_REJECTED, f"{path}: cannot be compared: {steps}"
-    story = rollout_story(rollout_lines(path))
-    differs = story_differs(steps, story)
-    if differs is not None:
-        return UnknownReason.ROLLOUT_REJECTED, (
-            f"{path} does not tell the exec stream's story: {differs}"
-        )
-    place = PurePosixPath(path.resolve()) if found else None
-    writable = writable_by_commands(story, place, tmpdir)
-    if writable is not None:
-        return UnknownReason.ROLLOUT_WRITABLE, f"{path}: {writable}"
     return None

@@ -34,6 +34,7 @@ TWINS = [
     (plain.Bounds, model.Bounds),
     (plain.DriftEntry, model.DriftEntry),
     (plain.Mutation, model.Mutation),
+    (plain.CannotVerify, model.CannotVerify),
     (plain.EvidenceDocument, model.EvidenceDocument),
 ]
 

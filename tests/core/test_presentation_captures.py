@@ -207,37 +207,6 @@ def test_a_change_past_the_clients_cut_of_a_line_is_unseen(
     assert {"start": 2, "end": 2} in long_line["depth"]["unseen"]
 
 
-def _codex_home(home: Path, capture: str, repo: Path) -> Path:
-    """A Codex home holding a capture's rollout where Codex writes it."""
-    data = (DATA / capture).read_bytes().replace(CAPTURED_ROOT, str(repo).encode())
-    thread = json.loads(data.split(b"\n", 1)[0])["payload"]["id"]
-    folder = home / "sessions" / "2026" / "12" / "02"
-    folder.mkdir(parents=True)
-    (folder / f"rollout-2026-12-02T15-43-57-{thread}.jsonl").write_bytes(data)
-    return home
-
-
-@pytest.mark.parametrize("release", RELEASES)
-@pytest.mark.parametrize("way", ["cat", "diff"])
-def test_a_codex_exec_stream_is_decided_by_its_threads_rollout_when_at_hand(
-    release: str,
-    way: str,
-    odd_repo: tuple[Path, str, Path, Path],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """``codex exec --json`` alone: unknown at best (DESIGN §6 rule 26). The rollout of the same
-    thread under ``$CODEX_HOME`` is recorded in its place: every honest claim verified, as the
-    rollout itself gives."""
-    repo = odd_repo[0]
-    home = _codex_home(tmp_path / "codex", f"codex-{release}/{way}.rollout.jsonl", repo)
-    monkeypatch.setenv("CODEX_HOME", str(home))
-    data = (DATA / f"codex-{release}/{way}.exec.jsonl").read_bytes()
-    document, statuses = _recorded(data, "codex-exec", odd_repo, tmp_path)
-    assert document["source"] == "codex-rollout"
-    assert set(statuses.values()) == {"verified"}
-
-
 def test_a_rollout_of_another_thread_is_refused_naming_both(
     odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
 ) -> None:

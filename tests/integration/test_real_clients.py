@@ -845,9 +845,10 @@ def test_claude_code_overclaiming_reviewer_is_downgraded(
 
 
 def codex_home(ws: Workspace, port: int) -> Path:
-    """A CODEX_HOME in the fresh HOME whose config points at the mock model on ``port``."""
+    """A CODEX_HOME in the fresh HOME (made on the first call) whose config points at the mock
+    model on ``port``."""
     home = ws.home / ".codex"
-    home.mkdir()
+    home.mkdir(exist_ok=True)
     (home / "config.toml").write_text(with_port(KIT / "codex_config.toml", port))
     return home
 
@@ -876,25 +877,34 @@ def codex_claims(stream: Path) -> Json:
     return claims_from_text(messages[-1])
 
 
-def run_codex(
-    procs: Processes, clients: Clients, ws: Workspace, scenario: str
-) -> tuple[Json, Path, Json]:
-    """Codex exec --json; returns (the evidence `record` gives of its session rollout file,
-    written to ``codex.rollout.evidence.json``, the exec stream, claims)."""
-    port = start_mock(procs, ws, scenario)
-    home = codex_home(ws, port)
+def codex_exec(
+    procs: Processes, clients: Clients, ws: Workspace, scenario: str, *flags: str
+) -> tuple[Path, Path]:
+    """``codex exec --json [flags]`` of ``scenario`` with ``CODEX_HOME`` in the fresh HOME (made
+    on the first run, its config pointed at this run's mock model): (the exec stream, the
+    home)."""
+    home = codex_home(ws, start_mock(procs, ws, scenario))
     env = ws.env(CODEX_HOME=str(home), MOCK_API_KEY="dummy")
-    stream = ws.root / "codex.exec.jsonl"
+    stream = ws.root / f"{scenario}.exec.jsonl"
     with (
         codex_daemon_dir_removed(),
         stream.open("wb") as out,
         (ws.root / "codex.stderr").open("wb") as err,
     ):
         done = procs.run(
-            [str(clients.codex), "exec", "--json", SHELL_PROMPT],
+            [str(clients.codex), "exec", "--json", *flags, SHELL_PROMPT],
             cwd=ws.repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
         )  # fmt: skip
     assert done.returncode == 0, (ws.root / "codex.stderr").read_text()
+    return stream, home
+
+
+def run_codex(
+    procs: Processes, clients: Clients, ws: Workspace, scenario: str
+) -> tuple[Json, Path, Json]:
+    """Codex exec --json; returns (the evidence `record` gives of its session rollout file,
+    written to ``codex.rollout.evidence.json``, the exec stream, claims)."""
+    stream, home = codex_exec(procs, clients, ws, scenario)
     (rollout,) = home.glob("sessions/*/*/*/rollout-*.jsonl")
     evidence = record(procs, ws, "codex-rollout", rollout, ws.root / "codex.rollout.evidence.json")
     return evidence, stream, codex_claims(stream)
@@ -959,6 +969,58 @@ def test_codex_overclaiming_reviewer_is_downgraded(
     assert decided["verdict_out"] == "comment"
 
 
+# A reviewer whose command forges or hides its own rollout (DESIGN §6 rule 27): an honest run
+# first leaves a rollout of all six reads under CODEX_HOME; the next run, under -s
+# workspace-write with CODEX_HOME in its /tmp home, has one command (a Python heredoc, output to
+# /dev/null) that copies that rollout under its own thread's name (beside its real one, or in its
+# place) or hides its real rollout and then cats every file.
+FORGERIES = {
+    "add": ("rollout_rejected", "2 files are named as its rollout"),
+    "replace": ("rollout_rejected", "does not tell the exec stream's story"),
+    "hide": ("rollout_missing", "no rollout of thread"),
+}
+
+
+@pytest.mark.parametrize("way", sorted(FORGERIES))
+def test_codex_a_rollout_the_reviewers_own_command_forged_or_hid_verifies_nothing(
+    way: str, clients: Clients, procs: Processes, workspace: Workspace
+) -> None:
+    reason, said = FORGERIES[way]
+    codex_exec(procs, clients, workspace, "codex_honest")
+    stream, home = codex_exec(
+        procs, clients, workspace, f"codex_rollout_{way}", "-s", "workspace-write"
+    )
+    thread = json.loads(stream.read_bytes().split(b"\n", 1)[0])["thread_id"]
+    if way != "hide":
+        # what was forged would verify all six files were it recorded as it stands
+        (forged,) = (
+            path
+            for path in home.glob(f"sessions/*/*/*/rollout-*-{thread}.jsonl")
+            if "9999" in str(path) or way == "replace"
+        )
+        alone = record(procs, workspace, "codex-rollout", forged, workspace.root / "forged.json")
+        assert {entry["path"] for entry in alone["files"] if entry["reads_succeeded"]} == set(
+            CHANGED
+        )
+    out = workspace.root / f"{way}.evidence.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CODEX_HOME", str(home))
+        evidence = record(procs, workspace, "codex-exec", stream, out)
+    assert evidence["source"] == "codex-exec"
+    assert evidence["cannot_verify"]["reason"] == reason
+    assert said in evidence["cannot_verify"]["detail"]
+    decided = reconcile(procs, workspace, codex_claims(stream), out, "enforce")
+    assert f"({reason})" in decided["note"]
+    if way == "hide":
+        # it cat'ed every file: each is unknown, named, and the thread is said by name
+        assert statuses(decided) == dict.fromkeys(CHANGED, "unknown")
+        assert f"thread {thread}" in decided["note"]
+    else:
+        # its one command printed nothing: no claim has evidence, Approve → Comment
+        assert statuses(decided) == dict.fromkeys(CHANGED, "unsupported")
+        assert decided["verdict_out"] == "comment"
+
+
 # --- the clients' own telemetry, through `coverage-gate run --telemetry-intake` ------------------
 
 
@@ -986,8 +1048,9 @@ def test_claude_code_own_telemetry_gives_the_evidence_and_decision_of_its_stream
 ) -> None:
     """Claude Code reviews with its telemetry pointed at `run`'s receiver (logs and traces,
     OTEL_LOG_TOOL_DETAILS=1): the telemetry records the same reads and failures as the stream,
-    the two agree call by call, and the decision from the telemetry is the stream's: the four
-    files never successfully read are unsupported, Approve → Comment."""
+    the two agree call by call; decided from the telemetry alone, the four files never
+    successfully read are unsupported (Approve → Comment) and the two read are unknown, since
+    the reviewer's own commands could have sent those spans."""
     port = start_mock(procs, workspace, "claude_overclaim")
     stream, evidence, telemetry, stderr = run_with_telemetry(
         procs, workspace, "claude-code", "claude-code", claude_command(clients),
@@ -1008,7 +1071,12 @@ def test_claude_code_own_telemetry_gives_the_evidence_and_decision_of_its_stream
     decision = reconcile(
         procs, workspace, claims, workspace.root / "claude-code.telemetry.json", "enforce"
     )
-    assert_caught(decision, unsupported)
+    # the receiver is one the reviewer's commands can reach (DESIGN §6 rule 27): the two reads
+    # it shows are unknown, never verified; the four it shows no read of stay unsupported
+    assert with_status(decision, "unsupported") == unsupported
+    assert with_status(decision, "unknown") == set(CHANGED) - unsupported
+    assert decision["verdict_out"] == "comment"
+    assert "(telemetry_intake)" in decision["note"]
 
 
 def test_codex_own_telemetry_names_shell_commands_only_and_proves_nothing(
