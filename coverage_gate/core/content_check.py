@@ -197,6 +197,8 @@ class CallChecker:
             )
             if checked is not None:
                 seen = self._joined(checked, seen, path)
+            if isinstance(action, IgnoredAction) and action.prints:
+                seen = self._printed_whole(action, returned, seen)
         self._ended[event.call_id] = (returned, seen)
         if len(self._ended) > MAX_REMEMBERED_ENDS:
             self._ended.popitem(last=False)
@@ -307,6 +309,47 @@ class CallChecker:
             if path is not None and self._file(path) == b"":
                 found.append(Credit(path=path, start=1, end=0, blob=blob_id(b"")))
         return ContentSeen(credits=tuple(found))
+
+    def _printed_whole(
+        self, action: IgnoredAction, returned: Returned, seen: ContentSeen
+    ) -> ContentSeen:
+        """A plain ``cat`` of files whose whole output reached the model and is exactly those
+        files' whole texts, in order (DESIGN §6 rule 30): each file it names is credited whole,
+        whatever its length (``cat VERSION``) and whichever other file holds the same bytes (a
+        twin ``.env``), unless a line of it is the model's own text. Text with no file named
+        still needs a run that is one file's alone (``ContentIndex.scan``)."""
+        if returned.placeholder or returned.cut or returned.kept is not None:
+            return seen
+        presentation = self._presentation
+        out = presentation.keys(presentation.lines(returned.text), returned.text)
+        if self._own and not self._own.isdisjoint(out):
+            return seen
+        named: list[tuple[str, int, bytes]] = []
+        expected: list[str] = []
+        for name in action.prints:
+            path = self._place(ReadAction(path=name, cwd=action.cwd))
+            data = self._file(path) if path is not None else None
+            text = self._text_of(path, data) if path is not None else None
+            if path is None or data is None or text is None:
+                return seen
+            named.append((path, len(text.keys), data))
+            expected += text.keys
+        if out != expected:
+            return seen
+        credited = {credit.path for credit in seen.credits}
+        added = tuple(
+            Credit(path=path, start=1, end=lines, blob=blob_id(data))
+            for path, lines, data in named
+            if path not in credited
+        )
+        if not added:
+            return seen
+        now = credited | {credit.path for credit in added}
+        return replace(
+            seen,
+            credits=seen.credits + added,
+            uncertain=tuple(path for path in seen.uncertain if path not in now),
+        )
 
     def _failed(self, event: ToolEnd, returned: Returned) -> ToolEnd:
         """A failed call: what it printed reached the model all the same (``cat F; exit 1``)
