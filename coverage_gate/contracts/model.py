@@ -86,7 +86,7 @@ __all__ = [
 ]
 
 DECISION_SCHEMA = "coverage-gate/decision"
-DECISION_VERSION = "1.5"
+DECISION_VERSION = "1.6"
 
 
 # The words every layer shares live in coverage_gate.contracts.enums; the contracts re-export them.

@@ -19,6 +19,7 @@ from coverage_gate.contracts.model import (
     DecisionDocument,
     FileDecision,
     Finding,
+    ReviewerDecision,
     ReviewerOutput,
 )
 from coverage_gate.errors import ExitCode
@@ -190,8 +191,10 @@ def test_the_decision_version_says_the_contract_grew() -> None:
     """Citation results were new fields of the decision (1.2); how each claimed file's evidence
     was checked against its content, and why an unsupported one holds nothing, are newer ones
     (1.3); each reviewer's changes and drift, and the mutation policy, newer still (1.4); what a
-    mismatched file's reads showed instead (``mismatch_kind``, 1.5): minor versions up."""
-    assert DECISION_VERSION == "1.5"
-    assert DecisionDocument.model_fields["version"].default == "1.5"
+    mismatched file's reads showed instead (``mismatch_kind``, 1.5); why a reviewer's evidence
+    cannot verify (``evidence_cannot_verify``, 1.6): minor versions up."""
+    assert DECISION_VERSION == "1.6"
+    assert DecisionDocument.model_fields["version"].default == "1.6"
     assert "mismatch_kind" in FileDecision.model_fields
+    assert "evidence_cannot_verify" in ReviewerDecision.model_fields
     assert DecisionDocument.model_fields["citation_policy"].default is CitationPolicy.DOWNGRADE
