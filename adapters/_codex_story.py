@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import posixpath
 import re
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Final
 
 from coverage_gate.adapters._codex_commands import model_text
@@ -138,7 +138,7 @@ def named_words(steps: Sequence[Step]) -> list[str]:
         if step.exit_code != 0:
             continue
         argv = list(step.argv)
-        if len(argv) >= 3 and PurePosixPath(argv[0]).name in _SHELLS and argv[1] in _SCRIPT_FLAGS:
+        if len(argv) >= 3 and posixpath.basename(argv[0]) in _SHELLS and argv[1] in _SCRIPT_FLAGS:
             argv = argv[3:] + _script_words(argv[2])
         for word in argv:
             if word and not word.startswith("-") and "\n" not in word:
@@ -262,12 +262,14 @@ def _sandbox(turn: dict[str, object]) -> Sandbox:
     )
 
 
-def _under(path: PurePosixPath, root: str) -> bool:
-    return path == PurePosixPath(root) or PurePosixPath(root) in path.parents
+def _under(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or lies under it (both absolute, compared as written)."""
+    path, root = posixpath.normpath(path), posixpath.normpath(root)
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def writable_by_commands(
-    rollout: RolloutStory, place: PurePosixPath | None, tmpdir: str | None
+    rollout: RolloutStory, place: str | None, tmpdir: str | None
 ) -> str | None:
     """Why a command of the run could have written the rollout at ``place`` (its resolved
     path; ``None`` when the pipeline gave the file and vouches for where it was kept: only a run

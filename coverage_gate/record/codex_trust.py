@@ -5,7 +5,7 @@ pipeline gave."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from coverage_gate.adapters._codex_story import (
     Step,
@@ -56,7 +56,7 @@ def rollout_doubt(
         return UnknownReason.ROLLOUT_REJECTED, (
             f"{path} does not tell the exec stream's story: {differs}"
         )
-    place = PurePosixPath(path.resolve()) if found else None
+    place = path.resolve().as_posix() if found else None
     writable = writable_by_commands(story, place, tmpdir)
     if writable is not None:
         return UnknownReason.ROLLOUT_WRITABLE, f"{path}: {writable}"
