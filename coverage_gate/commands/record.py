@@ -200,7 +200,6 @@ def _thread_rollout(
     # What only a codex exec stream needs (start-up: see commands._common)
     import tempfile  # noqa: PLC0415
 
-    from coverage_gate.adapters._codex_story import exec_story, named_words  # noqa: PLC0415
     from coverage_gate.contracts.enums import UnknownReason  # noqa: PLC0415
     from coverage_gate.edges.codex_home import (  # noqa: PLC0415
         codex_home,
@@ -209,6 +208,7 @@ def _thread_rollout(
         rollout_candidates,
         rollout_thread,
     )
+    from coverage_gate.record.codex_story import exec_story, named_words  # noqa: PLC0415
     from coverage_gate.record.codex_trust import rollout_doubt  # noqa: PLC0415
 
     thread = exec_thread(head)

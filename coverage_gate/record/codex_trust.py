@@ -1,5 +1,5 @@
 """Whether a Codex rollout may stand in an exec stream's place (DESIGN §6 rule 27): the pure
-checks of ``adapters._codex_story`` over the rollout file that ``edges.codex_home`` found or the
+checks of ``record.codex_story`` over the rollout file that ``edges.codex_home`` found or the
 pipeline gave."""
 
 from __future__ import annotations
@@ -7,15 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from coverage_gate.adapters._codex_story import (
+from coverage_gate.contracts.enums import UnknownReason
+from coverage_gate.edges.codex_home import rollout_thread
+from coverage_gate.errors import BadInputError
+from coverage_gate.record.codex_story import (
     Step,
     rollout_story,
     story_differs,
     writable_by_commands,
 )
-from coverage_gate.contracts.enums import UnknownReason
-from coverage_gate.edges.codex_home import rollout_thread
-from coverage_gate.errors import BadInputError
 
 __all__ = ["rollout_doubt"]
 

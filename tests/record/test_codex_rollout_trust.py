@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from coverage_gate.adapters._codex_story import exec_story, rollout_story, story_differs
 from coverage_gate.edges.content import snapshot_tree
+from coverage_gate.record.codex_story import exec_story, rollout_story, story_differs
 from tests.conftest import pinned_change, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
