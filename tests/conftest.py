@@ -110,8 +110,11 @@ def _isolated_state(
 ) -> None:
     """No test writes telemetry or flag copies into the real home folder, reads a Codex rollout
     from it, or reads a mode, flag source, policy or collector from the environment it happens
-    to run in."""
+    to run in; and none runs in this project's own checkout, whose Git top level would be the
+    repository root (and the repository its --revision is resolved in) of every command given
+    no --repo-root."""
     state = tmp_path_factory.mktemp("state")
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
     monkeypatch.setenv("COVERAGE_GATE_TELEMETRY_DIR", str(state / "telemetry"))
     monkeypatch.setenv("COVERAGE_GATE_FLAGS_DISK_COPY", str(state / "flags.json"))
     # a codex exec stream's rollout is looked for here, never in the real ~/.codex

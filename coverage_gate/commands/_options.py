@@ -13,6 +13,8 @@ from coverage_gate.contracts import defaults
 from coverage_gate.errors import BadInputError, UsageError
 
 if TYPE_CHECKING:
+    from coverage_gate.contracts import model
+    from coverage_gate.contracts.evidence_doc import Checkout
     from coverage_gate.core.diffmap import DiffIndex
     from coverage_gate.record.recording import RecordSettings, RootChoice
 
@@ -27,8 +29,11 @@ __all__ = [
     "MaxLineBytesOption",
     "RepoRootOption",
     "RevisionOption",
+    "RevisionRepositories",
     "RunRevisionOption",
     "SnapshotOption",
+    "checkout_note",
+    "checkout_notes",
     "dirty_note",
     "record_settings",
     "resolved_revision",
@@ -123,6 +128,30 @@ def resolved_revision(revision: str, repo_root: Path | None, *, quiet: bool = Fa
 _OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
+class RevisionRepositories:
+    """The repository under each root a recording places paths under (``Repositories``): the
+    revision resolved there once (``resolved_revision``: said on stderr; bad input where that
+    repository does not hold it) and its checkout read once, however the root was found."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[str, str], str] = {}
+        self._checkouts: dict[tuple[str, str], Checkout | None] = {}
+
+    def resolve(self, root: str, name: str) -> str:
+        key = (root, name)
+        if key not in self._ids:
+            self._ids[key] = resolved_revision(name, Path(root))
+        return self._ids[key]
+
+    def checkout(self, root: str, revision: str) -> Checkout | None:
+        from coverage_gate.edges.content import checkout_of  # noqa: PLC0415 - start-up
+
+        key = (root, revision)
+        if key not in self._checkouts:
+            self._checkouts[key] = checkout_of(Path(root), revision)
+        return self._checkouts[key]
+
+
 def record_settings(
     *,
     revision: str,
@@ -132,8 +161,13 @@ def record_settings(
     max_files: int,
     max_issues: int,
     max_line_bytes: int,
+    started: bool = True,
 ) -> RecordSettings:
-    """Check the shared options and build the settings; a bad one is bad input."""
+    """Check the shared options and build the settings; a bad one is bad input. The revision
+    is resolved in the repository under ``--repo-root`` now; with no ``--repo-root``, in the
+    one under the root the stream's paths are placed under, once that is known (``at``), or
+    now in the current directory's when the reviewer has not ``started`` (``run``: before it
+    can move ``HEAD``)."""
     from coverage_gate.contracts.evidence_doc import Bounds  # noqa: PLC0415 - start-up
     from coverage_gate.edges.content import RepositoryContents  # noqa: PLC0415 - start-up
     from coverage_gate.edges.gittree import git_toplevel  # noqa: PLC0415 - start-up
@@ -141,20 +175,23 @@ def record_settings(
 
     if not revision:
         raise UsageError("--revision is required: evidence is bound to the commit under review")
-    given = revision
-    revision = resolved_revision(revision, repo_root)
-    return RecordSettings(
+    repositories = RevisionRepositories()
+    settings = RecordSettings(
         revision=revision,
-        revision_name=given if given != revision else None,
         repo_root=str(repo_root.absolute()) if repo_root is not None else None,
         default_root=None if repo_root is not None else git_toplevel(Path.cwd()),
         bounds=Bounds(max_files=max_files, max_issues=max_issues),
         diff=_diff_index(diff) if diff else None,
         agent=agent,
         max_line_bytes=max_line_bytes,
-        # depth and the content checks read the files at the revision (git objects) under the root
-        content=RepositoryContents(revision),
+        # depth and the content checks read the files at the revision (git objects) under the
+        # root, as the repository there resolves it
+        content=RepositoryContents(revision, repositories.resolve),
+        repository=repositories,
     )
+    if repo_root is not None:
+        return settings.at(settings.repo_root)
+    return settings if started else settings.at(settings.default_root)
 
 
 _DIFF_MARKS = (b"diff --git ", b"--- ", b"+++ ", b"@@ ")
@@ -198,6 +235,40 @@ def dirty_note(root: str | None, revision: str) -> str | None:
         "the working tree. If those changes are under review, write them as a tree before the "
         "reviewer starts (`coverage-gate snapshot`, or `run --snapshot`) and pass its id."
     )
+
+
+def checkout_note(
+    checkout: Checkout | model.Checkout | None, revision: str, root: str | None
+) -> str | None:
+    """The warning for a checkout (``HEAD``) that is another commit than the revision: a
+    reviewer reading the working tree read that commit's files, while the revision's are
+    checked. A pull request's merge commit (what ``actions/checkout`` checks out for a
+    ``pull_request`` event unless given ``ref``) is named as one."""
+    from coverage_gate.contracts.enums import CheckoutRelation  # noqa: PLC0415 - start-up
+
+    if checkout is None or checkout.relation is CheckoutRelation.REVISION:
+        return None
+    what = (
+        "a merge commit of it (a pull request's merge ref, refs/pull/N/merge)"
+        if checkout.relation is CheckoutRelation.MERGE_OF_REVISION
+        else "another commit"
+    )
+    return (
+        f"coverage-gate: warning: the checkout under {root} (HEAD {checkout.head}) is {what}, "
+        f"not --revision {revision}: what a reviewer read from the working tree is checked "
+        "against the revision's files. Check out the revision before the reviewer starts (on "
+        "GitHub: actions/checkout with ref: the pull request's head sha)."
+    )
+
+
+def checkout_notes(
+    checkout: Checkout | model.Checkout | None, revision: str, root: str | None
+) -> list[str]:
+    """What ``record`` and ``run`` warn of about the checkout the reviewer read from: another
+    commit than the revision (``checkout_note``), or the revision with uncommitted changes
+    (``dirty_note``)."""
+    notes = (checkout_note(checkout, revision, root), dirty_note(root, revision))
+    return [note for note in notes if note is not None]
 
 
 def root_note(root: RootChoice) -> str:

@@ -66,7 +66,7 @@ INPUTS: tuple[ActionInput, ...] = (
     ActionInput("format", "the streams' format (detected when empty)"),
     ActionInput("diff", "the pinned diff the reviewers paged through (streams, codereview-run)"),
     ActionInput("changed", "the changed-file list"),
-    ActionInput("base", "base commit: the changed files from git diff base head"),
+    ActionInput("base", "base commit: the changed files from git diff base...head"),
     ActionInput("head", "head commit, with base"),
     ActionInput("exclude", "globs of changed paths that are not reviewable, one per line"),
     ActionInput("mode", "auto (the feature flag), off, shadow or enforce"),

@@ -91,7 +91,7 @@ def _scope(
     elif base and head:
         paths = changed_from_git(root, base, head)
         same = " (--base and --head are the same)" if base == head else ""
-        origin = f"git diff {base} {head} shows no changed file{same}"
+        origin = f"git diff {base}...{head} shows no changed file{same}"
     else:
         raise UsageError("the changed files are needed: --changed FILE, or --base and --head")
     if paths:
@@ -320,7 +320,10 @@ def reconcile_command(
         typer.Option(help="Newline-separated changed-file list ('-' reads stdin)."),
     ] = None,
     base: Annotated[
-        str | None, typer.Option(help="Base commit: scope from git diff base head.")
+        str | None,
+        typer.Option(
+            help="Base commit: scope from git diff base...head (the changes since the merge base)."
+        ),
     ] = None,
     head: Annotated[str | None, typer.Option(help="Head commit for --base.")] = None,
     mode: Annotated[
@@ -450,7 +453,7 @@ def reconcile_command(
     from coverage_gate.api import guarded_reconcile  # noqa: PLC0415
     from coverage_gate.core.note import agent_mismatches  # noqa: PLC0415
     from coverage_gate.core.reconcile import ReviewInput  # noqa: PLC0415
-    from coverage_gate.edges.gittree import GitTree  # noqa: PLC0415
+    from coverage_gate.edges.gittree import GitTree, git_toplevel  # noqa: PLC0415
     from coverage_gate.rollout.flags import effective_policies, parse_mode, settings_from_env  # noqa: PLC0415
     from coverage_gate.telemetry import otel_setup  # noqa: PLC0415
 
@@ -460,7 +463,12 @@ def reconcile_command(
     try:
         with errors_to_exit(telemetry, repo):
             began = time.perf_counter()
-            revision = resolved_revision(revision, repo_root, quiet=True)
+            # resolved where `record` resolves it with no --repo-root: the Git top level of the
+            # current directory, so that evidence recorded at a name is current at that name
+            top = git_toplevel(Path.cwd()) if repo_root is None else None
+            revision = resolved_revision(
+                revision, repo_root if top is None else Path(top), quiet=True
+            )
             root = repo_root or Path.cwd()
             _check_sources(claims, bundle, codereview_run, diff=diff, evidence=evidence)
             if output is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Annotated
@@ -31,7 +32,7 @@ from coverage_gate.commands._options import (
     MaxLineBytesOption,
     RepoRootOption,
     RevisionOption,
-    dirty_note,
+    checkout_notes,
     record_settings,
     root_note,
 )
@@ -119,7 +120,7 @@ def record(
         with (
             open_stream(stream) as raw,
             telemetry_session() as telemetry,
-            GitTrees(settings.revision) as trees,
+            GitTrees(settings.revision, resolve=_resolver(settings)) as trees,
             contextlib.ExitStack() as stack,
         ):
             prefix, handle = peek(raw)
@@ -146,9 +147,8 @@ def record(
                 document = msgspec.structs.replace(document, cannot_verify=cannot)
         # no root found: absolute paths cannot be placed, which -q does not hide
         (info if recorder.root.path is not None else say)(root_note(recorder.root))
-        dirty = dirty_note(recorder.root.path, settings.revision)
-        if dirty is not None:
-            say(dirty)
+        for note in checkout_notes(document.checkout, document.revision, recorder.root.path):
+            say(note)
         emit_document(dump(document), output, EVIDENCE)
         info(evidence_summary(document))
         hint = wrong_format_hint(chosen, document.counters, lines)
@@ -157,6 +157,11 @@ def record(
         drifted = drift_warning(document, getattr(ADAPTERS[chosen], "knows", None))
         if drifted is not None and hint is None:  # another format's stream: not this one's drift
             say(drifted)
+
+
+def _resolver(settings: RecordSettings) -> Callable[[str, str], str] | None:
+    """How the repository under a root resolves the revision, for the path normaliser's trees."""
+    return settings.repository.resolve if settings.repository is not None else None
 
 
 def _chosen_format(

@@ -32,7 +32,7 @@ from coverage_gate.commands._options import (
     RepoRootOption,
     RunRevisionOption,
     SnapshotOption,
-    dirty_note,
+    checkout_notes,
     record_settings,
     root_note,
     snapshot_revision,
@@ -182,9 +182,8 @@ def run_command(
             "started and left running"
         )
     (info if root.path is not None else _say)(root_note(root))  # no root: said even under -q
-    dirty = dirty_note(root.path, settings.revision)
-    if dirty is not None:
-        _say(dirty)
+    for note in checkout_notes(result.evidence.checkout, result.evidence.revision, root.path):
+        _say(note)
     if telemetry is None or not telemetry.alone:
         info(render.evidence_summary(result.evidence))
     if telemetry is not None and received is not None:
@@ -344,7 +343,8 @@ def _run(
 
     telemetry = otel_setup.setup(os.environ)
     interrupter = Interrupter()
-    trees = GitTrees(settings.revision)
+    repository = settings.repository
+    trees = GitTrees(settings.revision, resolve=repository.resolve if repository else None)
     capture: TelemetryCapture | None = None
     try:
         provider, spans = telemetry.for_recording()
@@ -463,5 +463,6 @@ def _prepare(
         max_files=max_files,
         max_issues=max_issues,
         max_line_bytes=max_line_bytes,
+        started=False,
     )
     return adapter, settings, output

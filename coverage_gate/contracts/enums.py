@@ -12,6 +12,7 @@ from enum import StrEnum
 __all__ = [
     "CallKind",
     "Capability",
+    "CheckoutRelation",
     "CitationOutcome",
     "CitationPolicy",
     "CitationReason",
@@ -64,6 +65,17 @@ class ModeSource(StrEnum):
 class Capability(StrEnum):
     PER_FILE = "per_file"
     NONE = "none"
+
+
+class CheckoutRelation(StrEnum):
+    """What the repository's checkout (``HEAD``) is to the revision under review: a reviewer
+    that reads the working tree reads the checkout's files, and only the revision's are checked."""
+
+    REVISION = "revision"  # HEAD is the revision
+    # HEAD is a merge commit with the revision among its parents: GitHub's refs/pull/N/merge,
+    # what actions/checkout checks out for a pull request unless told the head
+    MERGE_OF_REVISION = "merge_of_revision"
+    OTHER_COMMIT = "other_commit"  # HEAD is another commit
 
 
 class DiffStatus(StrEnum):

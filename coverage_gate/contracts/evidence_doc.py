@@ -19,6 +19,7 @@ from coverage_gate.contracts import defaults
 from coverage_gate.contracts.defaults import EVIDENCE_SCHEMA, EVIDENCE_VERSION
 from coverage_gate.contracts.enums import (
     Capability,
+    CheckoutRelation,
     Depth,
     DiffStatus,
     DriftKind,
@@ -34,6 +35,7 @@ __all__ = [
     "ByteRange",
     "CallIssue",
     "CannotVerify",
+    "Checkout",
     "ContentSummary",
     "Counters",
     "DiffSummary",
@@ -148,6 +150,13 @@ class Mutation(msgspec.Struct, frozen=True, kw_only=True):
     line: int | None = None
 
 
+class Checkout(msgspec.Struct, frozen=True, kw_only=True):
+    """The commit checked out (``HEAD``) and what it is to the revision."""
+
+    head: str
+    relation: CheckoutRelation
+
+
 class Bounds(msgspec.Struct, frozen=True, kw_only=True):
     max_files: int = defaults.MAX_FILES
     max_issues: int = defaults.MAX_ISSUES
@@ -172,6 +181,8 @@ class EvidenceDocument(msgspec.Struct, frozen=True, kw_only=True):
     # ``--revision`` as given, when it was a name (``HEAD``, a branch, an abbreviated id) that the
     # repository resolved to the object id ``revision`` holds (DESIGN §6 rule 22)
     revision_name: str | None = None
+    # the repository's checkout, when a repository was at hand and the revision is a commit
+    checkout: Checkout | None = None
     stream_complete: bool
     capability: Capability
     truncated: bool = False

@@ -37,6 +37,8 @@ __all__ = [
     "CallKind",
     "CannotVerify",
     "Capability",
+    "Checkout",
+    "CheckoutRelation",
     "Citation",
     "CitationCheck",
     "CitationOutcome",
@@ -94,6 +96,7 @@ Verdict = enums.Verdict
 Mode = enums.Mode
 ModeSource = enums.ModeSource
 Capability = enums.Capability
+CheckoutRelation = enums.CheckoutRelation
 DiffStatus = enums.DiffStatus
 CallKind = enums.CallKind
 IssueKind = enums.IssueKind
@@ -340,6 +343,14 @@ class Mutation(_Contract):
     line: NonNegativeInt | None = None
 
 
+class Checkout(_Contract):
+    """The commit checked out in the repository (``HEAD``) when the stream was recorded (for
+    ``run``: when the reviewer started), and what it is to the revision."""
+
+    head: str
+    relation: CheckoutRelation
+
+
 class Bounds(_Contract):
     max_files: Annotated[int, Field(ge=1)] = defaults.MAX_FILES
     max_issues: Annotated[int, Field(ge=0)] = defaults.MAX_ISSUES
@@ -371,6 +382,9 @@ class EvidenceDocument(_Contract):
     # ``--revision`` as given, when it was a name (``HEAD``, a branch, an abbreviated id) that the
     # repository resolved to the object id ``revision`` holds (DESIGN §6 rule 22)
     revision_name: str | None = None
+    # the repository's checkout, when a repository was at hand and the revision is a commit: a
+    # checkout that is another commit (a pull request's merge commit) is not what is checked
+    checkout: Checkout | None = None
     stream_complete: bool
     capability: Capability
     truncated: bool = False

@@ -27,9 +27,11 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from coverage_gate.contracts.enums import CheckoutRelation
+from coverage_gate.contracts.evidence_doc import Checkout
 from coverage_gate.edges.gittree import DEFAULT_TIMEOUT, MAX_CONTENT_BYTES
 
 GIT_TIMEOUT_SECONDS = 10.0
@@ -42,6 +44,7 @@ __all__ = [
     "RepositoryContents",
     "RevisionNotHeldError",
     "SnapshotError",
+    "checkout_of",
     "dirty_checkout",
     "resolve_revision",
     "snapshot_tree",
@@ -121,6 +124,27 @@ def dirty_checkout(root: Path, revision: str) -> bool:
         return False
     status = _git(root, "status", "--porcelain", "--untracked-files=normal")
     return bool(status and status.strip())
+
+
+def checkout_of(root: Path, revision: str) -> Checkout | None:
+    """The commit checked out under ``root`` (``HEAD``) and what it is to ``revision``: the
+    revision, a merge commit with the revision among its parents (GitHub's
+    ``refs/pull/N/merge``), or another commit. ``None`` when there is nothing to compare: no
+    repository, no commit checked out, or a revision that is no commit of it (a snapshot tree)."""
+    if not _revision_name(revision):
+        return None
+    wanted = _git(root, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")
+    listed = _git(root, "rev-list", "--parents", "-n", "1", "HEAD")
+    if wanted is None or listed is None or not listed.split():
+        return None
+    head, *parents = listed.decode("ascii").split()
+    if head == wanted.decode("ascii").strip():
+        relation = CheckoutRelation.REVISION
+    elif len(parents) > 1 and wanted.decode("ascii").strip() in parents:
+        relation = CheckoutRelation.MERGE_OF_REVISION
+    else:
+        relation = CheckoutRelation.OTHER_COMMIT
+    return Checkout(head=head, relation=relation)
 
 
 class RepositoryContent:
@@ -233,16 +257,21 @@ def _revision_name(revision: str) -> bool:
 
 
 class RepositoryContents:
-    """``RepositoryContent`` at one revision, one per root, made when first asked for."""
+    """``RepositoryContent`` at one revision, one per root, made when first asked for.
+    ``resolve`` (root, name → object id) gives the revision as the repository under each root
+    resolves it, when it was given as a name that could only be resolved once the root was
+    known (DESIGN §6 rule 22)."""
 
-    def __init__(self, revision: str) -> None:
+    def __init__(self, revision: str, resolve: Callable[[str, str], str] | None = None) -> None:
         self.revision = revision
+        self._resolve = resolve
         self._by_root: dict[str, RepositoryContent] = {}
 
     def __call__(self, root: str) -> RepositoryContent:
         found = self._by_root.get(root)
         if found is None:
-            found = self._by_root[root] = RepositoryContent(root, self.revision)
+            revision = self._resolve(root, self.revision) if self._resolve else self.revision
+            found = self._by_root[root] = RepositoryContent(root, revision)
         return found
 
 

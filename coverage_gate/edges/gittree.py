@@ -20,6 +20,7 @@ import contextlib
 import os
 import select
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -291,17 +292,27 @@ class GitTree(_Closing):
 
 
 class GitTrees(_Closing):
-    """One ``GitTree`` per root, all at one revision; ``close`` ends their git processes."""
+    """One ``GitTree`` per root, all at one revision; ``close`` ends their git processes.
+    ``resolve`` (root, name → object id), when given, is how the repository under each root
+    resolves the revision's name (DESIGN §6 rule 22)."""
 
-    def __init__(self, revision: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        revision: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        resolve: Callable[[str, str], str] | None = None,
+    ) -> None:
         self._revision = revision
         self._timeout = timeout
+        self._resolve = resolve
         self._trees: dict[str, GitTree] = {}
 
     def __call__(self, root: str) -> GitTree:
         tree = self._trees.get(root)
         if tree is None:
-            tree = self._trees[root] = GitTree(root, self._revision, self._timeout)
+            revision = self._resolve(root, self._revision) if self._resolve else self._revision
+            tree = self._trees[root] = GitTree(root, revision, self._timeout)
         return tree
 
     def close(self) -> None:

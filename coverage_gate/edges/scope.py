@@ -98,19 +98,21 @@ def parse_changed(text: str, source: str, root: str | None) -> list[str]:
 
 
 def changed_from_git(repo_root: Path, base: str, head: str) -> list[str]:
-    """Files added, copied, modified, renamed or retyped between ``base`` and ``head``.
+    """Files added, copied, modified, renamed or retyped on ``head`` since it left ``base``:
+    ``git diff base...head``, from their merge base, as a pull request shows its change. A
+    base branch that moved on after the branch point brings none of its own changes into scope.
 
     Deleted files are not in scope: there is nothing left to read.
     """
     command = ["git", "-C", str(repo_root), "diff", "--name-only", "-z", "--diff-filter=ACMRT"]
     try:
         result = subprocess.run(
-            [*command, base, head, "--"], capture_output=True, check=False, timeout=60
+            [*command, f"{base}...{head}", "--"], capture_output=True, check=False, timeout=60
         )
     except FileNotFoundError:
         raise BadConfigError("--base/--head need git on PATH") from None
     except subprocess.TimeoutExpired:
-        raise BadInputError(f"git diff {base} {head} did not finish within 60 s") from None
+        raise BadInputError(f"git diff {base}...{head} did not finish within 60 s") from None
     if result.returncode != 0:
         said = result.stderr.decode("utf-8", "replace")
         inside = repo_root.is_dir() and subprocess.run(
@@ -133,8 +135,17 @@ def changed_from_git(repo_root: Path, base: str, head: str) -> list[str]:
                     f"--base {base} --head {head}: the repository at {repo_root} holds no "
                     f"commit {revision!r} (fetched deep enough?)"
                 )
+        merge_base = subprocess.run(
+            ["git", "-C", str(repo_root), "merge-base", base, head],
+            capture_output=True, check=False, timeout=60,
+        )  # fmt: skip
+        if merge_base.returncode != 0:
+            raise BadInputError(
+                f"--base {base} --head {head}: the repository at {repo_root} holds no merge base "
+                "of the two (fetched deep enough? on GitHub: actions/checkout with fetch-depth: 0)"
+            )
         message = said.strip().splitlines()
-        raise BadInputError(f"git diff {base} {head}: {message[-1] if message else 'failed'}")
+        raise BadInputError(f"git diff {base}...{head}: {message[-1] if message else 'failed'}")
     names: set[str] = set()
     for raw in result.stdout.split(b"\0"):
         try:
@@ -142,7 +153,7 @@ def changed_from_git(repo_root: Path, base: str, head: str) -> list[str]:
         except UnicodeDecodeError:
             shown = raw.decode("utf-8", "replace")
             raise BadInputError(
-                f"git diff {base} {head}: changed file {shown!r} has a name that is not UTF-8"
+                f"git diff {base}...{head}: changed file {shown!r} has a name that is not UTF-8"
             ) from None
         if name:
             names.add(name)

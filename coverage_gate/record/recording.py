@@ -10,6 +10,7 @@ with neither, none is made. The document is the same in all three (``coverage_ga
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from msgspec.structs import replace
 
 from coverage_gate.contracts.enums import Capability, DriftKind
-from coverage_gate.contracts.evidence_doc import Bounds, EvidenceDocument, contract
+from coverage_gate.contracts.evidence_doc import Bounds, Checkout, EvidenceDocument, contract
 from coverage_gate.core.calls import CallRecord, StreamSummary, resolve_shown
 from coverage_gate.core.content_check import CallChecker
 from coverage_gate.core.depth import ContentSource
@@ -52,6 +53,7 @@ __all__ = [
     "ByteSource",
     "RecordSettings",
     "Recorder",
+    "Repositories",
     "RootChoice",
     "RootSource",
     "feed_all",
@@ -79,6 +81,20 @@ class RootSource(StrEnum):
     STREAM_IN_DEFAULT = "stream_in_default"  # the default root, which holds the stream's one
     DEFAULT = "default"  # the caller's default (the Git top level of the current directory)
     NONE = "none"  # none known: absolute paths cannot be placed
+
+
+class Repositories(Protocol):
+    """The repository under a root, as recording asks about it (DESIGN §6 rule 22): an edge
+    (runs git), asked once per root and answer."""
+
+    def resolve(self, root: str, name: str) -> str:
+        """The object id ``name`` names in the repository under ``root``; ``name`` as given
+        where the root holds no repository; an input error where it holds one without it."""
+        ...
+
+    def checkout(self, root: str, revision: str) -> Checkout | None:
+        """The commit checked out under ``root`` and what it is to ``revision``."""
+        ...
 
 
 def _holds(folder: str, path: str) -> bool:
@@ -113,6 +129,28 @@ class RecordSettings:
     content: Callable[[str], ContentSource] | None = None
     # ``--revision`` as given, when it was resolved to the object id ``revision`` is
     revision_name: str | None = None
+    # the repository under each root: the revision is resolved there, and its checkout read,
+    # once the root is known (``at``)
+    repository: Repositories | None = None
+    # the repository's checkout, once read (``at``)
+    checkout: Checkout | None = None
+
+    def at(self, root: str | None) -> RecordSettings:
+        """These settings with the revision as the repository under ``root`` resolves it, and
+        that repository's checkout (DESIGN §6 rule 22). A root found from the stream is only
+        known once the stream has told it; ``--repo-root`` is known before anything is read,
+        and so, for ``run``, is the current directory's: the revision is then resolved, and
+        the checkout read, before the reviewer starts (it could move ``HEAD``)."""
+        repository = self.repository
+        if repository is None or root is None:
+            return self
+        found = repository.resolve(root, self.revision)
+        name = self.revision_name
+        if name is None and found != self.revision:
+            name = self.revision
+        return dataclasses.replace(
+            self, revision=found, revision_name=name, checkout=repository.checkout(root, found)
+        )
 
     def root_for(self, stream_cwd: str | None) -> RootChoice:
         if self.repo_root is not None:
@@ -167,8 +205,8 @@ class Recorder:
         """Made at the first call, with the root as the stream has told it by then (the working
         directory a stream records comes before its calls)."""
         if self._checker is None:
-            settings = self._settings
-            root = settings.root_for(self._pairer.stream_cwd).path
+            root = self._settings.root_for(self._pairer.stream_cwd).path
+            self._settings = settings = self._settings.at(root)
             tree = settings.trees(root) if settings.trees and root else None
             source = settings.content(root) if settings.content and root else None
             diff = settings.diff
@@ -242,8 +280,9 @@ class Recorder:
         whose every request was read: OTLP marks no final flush)."""
         self._scanner.close()
         self._pairer.feed(self._decoder.finish())
-        pairer, settings = self._pairer, self._settings
-        self.root = root = settings.root_for(pairer.stream_cwd)
+        pairer = self._pairer
+        self.root = root = self._settings.root_for(pairer.stream_cwd)
+        self._settings = settings = self._settings.at(root.path)
         tree = settings.trees(root.path) if settings.trees and root.path else None
         pairer.locate(root.path, tree)
         blind = getattr(self._adapter, "by_content", False) and not (
@@ -294,11 +333,14 @@ class Recorder:
         )
 
     def _named(self, document: EvidenceDocument) -> EvidenceDocument:
-        """The document with the revision's name as given, when it was resolved to an id."""
-        name = self._settings.revision_name
-        if name is None or name == document.revision:
+        """The document with the revision's name as given, when it was resolved to an id, and
+        the repository's checkout, when it was read."""
+        name, checkout = self._settings.revision_name, self._settings.checkout
+        if name == document.revision:
+            name = None
+        if name is None and checkout is None:
             return document
-        return replace(document, revision_name=name)
+        return replace(document, revision_name=name, checkout=checkout)
 
 
 _OBJECT_ID = re.compile(r"[0-9a-f]{7,64}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -146,6 +147,216 @@ def test_evidence_recorded_at_a_name_is_current_for_a_reconcile_at_the_same_name
         "reconcile", "--repo", "acme/x", "--revision", "main", "--verdict", "approve",
         "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
         "--repo-root", repo, "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    decision = json.loads(done.stdout)
+    assert decision["revision"] == commit
+    assert {file["status"] for file in decision["reviewers"][0]["files"]} == {"verified"}
+
+
+# --- the root found any way: --revision is resolved wherever a repository is at hand ------------
+
+CLAUDE_READS = PI_HONEST.parents[1] / "claude-code" / "content_claude_reread.jsonl"
+
+#: How the root is found, and the stream, working directory and options that find it that way:
+#: ``--repo-root``; the Git top level of the current directory (a stream with no working
+#: directory, run from a sub-folder of the repository); the stream's own working directory, run
+#: from outside any repository; the same, run from inside the repository it names.
+ROOT_WAYS = {
+    "given": ("pi-rpc", "outside", True),
+    "current directory": ("pi-rpc", "sub-folder", False),
+    "the stream's working directory": ("claude-code", "outside", False),
+    "the stream's, in the current directory's": ("claude-code", "sub-folder", False),
+}
+
+
+def _record_found(
+    committed: tuple[Path, str, Path], tmp_path: Path, way: str, revision: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    repo, _commit, pi_stream = committed
+    fmt, where, given = ROOT_WAYS[way]
+    if fmt == "claude-code":
+        stream = tmp_path / "claude.jsonl"
+        stream.write_bytes(CLAUDE_READS.read_bytes().replace(CAPTURED_ROOT, str(repo).encode()))
+    else:
+        stream = pi_stream
+    outside = tmp_path / "outside"
+    outside.mkdir(exist_ok=True)
+    cwd = outside if where == "outside" else repo / "src"
+    out = tmp_path / "evidence.json"
+    args: list[str | Path] = ["record", stream, "--format", fmt, "--revision", revision, "-o", out]
+    done = run_cli(*args, *(["--repo-root", repo] if given else []), cwd=cwd)
+    return done, out
+
+
+@pytest.mark.parametrize("way", ROOT_WAYS)
+def test_a_name_is_resolved_however_the_root_was_found(
+    committed: tuple[Path, str, Path], tmp_path: Path, way: str
+) -> None:
+    """``--revision HEAD`` is stored as the commit it names, beside the name, and the content
+    checks read that commit: no read is left unchecked for want of the revision."""
+    repo, commit, _stream = committed
+    done, out = _record_found(committed, tmp_path, way, "HEAD")
+    assert done.returncode == 0, done.stderr
+    evidence = json.loads(out.read_text())
+    assert (evidence["revision"], evidence["revision_name"]) == (commit, "HEAD")
+    assert f"--revision HEAD is {commit}" in done.stderr
+    assert f"repository root {repo}" in done.stderr
+    content = {file["path"]: file["content"] for file in evidence["files"]}
+    for path in CHANGED_FILES:
+        assert content[path]["matched"] + content[path]["credited"] >= 1, path
+        assert content[path]["unchecked"] == 0, path
+
+
+@pytest.mark.parametrize("way", ROOT_WAYS)
+def test_a_revision_the_found_repository_does_not_hold_exits_3_naming_it(
+    committed: tuple[Path, str, Path], tmp_path: Path, way: str
+) -> None:
+    repo, _commit, _stream = committed
+    done, out = _record_found(committed, tmp_path, way, "deadbeef1234")
+    assert done.returncode == 3, done.stderr
+    assert f"--revision 'deadbeef1234': the repository at {repo} holds no such" in done.stderr
+    assert done.stdout == ""
+    assert not out.exists()
+    assert "Traceback" not in done.stderr
+
+
+def test_with_no_repository_found_at_all_the_name_stands_and_stderr_says_so(
+    tmp_path: Path,
+) -> None:
+    """No --repo-root, a stream with no working directory, a current directory in no work tree:
+    nothing to resolve in, said as before."""
+    stream = tmp_path / "stream.jsonl"
+    stream.write_bytes(PI_HONEST.read_bytes())
+    out = tmp_path / "evidence.json"
+    done = run_cli(
+        "record", stream, "--format", "pi-rpc", "--revision", "HEAD", "-o", out, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["revision"] == "HEAD"
+    assert "no repository root" in done.stderr
+
+
+# --- the checkout the reviewer saw --------------------------------------------------------------
+
+
+def _pull_request(repo: Path) -> tuple[str, str]:
+    """``repo`` made a pull request's repository: the pull request's head adds a file the stream
+    never reads, ``main`` moves on by a commit touching another file, and the merge of the
+    two (GitHub's ``refs/pull/N/merge``) is checked out. (head, merge)"""
+    _git(repo, "checkout", "-q", "-b", "pr")
+    (repo / "CHANGELOG").write_text("the pull request's change\n")
+    _git(repo, "add", "CHANGELOG")
+    _git(repo, "commit", "-q", "-m", "the pull request")
+    head = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "checkout", "-q", "main")
+    (repo / "NOTICE").write_text("moved on\n")
+    _git(repo, "add", "NOTICE")
+    _git(repo, "commit", "-q", "-m", "the base branch moves on")
+    _git(repo, "merge", "-q", "--no-ff", "-m", "merge", "pr")
+    return head, _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize("command", ["record", "run"])
+def test_a_checkout_that_is_a_merge_of_the_revision_is_said_and_recorded(
+    committed: tuple[Path, str, Path], tmp_path: Path, command: str
+) -> None:
+    repo, _commit, stream = committed
+    commit, merge = _pull_request(repo)
+    out = tmp_path / "evidence.json"
+    common = ["--format", "pi-rpc", "--revision", commit, "--repo-root", repo, "-o", out]
+    if command == "record":
+        done = run_cli("record", stream, *common)
+    else:
+        done = run_cli("run", *common, "--", "cat", stream)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["checkout"] == {
+        "head": merge,
+        "relation": "merge_of_revision",
+    }
+    assert f"(HEAD {merge}) is a merge commit of it" in done.stderr
+    assert f"not --revision {commit}" in done.stderr
+
+
+@pytest.mark.parametrize("command", ["record", "run"])
+def test_a_checkout_of_another_commit_is_said_and_recorded(
+    committed: tuple[Path, str, Path], tmp_path: Path, command: str
+) -> None:
+    """The revision is the pull request's head; the checkout is the base branch's tip, which
+    does not hold it."""
+    repo, _commit, stream = committed
+    commit, _merge = _pull_request(repo)
+    _git(repo, "checkout", "-q", "HEAD~1")
+    other = _git(repo, "rev-parse", "HEAD")
+    out = tmp_path / "evidence.json"
+    common = ["--format", "pi-rpc", "--revision", commit, "--repo-root", repo, "-o", out]
+    if command == "record":
+        done = run_cli("record", stream, *common)
+    else:
+        done = run_cli("run", *common, "--", "cat", stream)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["checkout"] == {"head": other, "relation": "other_commit"}
+    assert f"(HEAD {other}) is another commit" in done.stderr
+
+
+def test_a_checkout_of_the_revision_is_recorded_and_not_warned_about(
+    committed: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    repo, commit, stream = committed
+    out = tmp_path / "evidence.json"
+    done = run_cli(
+        "record", stream, "--format", "pi-rpc", "--revision", "main", "--repo-root", repo,
+        "-o", out,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["checkout"] == {"head": commit, "relation": "revision"}
+    assert "checkout under" not in done.stderr
+
+
+def test_run_reads_the_checkout_before_the_reviewer_starts(
+    committed: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    """A reviewer that checks out another commit does not change which checkout it was given:
+    the one it started in, the revision here."""
+    repo, _commit, stream = committed
+    commit, _merge = _pull_request(repo)
+    _git(repo, "checkout", "-q", commit)
+    out = tmp_path / "evidence.json"
+    reviewer = f"git checkout -q main && cat {shlex.quote(str(stream))}"
+    done = run_cli(
+        "run", "--format", "pi-rpc", "--revision", "HEAD", "-o", out, "--", "sh", "-c", reviewer,
+        cwd=repo,
+        env=GIT_ENV,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    evidence = json.loads(out.read_text())
+    assert (evidence["revision"], evidence["revision_name"]) == (commit, "HEAD")
+    assert evidence["checkout"] == {"head": commit, "relation": "revision"}
+    assert "checkout under" not in done.stderr
+
+
+def test_a_name_resolved_from_the_current_directory_is_current_for_a_reconcile_there(
+    committed: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    """No --repo-root at either end: both resolve ``HEAD`` in the current directory's
+    repository, so the evidence is not stale and the honest claims are verified."""
+    repo, commit, stream = committed
+    evidence = tmp_path / "evidence.json"
+    done = run_cli(
+        "record", stream, "--format", "pi-rpc", "--revision", "HEAD", "-o", evidence, cwd=repo
+    )
+    assert done.returncode == 0, done.stderr
+    claims = tmp_path / "claims.json"
+    claims.write_text(
+        json.dumps({"schema_version": 1, "agent_id": "reviewer", "inspected_files": CHANGED_FILES})
+    )
+    changed = tmp_path / "changed.txt"
+    changed.write_text("\n".join(CHANGED_FILES) + "\n")
+    done = run_cli(
+        "reconcile", "--repo", "acme/x", "--revision", "HEAD", "--verdict", "approve",
+        "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
+        "--format", "json",
+        cwd=repo,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     decision = json.loads(done.stdout)

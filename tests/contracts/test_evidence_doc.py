@@ -35,6 +35,7 @@ TWINS = [
     (plain.DriftEntry, model.DriftEntry),
     (plain.Mutation, model.Mutation),
     (plain.CannotVerify, model.CannotVerify),
+    (plain.Checkout, model.Checkout),
     (plain.EvidenceDocument, model.EvidenceDocument),
 ]
 

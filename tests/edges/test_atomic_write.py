@@ -21,7 +21,6 @@ from coverage_gate.edges.files import (
 )
 from tests.conftest import DATA
 
-ROOT = Path(__file__).resolve().parents[2]
 STREAM = DATA / "pi-rpc" / "pi_a_honest.jsonl"
 OURS = re.compile(r"\.evidence\.json\.coverage-gate\.(\d+)\.[0-9a-f]{8}\.tmp")
 
@@ -61,7 +60,7 @@ def test_record_killed_mid_write_leaves_a_temp_of_ours_that_the_next_write_remov
     target = tmp_path / "evidence.json"
     child = subprocess.run(
         [sys.executable, "-c", KILLED_MID_WRITE, str(STREAM), str(target)],
-        cwd=ROOT,
+        cwd=tmp_path,  # in no repository: the revision is a name with nothing to resolve it in
         env={**os.environ, "OTEL_SDK_DISABLED": "true"},
         capture_output=True,
         check=False,

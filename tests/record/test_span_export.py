@@ -80,8 +80,12 @@ def pi_stream(calls: int, seed: int = 1) -> bytes:
 
 def record(stream: Path, fmt: str, output: Path, env: dict[str, str]) -> dict[str, Any]:
     result = CliRunner().invoke(
-        app, ["record", str(stream), "-f", fmt, "--revision", "abc", "-o", str(output)], env=env
-    )
+        app,
+        # the stream's folder as the root: no repository to resolve the revision's name in
+        ["record", str(stream), "-f", fmt, "--revision", "abc", "--repo-root", str(stream.parent),
+         "-o", str(output)],
+        env=env,
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "Queue full" not in result.stderr
     document: dict[str, Any] = json.loads(output.read_text("utf-8"))
