@@ -29,10 +29,13 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from coverage_gate.contracts.enums import CheckoutRelation
-from coverage_gate.contracts.evidence_doc import Checkout
 from coverage_gate.edges.gittree import DEFAULT_TIMEOUT, MAX_CONTENT_BYTES
+
+if TYPE_CHECKING:
+    from coverage_gate.contracts.evidence_doc import Checkout
 
 GIT_TIMEOUT_SECONDS = 10.0
 
@@ -131,6 +134,10 @@ def checkout_of(root: Path, revision: str) -> Checkout | None:
     revision, a merge commit with the revision among its parents (GitHub's
     ``refs/pull/N/merge``), or another commit. ``None`` when there is nothing to compare: no
     repository, no commit checked out, or a revision that is no commit of it (a snapshot tree)."""
+    # the evidence document's module only here: `reconcile` resolves revisions through this
+    # module and reads evidence through the contracts, never through the plain document
+    from coverage_gate.contracts.evidence_doc import Checkout  # noqa: PLC0415 - start-up
+
     if not _revision_name(revision):
         return None
     wanted = _git(root, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}")

@@ -54,7 +54,7 @@ def test_sigkill_of_run_ends_the_reviewer_and_its_grandchild(
             *child(GRANDCHILD),
             str(pidfile),
         ],
-        cwd=ROOT,
+        cwd=tmp_path,  # outside any repository: "r" is no commit of one
         env={**os.environ, "OTEL_SDK_DISABLED": "true"},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -143,7 +143,7 @@ def run_cli(
     proc = subprocess.Popen(
         [*RUN_ENTRY, "-f", "subprocess", "--revision", "r", "--grace", "0.5",
          "-o", str(evidence), *options, "--", *reviewer],
-        cwd=ROOT, env={**os.environ, "OTEL_SDK_DISABLED": "true"},
+        cwd=tmp_path, env={**os.environ, "OTEL_SDK_DISABLED": "true"},
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         process_group=0,
     )  # fmt: skip

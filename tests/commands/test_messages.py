@@ -23,6 +23,12 @@ def test_base_and_head_outside_a_repository_say_so(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     done = run_cli(*args, cwd=tmp_path)
     assert done.returncode == 3
+    assert "--revision 'r': the repository at" in done.stderr  # resolved where it is found
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "c"], check=True)
+    args[args.index("r")] = "HEAD"
+    done = run_cli(*args, cwd=tmp_path)
+    assert done.returncode == 3
     assert "holds no commit 'X'" in done.stderr
 
 

@@ -99,13 +99,15 @@ def _env(**extra: str) -> dict[str, str]:
     return {**keep, "COVERAGE_GATE_FLAGS_DISK_COPY": "", **extra}
 
 
-def _run(args: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Run coverage-gate as a process; a hang fails the test at ENDS_WITHIN_S."""
+def _run(
+    args: list[str], env: dict[str, str], cwd: Path = ROOT
+) -> tuple[subprocess.CompletedProcess[str], float]:
+    """Run coverage-gate as a process in ``cwd``; a hang fails the test at ENDS_WITHIN_S."""
     started = time.monotonic()
     try:
         done = subprocess.run(
             [sys.executable, "-m", "coverage_gate", *args],
-            cwd=ROOT,
+            cwd=cwd,
             env=env,
             capture_output=True,
             text=True,
@@ -175,7 +177,7 @@ def test_reconcile_mode_auto_with_a_trickling_unleash_server_falls_back(
     fallback mode, and says on stderr that the deadline was hit."""
     args = _reconcile_args(tmp_path, "--mode", "auto", "--flags-on-error", "fallback")
     env = _env(UNLEASH_URL=f"{unleash_trickle.url}/api", OTEL_SDK_DISABLED="true")
-    done, elapsed = _run(args, env)
+    done, elapsed = _run(args, env, cwd=tmp_path)  # outside any repository: "abc" is no commit
     assert done.returncode == 0, done.stderr
     decision = json.loads(done.stdout)
     assert (decision["mode"], decision["mode_source"]) == ("shadow", "fallback")
@@ -216,9 +218,9 @@ def test_reconcile_with_a_trickling_collector_exits_within_budget_and_decides_th
     """Telemetry to a collector that trickles its answer: the decision and exit code are those of
     a run without telemetry, and the process ends within the exit budget (plus start-up)."""
     args = _reconcile_args(tmp_path, "--mode", "shadow")
-    quiet, _ = _run(args, _env(OTEL_SDK_DISABLED="true"))
+    quiet, _ = _run(args, _env(OTEL_SDK_DISABLED="true"), cwd=tmp_path)  # "abc" is no commit
     started = time.monotonic()
-    trickled, _ = _run(args, _env(OTEL_EXPORTER_OTLP_ENDPOINT=collector_trickle.url))
+    trickled, _ = _run(args, _env(OTEL_EXPORTER_OTLP_ENDPOINT=collector_trickle.url), cwd=tmp_path)
     elapsed = time.monotonic() - started
     assert (trickled.returncode, quiet.returncode) == (0, 0), trickled.stderr
     assert json.loads(trickled.stdout) == json.loads(quiet.stdout)
