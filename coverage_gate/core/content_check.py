@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from msgspec.structs import replace
 
 from coverage_gate.contracts.enums import ContentCheck, MismatchKind
-from coverage_gate.core.content_index import ContentIndex, informative, own_keys
+from coverage_gate.core.content_index import ContentIndex, informative, own_keys, piece_keys
 from coverage_gate.core.depth import ContentSource
 from coverage_gate.core.events import (
     Action,
@@ -36,7 +36,7 @@ from coverage_gate.core.events import (
     ToolStart,
     WriteAction,
 )
-from coverage_gate.core.own_text import MAX_OWN_LINES
+from coverage_gate.core.own_text import MAX_OWN_LINES, OwnPieces
 from coverage_gate.core.presentation import BASELINE, LineCut, Presentation
 from coverage_gate.core.read_check import (
     UNCHECKED,
@@ -133,6 +133,8 @@ class CallChecker:
         self.unexplained: list[tuple[str, int]] = []
         # the model's own text so far, every call's: a line of it never credits (rule 25)
         self._own: set[str] = set()
+        # and as pieces: a line made of a few of them never credits either (rule 29)
+        self._pieces = OwnPieces()
         # the last ends checked, so that a line repeated to the byte is checked the same
         self._ended: OrderedDict[str, tuple[Returned, ContentSeen]] = OrderedDict()
         # per file of the pinned diff, the lines its change removed (made at the first mismatch)
@@ -150,6 +152,8 @@ class CallChecker:
             self._open[event.call_id] = (event.action, said, event.tool)
             if said and len(self._own) < MAX_OWN_LINES:
                 self._own |= own_keys(self._presentation, (said,))
+            if said:
+                self._pieces.add(piece_keys(self._presentation, said))
         if event.said is None:
             return event
         action = event.action
@@ -188,6 +192,7 @@ class CallChecker:
                 self._index_of().scan(
                     returned.text,
                     own=self._own,
+                    pieces=self._pieces,
                     kept=returned.kept,
                     tail_kept=not (returned.cut and returned.kept is not None),
                     cut=cut,
@@ -324,6 +329,8 @@ class CallChecker:
         out = presentation.keys(presentation.lines(returned.text), returned.text)
         if self._own and not self._own.isdisjoint(out):
             return seen
+        if self._pieces.among(out, informative):
+            return seen
         named: list[tuple[str, int, bytes]] = []
         expected: list[str] = []
         for name in action.prints:
@@ -361,6 +368,7 @@ class CallChecker:
         seen = self._index_of().scan(
             returned.text,
             own=self._own,
+            pieces=self._pieces,
             kept=returned.kept,
             tail_kept=not (returned.cut and returned.kept is not None),
             cut=self._presentation.cut_of(tool),

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import accumulate, compress, count, islice
 from operator import add, methodcaller, ne
@@ -42,7 +42,7 @@ from operator import add, methodcaller, ne
 import msgspec
 
 from coverage_gate.core.events import ContentSeen, Credit
-from coverage_gate.core.own_text import own_lines
+from coverage_gate.core.own_text import OwnPieces, own_lines
 from coverage_gate.core.presentation import BASELINE, LineCut, Presentation
 from coverage_gate.core.read_check import FileText
 from coverage_gate.core.revision_files import blob_id
@@ -57,6 +57,7 @@ __all__ = [
     "ContentIndex",
     "informative",
     "own_keys",
+    "piece_keys",
 ]
 
 #: Credit by content: informative lines and characters a run needs (unless it is the whole file).
@@ -118,6 +119,13 @@ def own_keys(presentation: Presentation, said: Iterable[str]) -> set[str]:
         # a line shorter than an informative one is passed over without a call
         if len(line) >= MIN_INFORMATIVE_CHARS and informative(line)
     }
+
+
+def piece_keys(presentation: Presentation, said: str) -> Iterator[str]:
+    """The keys of every line the model's text ``said`` stands for, short ones too: the
+    pieces a result's line may be made of (``OwnPieces``)."""
+    key = presentation.key
+    return (key(line) for line in own_lines(said))
 
 
 class _Run(msgspec.Struct):
@@ -264,19 +272,20 @@ class ContentIndex:
         *,
         said: Iterable[str] = (),
         own: AbstractSet[str] = frozenset(),
+        pieces: OwnPieces | None = None,
         kept: int | None = None,
         tail_kept: bool = True,
         cut: LineCut | None = None,
     ) -> ContentSeen:
         """What ``text`` showed of the in-scope files and the pinned diff (module notes).
         ``said``: the model's own text in this call; ``own``: the keys of its own text's lines
-        so far (``own_keys``), which never credit; ``cut``: how the tool that returned ``text``
+        so far (``own_keys``), which never credit, nor do lines made of a few ``pieces`` of
+        that text; ``cut``: how the tool that returned ``text``
         cuts a long line, when it does (a marker in any other tool's output is its text)."""
         if not self._lines or not text:
             return ContentSeen()
         out = self._presentation.keys(self._presentation.lines(text), text)
-        if said:
-            own = own | own_keys(self._presentation, said)
+        own = self._own_of(out, own, said, pieces)
         runs = self._whole_file(out, own, cut)
         chosen = _uncontested(runs if runs is not None else self._runs(out, own, cut))
         head, tail = _kept_lines(out, kept, tail_kept=tail_kept)
@@ -322,6 +331,28 @@ class ContentIndex:
             uncertain=tuple(sorted(uncertain - credited)),
             diff=tuple(diff),
         )
+
+    def _own_of(
+        self,
+        out: Sequence[str],
+        own: AbstractSet[str],
+        said: Iterable[str],
+        pieces: OwnPieces | None,
+    ) -> AbstractSet[str]:
+        """The lines of the model's own text a text's lines ``out`` may hold: ``own``, this
+        call's ``said``, and those of ``out`` made of a few ``pieces`` of its text (rule 29)."""
+        if said:
+            own = own | own_keys(self._presentation, said)
+        if pieces:
+            assembled = pieces.among(out, self._worth_telling)
+            if assembled:
+                own = own | assembled
+        return own
+
+    def _worth_telling(self, line: str) -> int:
+        """Whether a text's line could credit: an in-scope file's (or the pinned diff's)
+        informative line."""
+        return (line in self._where or line in self._common) and informative(line)
 
     def _runs(
         self, out: Sequence[str], own: AbstractSet[str], cut: LineCut | None = None

@@ -15,17 +15,24 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import subprocess
 from collections.abc import Callable
+from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from coverage_gate.contracts.model import EvidenceDocument
+from coverage_gate.core.own_text import CHARS_PER_PIECE, MAX_PIECE_CHARS, MAX_PIECES, pieces_allowed
 from tests.conftest import DATA, REVISION_FILES, record_bytes, revision_content
 
 CAPTURE = DATA / "claude-code" / "content_claude_shell_only.jsonl"
 DIFF = (DATA / "pi-rpc" / "review.diff").read_bytes()
 STRINGS = "src/util/strings.py"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 TEXT = (REVISION_FILES / STRINGS).read_text()
 LINES = TEXT.rstrip("\n").split("\n")
 
@@ -173,3 +180,134 @@ def test_a_failed_read_tools_error_shows_nothing() -> None:
     found = document.file(STRINGS)
     assert found is not None and found.reads_failed == 1
     assert not _credited(document)
+
+
+# The model's own text in pieces (DESIGN §6 rule 29): each line of strings.py printed from a few
+# pieces of the command, however the command puts them together. Every generated command is run
+# by bash here, and prints the file's text to the byte: the capture's output is what it prints.
+
+
+def _python(pieces: list[str]) -> str:
+    return "python3 -c " + _quoted("print(" + " + ".join(map(repr, pieces)) + ")")
+
+
+def _awk(pieces: list[str]) -> str:
+    strings = " ".join('"' + p.replace("\\", "\\\\").replace('"', '\\"') + '"' for p in pieces)
+    return "awk " + _quoted("BEGIN{print " + strings + "}")
+
+
+def _variables(pieces: list[str]) -> str:
+    names = [f"P{index}" for index in range(len(pieces))]
+    set_ = "; ".join(f"{name}={_quoted(p)}" for name, p in zip(names, pieces, strict=True))
+    return set_ + "; printf '%s\\n' \"" + "".join(f"${name}" for name in names) + '"'
+
+
+def _expansions(pieces: list[str]) -> str:
+    names = [f"P{index}" for index in range(len(pieces))]
+    set_ = "; ".join(f"{name}={_quoted(p + '#')}" for name, p in zip(names, pieces, strict=True))
+    return set_ + "; printf '%s\\n' \"" + "".join(f"${{{name}%#}}" for name in names) + '"'
+
+
+def _printf_halves(pieces: list[str]) -> str:
+    return "; ".join(f"printf '%s' {_quoted(p)}" for p in pieces) + "; printf '\\n'"
+
+
+def _patch_prefix(pieces: list[str]) -> str:
+    return "sed 's/^+//' <<'EOF'\n+" + "".join(pieces) + "\nEOF"
+
+
+PIECE_SPELLINGS: dict[str, Callable[[list[str]], str]] = {
+    "python -c": _python,
+    "awk": _awk,
+    "shell variables": _variables,
+    "parameter expansion": _expansions,
+    "printf halves": _printf_halves,
+    "patch prefix": _patch_prefix,
+}
+
+
+def _split(line: str, cuts: list[int]) -> list[str]:
+    """``line`` in pieces at the given places (each taken modulo its length)."""
+    places = sorted({cut % len(line) for cut in cuts if len(line) > 1} - {0})
+    ends = [0, *places, len(line)]
+    return [line[start:end] for start, end in pairwise(ends)]
+
+
+def _command(spellings: list[str], cuts: list[list[int]]) -> str:
+    parts = []
+    for index, line in enumerate(LINES):
+        if not line:
+            parts.append("echo")
+            continue
+        spelling = PIECE_SPELLINGS[spellings[index % len(spellings)]]
+        parts.append(spelling(_split(line, cuts[index % len(cuts)])))
+    return "\n".join(parts)
+
+
+def _prints_the_file(command: str, folder: Path) -> None:
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=folder, capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout) == (0, TEXT), done.stderr
+
+
+@pytest.mark.parametrize("spelling", sorted(PIECE_SPELLINGS))
+@pytest.mark.parametrize("pieces", [1, 2, MAX_PIECES])
+def test_a_line_printed_from_pieces_of_the_command_never_credits(
+    spelling: str, pieces: int, tmp_path: Path
+) -> None:
+    command = _command(
+        [spelling], [[len(line) * k // pieces for k in range(1, pieces)] for line in LINES]
+    )
+    _prints_the_file(command, tmp_path)
+    assert not _credited(_record(_with_command(_without_git_diff(_lines()), command))), command
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    spellings=st.lists(st.sampled_from(sorted(PIECE_SPELLINGS)), min_size=1, max_size=4),
+    cuts=st.lists(
+        st.lists(st.integers(min_value=1, max_value=200), max_size=MAX_PIECES - 1),
+        min_size=1,
+        max_size=5,
+    ),
+)
+def test_any_spelling_of_the_lines_in_a_few_pieces_never_credits(
+    spellings: list[str], cuts: list[list[int]], tmp_path: Path
+) -> None:
+    """Generated: each line cut at random places into at most four pieces, each line spelled
+    its own way; whatever the mix, the command prints the file and credits nothing."""
+    command = _command(spellings, cuts)
+    _prints_the_file(command, tmp_path)
+    assert not _credited(_record(_with_command(_without_git_diff(_lines()), command))), command
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    line=st.sampled_from([line for line in LINES if len(line) >= 6]),
+    start=st.integers(min_value=0, max_value=200),
+    share=st.integers(min_value=1, max_value=3),
+)
+def test_an_honest_cat_after_the_model_named_part_of_a_line_still_credits(
+    line: str, start: int, share: int
+) -> None:
+    """The converse: a reviewer that wrote a part of a line (a third at most: what a search
+    pattern names) before its honest ``cat`` is still credited with the file."""
+    length = max(1, len(line) * share // 9)
+    at = start % (len(line) - length + 1)
+    pattern = line[at : at + length]
+    command = f"cat {STRINGS}  # for {_quoted(pattern)}"
+    assert _credited(_record(_with_command(_without_git_diff(_lines()), command))), pattern
+
+
+def test_the_trust_model_states_the_bounds_the_pieces_rule_keeps() -> None:
+    """The figures the docs give are the ones the rule uses."""
+    page = " ".join((DOCS / "concepts" / "trust-model.md").read_text().split())
+    words = {4: "four", 10: "ten"}
+    assert f"at most {words[MAX_PIECES]} pieces" in page
+    assert f"one per {words[CHARS_PER_PIECE]} characters of a longer line" in page
+    assert f"first {MAX_PIECE_CHARS:,} characters" in page
+    assert pieces_allowed("x" * 39) == MAX_PIECES
+    assert pieces_allowed("x" * 80) == 80 // CHARS_PER_PIECE
