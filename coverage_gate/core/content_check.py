@@ -15,13 +15,15 @@ error) that holds runs of an in-scope file's lines is evidence of those lines fo
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Final
 
 from msgspec.structs import replace
 
 from coverage_gate.contracts.enums import ContentCheck, MismatchKind
-from coverage_gate.core.content_index import ContentIndex, informative, own_keys, piece_keys
+from coverage_gate.core.content_index import ContentIndex, informative, own_and_piece_keys
 from coverage_gate.core.depth import ContentSource
 from coverage_gate.core.events import (
     Action,
@@ -138,7 +140,13 @@ class CallChecker:
         # the last ends checked, so that a line repeated to the byte is checked the same
         self._ended: OrderedDict[str, tuple[Returned, ContentSeen]] = OrderedDict()
         # per file of the pinned diff, the lines its change removed (made at the first mismatch)
-        self._removed: dict[str, set[str]] | None = None
+        # per file of the pinned diff, the lines its change removed and added (made when a
+        # text first needs them), and where its sections lie in the diff
+        self._changed: dict[str, tuple[set[str], set[str]]] = {}
+        self._sections: dict[str, list[tuple[int, int]]] | None = None
+        # per file of the pinned diff, the lines only the file before the change has, and only
+        # the revision has (made when a text first credits the file)
+        self._only_lines: dict[str, tuple[set[str], set[str]]] = {}
 
     def start(self, event: ToolStart) -> ToolStart:
         """Remember what the call asked for and said, and which file a write names; pass the
@@ -150,10 +158,11 @@ class CallChecker:
         if len(self._open) < MAX_CALLS or event.call_id in self._open:
             said = event.said[:MAX_SAID_CHARS] if event.said else None
             self._open[event.call_id] = (event.action, said, event.tool)
-            if said and len(self._own) < MAX_OWN_LINES:
-                self._own |= own_keys(self._presentation, (said,))
             if said:
-                self._pieces.add(piece_keys(self._presentation, said))
+                own, keys = own_and_piece_keys(self._presentation, said)
+                if len(self._own) < MAX_OWN_LINES:
+                    self._own |= own
+                self._pieces.add(keys)
         if event.said is None:
             return event
         action = event.action
@@ -200,6 +209,7 @@ class CallChecker:
                 if not returned.placeholder
                 else ContentSeen()
             )
+            seen = self._not_older(seen, returned.text)
             if checked is not None:
                 seen = self._joined(checked, seen, path)
             if isinstance(action, IgnoredAction) and action.prints:
@@ -277,7 +287,7 @@ class CallChecker:
         older text (a line of it is one the change removed and not the revision's), or other."""
         if path in self._written:
             return MismatchKind.EDIT
-        removed = self._removed_lines().get(path)
+        removed = self._removed_lines(path)
         if removed:
             text = returned.text
             shown = set(self._presentation.keys(self._presentation.lines(text), text))
@@ -287,22 +297,61 @@ class CallChecker:
                 return MismatchKind.OLDER
         return MismatchKind.OTHER
 
-    def _removed_lines(self) -> dict[str, set[str]]:
-        """Per file of the pinned diff, the keys of the informative lines its change removed."""
-        if self._removed is None:
-            self._removed = {}
-            key = self._presentation.key
-            path = ""
-            for raw in (self._diff or b"").split(b"\n"):
-                if raw.startswith(b"+++ b/"):
-                    path = raw[6:].decode("utf-8", "replace")
-                elif raw.startswith(b"diff --git "):
-                    path = ""
-                elif path and raw.startswith(b"-") and not raw.startswith(b"---"):
-                    line = key(raw[1:].decode("utf-8", "replace"))
+    def _removed_lines(self, path: str) -> set[str]:
+        """The keys of the informative lines the pinned diff's change of ``path`` removed."""
+        return self._changed_lines(path)[0]
+
+    def _changed_lines(self, path: str) -> tuple[set[str], set[str]]:
+        """The keys of the informative lines the pinned diff's change of ``path`` removed, and
+        of the lines it added; its section alone is read, once."""
+        found = self._changed.get(path)
+        if found is not None:
+            return found
+        if self._sections is None:
+            self._sections = _sections(self._diff or b"")
+        removed: set[str] = set()
+        added: set[str] = set()
+        key = self._presentation.key
+        for start, end in self._sections.get(path, ()):
+            section = self._diff[start:end].decode("utf-8", "replace") if self._diff else ""
+            for raw in section.split("\n"):
+                if raw[:1] == "-" and raw[:3] != "---":
+                    line = key(raw[1:])
                     if informative(line):
-                        self._removed.setdefault(path, set()).add(line)
-        return self._removed
+                        removed.add(line)
+                elif raw[:1] == "+" and raw[:3] != "+++":
+                    added.add(key(raw[1:]))
+        found = self._changed[path] = (removed, added)
+        return found
+
+    def _not_older(self, seen: ContentSeen, text: str) -> ContentSeen:
+        """``seen`` without the credits of a file whose lines here are its text before the
+        change (DESIGN §6 rule 29, whatever the tool: ``git show HEAD~1:F``, a saved copy): the
+        text holds a line the change removed that the revision does not hold, and no line only
+        the revision has. It matches the older file at least as well, so it tells nothing of
+        the change apart."""
+        if not seen.credits or not self._diff:
+            return seen
+        paths = {credit.path for credit in seen.credits if self._removed_lines(credit.path)}
+        if not paths:
+            return seen
+        shown = set(self._index_of().keys_of(text))  # the text as scan keyed it
+        older = {path for path in paths if self._is_older(path, shown)}
+        if not older:
+            return seen
+        return replace(seen, credits=tuple(c for c in seen.credits if c.path not in older))
+
+    def _is_older(self, path: str, shown: set[str]) -> bool:
+        """Whether the lines ``shown`` hold one only the file before the change had, and none
+        only the revision has."""
+        only = self._only_lines.get(path)
+        if only is None:
+            revision = self._text_of(path, self._file(path))
+            kept = set(revision.keys) if revision is not None else set()
+            removed, added = self._changed_lines(path)
+            only = self._only_lines[path] = (removed - kept, added - removed)
+        before, after = only
+        return not before.isdisjoint(shown) and not any(map(informative, after & shown))
 
     def _printed_nothing(self, action: IgnoredAction) -> ContentSeen:
         """A plain ``cat`` of files that printed nothing (DESIGN §6 rule 24): each file it names
@@ -373,7 +422,7 @@ class CallChecker:
             tail_kept=not (returned.cut and returned.kept is not None),
             cut=self._presentation.cut_of(tool),
         )
-        return replace(event, returned=None, content=seen)
+        return replace(event, returned=None, content=self._not_older(seen, returned.text))
 
     def _text_of(self, path: str, data: bytes | None) -> FileText | None:
         """The file at the revision as a ``FileText`` in this client's presentation, made once
@@ -476,3 +525,22 @@ class CallChecker:
 
     def _fetch(self, path: str) -> bytes | None:
         return self._source.content(path) if self._source is not None else None
+
+
+_SECTION_START: Final = re.compile(rb"^diff --git |^\+\+\+ b/(.*)$", re.MULTILINE)
+
+
+def _sections(diff: bytes) -> dict[str, list[tuple[int, int]]]:
+    """Where each file's sections lie in the pinned diff: from its ``+++ b/`` line to the next
+    ``diff --git`` line (or the end), by byte offsets."""
+    found: dict[str, list[tuple[int, int]]] = {}
+    path, start = "", 0
+    for match in _SECTION_START.finditer(diff):
+        if path:
+            found.setdefault(path, []).append((start, match.start()))
+        named = match.group(1)
+        path = named.decode("utf-8", "replace") if named is not None else ""
+        start = match.end()
+    if path:
+        found.setdefault(path, []).append((start, len(diff)))
+    return found

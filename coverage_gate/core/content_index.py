@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import accumulate, compress, count, islice
 from operator import add, methodcaller, ne
@@ -56,8 +56,8 @@ __all__ = [
     "MIN_RUN_LINES",
     "ContentIndex",
     "informative",
+    "own_and_piece_keys",
     "own_keys",
-    "piece_keys",
 ]
 
 #: Credit by content: informative lines and characters a run needs (unless it is the whole file).
@@ -121,11 +121,17 @@ def own_keys(presentation: Presentation, said: Iterable[str]) -> set[str]:
     }
 
 
-def piece_keys(presentation: Presentation, said: str) -> Iterator[str]:
-    """The keys of every line the model's text ``said`` stands for, short ones too: the
-    pieces a result's line may be made of (``OwnPieces``)."""
-    key = presentation.key
-    return (key(line) for line in own_lines(said))
+def own_and_piece_keys(presentation: Presentation, said: str) -> tuple[set[str], list[str]]:
+    """``own_keys`` of the model's text ``said``, and the keys of every line it stands for,
+    short ones too: the pieces a result's line may be made of (``OwnPieces``)."""
+    lines = list(own_lines(said))
+    keys = list(map(presentation.key, lines))
+    own = {
+        key
+        for line, key in zip(lines, keys, strict=True)
+        if len(line) >= MIN_INFORMATIVE_CHARS and informative(line)
+    }
+    return own, keys
 
 
 class _Run(msgspec.Struct):
@@ -146,6 +152,7 @@ class ContentIndex:
         presentation: Presentation = BASELINE,
     ) -> None:
         self._presentation = presentation
+        self._last_keys: tuple[str, list[str]] | None = None
         self._lines: dict[str, FileText] = {}
         self._data = files  # each file's bytes: its blob id is worked out when it is credited
         self._blobs: dict[str, str] = {}
@@ -266,6 +273,16 @@ class ContentIndex:
     def __bool__(self) -> bool:
         return bool(self._lines)
 
+    def keys_of(self, text: str) -> list[str]:
+        """``text``'s lines as keys in the presentation; the last text's kept, for the checks
+        that look at it again after ``scan``."""
+        last = self._last_keys
+        if last is not None and last[0] is text:
+            return last[1]
+        out = self._presentation.keys(self._presentation.lines(text), text)
+        self._last_keys = (text, out)
+        return out
+
     def scan(
         self,
         text: str,
@@ -284,7 +301,7 @@ class ContentIndex:
         cuts a long line, when it does (a marker in any other tool's output is its text)."""
         if not self._lines or not text:
             return ContentSeen()
-        out = self._presentation.keys(self._presentation.lines(text), text)
+        out = self.keys_of(text)
         own = self._own_of(out, own, said, pieces)
         runs = self._whole_file(out, own, cut)
         chosen = _uncontested(runs if runs is not None else self._runs(out, own, cut))
@@ -344,15 +361,15 @@ class ContentIndex:
         if said:
             own = own | own_keys(self._presentation, said)
         if pieces:
-            assembled = pieces.among(out, self._worth_telling)
+            # only a line of an in-scope file (or of the pinned diff) could credit
+            shown = set(out)
+            held = set(filter(self._where.__contains__, shown))
+            if self._common:
+                held |= shown & self._common
+            assembled = pieces.among(held, informative)
             if assembled:
                 own = own | assembled
         return own
-
-    def _worth_telling(self, line: str) -> int:
-        """Whether a text's line could credit: an in-scope file's (or the pinned diff's)
-        informative line."""
-        return (line in self._where or line in self._common) and informative(line)
 
     def _runs(
         self, out: Sequence[str], own: AbstractSet[str], cut: LineCut | None = None

@@ -134,6 +134,9 @@ CHARS_PER_PIECE: Final = 10
 #: with ``MAX_OWN_LINES``: a stated bound, docs/concepts/trust-model.md).
 MAX_PIECE_CHARS: Final = 1_000_000
 _GRAM: Final = 4  # the length of the substrings the quick test looks up
+#: Lines whose pieces are counted and kept (past it, counted again from the start).
+MAX_WAITS: Final = 1_000_000  # lines told apart by substrings, times the substrings they lack
+MAX_COUNTED_LINES: Final = 100_000
 
 
 def pieces_allowed(line: str) -> int:
@@ -173,63 +176,194 @@ class OwnPieces:
     expansion (``"${L%#}"``), two ``printf`` halves, a patch's ``+`` before a heredoc's line,
     ``awk 'BEGIN{print "L"}'``. The test is made on what was printed against what the model
     wrote, whatever the command that printed it; what it cannot see is an encoding it does not
-    undo (``rev``, a cipher, one character per piece), said in docs/concepts/trust-model.md."""
+    undo (``rev``, a cipher, one character per piece), said in docs/concepts/trust-model.md.
+
+    Most lines are told apart by the text's substrings of ``_GRAM`` characters alone: a
+    character no such substring of the line covers lies in a piece shorter than that, so a line
+    with too many of them takes too many pieces. That test depends on those substrings only, so
+    its answer stands until the text brings new ones (a stream that repeats its commands asks
+    once per line); the exact count (``piece_count``) is made for the rest, again when the text
+    grows."""
 
     def __init__(self) -> None:
         self._known: set[str] = set()
         self._parts: list[str] = []
         self._grams: set[str] = set()
+        self._letters: set[str] = set()  # the characters of the text
         self._chars = 0
         self._text = ""
-        self._stale = False
+        self._text_stale = False
         self._assembled: set[str] = set()  # lines made of pieces: they stay so as text is added
-        self._not: set[str] = set()  # lines not made of pieces of the text as last joined
-        self._passed: set[str] = set()  # lines not worth the test (not an in-scope file's)
+        self._too_few_grams: set[str] = set()  # not made of pieces, by the substrings' test
+        # each substring such a line lacks, with the lines that wait for it: the test can
+        # change its answer only when the text brings one of them
+        self._waiting: dict[str, set[str]] = {}
+        self._waits = 0
+        self._too_many_pieces: set[str] = set()  # not made of pieces of the text as last joined
+        self._passed: set[str] = set()  # lines not worth the test (not informative)
+        # per line the substrings' test let through: how much of the text it was matched with,
+        # and the longest piece of that text starting at each of its places
+        self._longest: dict[str, tuple[int, list[int]]] = {}
 
     def add(self, strings: Iterable[str]) -> None:
         """More of the model's text: each string a line of a call's arguments, as written or
         as a shell undoes it (``own_lines``), in the presentation's keys."""
+        grams = self._grams
         for string in strings:
             if string and string not in self._known and self._chars < MAX_PIECE_CHARS:
                 self._known.add(string)
                 self._parts.append(string)
-                self._grams.update(string[at : at + _GRAM] for at in range(len(string) - _GRAM + 1))
+                letters = set(string) - self._letters
+                if letters:
+                    self._letters |= letters
+                    self._arrived(letters)
+                fresh = {string[at : at + _GRAM] for at in range(len(string) - _GRAM + 1)}
+                fresh -= grams
+                if fresh:
+                    grams |= fresh
+                    self._arrived(fresh)
                 self._chars += len(string) + 1
-                self._stale = True
+                self._text_stale = True
+
+    def _arrived(self, fresh: set[str]) -> None:
+        """New characters or substrings of the text: the lines that waited for one of them are
+        tested again."""
+        waiting = self._waiting
+        for gram in fresh & waiting.keys():
+            self._too_few_grams -= waiting.pop(gram)
 
     def __bool__(self) -> bool:
         return bool(self._parts)
 
     def among(self, lines: Iterable[str], worth: Callable[[str], object]) -> set[str]:
-        """Those of ``lines`` that are ``worth`` the test (an in-scope file's informative line)
-        and are the model's own, made of pieces of its text."""
+        """Those of ``lines`` (an in-scope file's, the caller knows) that are ``worth`` the test
+        (informative) and are the model's own, made of pieces of its text."""
         if not self._parts:
             return set()
-        if self._stale:
+        if self._text_stale:
             self._text = "\n".join(self._parts)  # a line holds no line break: no piece spans two
-            self._not.clear()
-            self._stale = False
-        present = set(lines)
+            self._too_many_pieces.clear()
+            self._text_stale = False
+        present = lines if isinstance(lines, set) else set(lines)
         found = present & self._assembled
-        for line in present - found - self._not - self._passed:
+        todo = present - found - self._too_few_grams - self._too_many_pieces - self._passed
+        for line in todo:
             if not worth(line):
                 self._passed.add(line)
-            elif self._made_of_pieces(line):
+                continue
+            limit = pieces_allowed(line)
+            lacking = self._grams_lacking(line, limit)
+            if lacking is not None:
+                self._wait(line, lacking)
+            elif self._pieces_in(line, limit) <= limit:
                 self._assembled.add(line)
                 found.add(line)
             else:
-                self._not.add(line)
+                self._too_many_pieces.add(line)
         return found
 
-    def _made_of_pieces(self, line: str) -> bool:
-        limit = pieces_allowed(line)
+    def _pieces_in(self, line: str, limit: int) -> int:
+        """``piece_count`` of ``line`` in the text, ``limit + 1`` for more, matched only with
+        the text added since the line was last counted: a piece lies in one string of the
+        text, so the longest at a place is the longest in the old text or in the new one, and
+        taking the longest at each place is the best choice."""
+        text = self._text
+        done, longest = self._longest.get(line, (0, [0] * len(line)))
+        if done < len(text):
+            new = text[done:]
+            end = len(line)
+            for at in range(end):
+                low = longest[at]
+                if at + low < end and line[at : at + low + 1] in new:
+                    high = end - at  # line[at:at + low + 1] is in new
+                    low += 1
+                    while low < high:
+                        middle = (low + high + 1) // 2
+                        if line[at : at + middle] in new:
+                            low = middle
+                        else:
+                            high = middle - 1
+                    longest[at] = low
+            if len(self._longest) >= MAX_COUNTED_LINES:
+                self._longest.clear()
+            self._longest[line] = (len(text), longest)
+        at, pieces = 0, 0
+        while at < len(line):
+            if pieces == limit or not longest[at]:
+                return limit + 1
+            at += longest[at]
+            pieces += 1
+        return pieces
+
+    def _wait(self, line: str, lacking: list[str]) -> None:
+        """``line`` is not made of pieces until the text brings one of the substrings it is
+        ``lacking`` (kept for ``MAX_WAITS`` of them; past that, every line is tested again)."""
+        if self._waits + len(lacking) > MAX_WAITS:
+            self._waiting.clear()
+            self._too_few_grams.clear()
+            self._waits = 0
+        self._too_few_grams.add(line)
+        self._waits += len(lacking)
+        waiting = self._waiting
+        for gram in lacking:
+            found = waiting.get(gram)
+            if found is None:
+                waiting[gram] = {line}
+            else:
+                found.add(line)
+
+    def _no_long_piece(self, line: str, run: int) -> list[str]:
+        """Empty when ``line`` holds ``run`` substrings of ``_GRAM`` characters in a row that
+        the text holds, as a piece of the length that makes them does. Otherwise those the text
+        lacks of which one must come first: such a row holds one at a multiple of ``run``, so
+        they are the ones there it lacks, and the ends of the rows around the ones it holds."""
+        has = self._grams.__contains__
+        last = len(line) - _GRAM  # the last place a substring starts
+        lacking: list[str] = []
+        for at in range(0, last + 1, run):
+            if not has(line[at : at + _GRAM]):
+                lacking.append(line[at : at + _GRAM])
+                continue
+            start = end = at
+            while start > 0 and end - start + 1 < run and has(line[start - 1 : start - 1 + _GRAM]):
+                start -= 1
+            while end < last and end - start + 1 < run and has(line[end + 1 : end + 1 + _GRAM]):
+                end += 1
+            if end - start + 1 >= run:
+                return []
+            if start > 0:
+                lacking.append(line[start - 1 : start - 1 + _GRAM])
+            if end < last:
+                lacking.append(line[end + 1 : end + 1 + _GRAM])
+        return lacking
+
+    def _grams_lacking(self, line: str, limit: int) -> list[str] | None:
+        """``None`` when ``line`` may be ``limit`` pieces of the text. Otherwise characters or
+        substrings of ``_GRAM`` characters of it the text lacks, one of which it must bring
+        before the line may be: a character of it the text has nowhere; one a long piece would
+        hold; or, since the characters none of the text's such
+        substrings covers lie in pieces shorter than that and each new one covers at most
+        ``_GRAM`` more, all of the lacking ones but as many as it takes, less one."""
+        unknown = set(line) - self._letters
+        if unknown:
+            return list(unknown)
+        grams = self._grams
         longest = -(-len(line) // limit)  # one of ``limit`` pieces is at least this long
         if longest >= _GRAM:
-            # that piece holds a substring of ``_GRAM`` characters at a multiple of ``step``
-            step = longest - _GRAM + 1
-            grams = self._grams
-            if not any(
-                line[at : at + _GRAM] in grams for at in range(0, len(line) - _GRAM + 1, step)
-            ):
-                return False
-        return piece_count(line, self._text, limit) <= limit
+            lacking = self._no_long_piece(line, longest - _GRAM + 1)
+            if lacking:
+                return lacking
+        held = [line[at : at + _GRAM] for at in range(len(line) - _GRAM + 1)]
+        hits = list(map(grams.__contains__, held))
+        covered, until = 0, 0
+        for at, hit in enumerate(hits):
+            if hit:
+                covered += min(_GRAM, at + _GRAM - until)
+                until = at + _GRAM
+        bare = len(line) - covered
+        if -(-bare // (_GRAM - 1)) <= limit:
+            return None
+        # it takes this many new substrings, so one of all but that many less one will come
+        needed = -(-(bare - (_GRAM - 1) * limit) // _GRAM)
+        missing = [gram for gram, hit in zip(held, hits, strict=True) if not hit]
+        return missing[: len(missing) - needed + 1]
