@@ -234,28 +234,40 @@ class ChangeMarks:
             self.whole = not hidden
 
     def hidden_by_cuts(self, data: bytes, cuts: Iterable[tuple[int, int]]) -> set[int]:
-        """Of the lines a read's client cut (line, characters kept), the added ones whose change
-        lies past the cut (DESIGN §6 rule 25): what the cut kept is also how a line the change
-        removed in the same hunk starts, so the model could not tell the new line from the old."""
-        return {line for line, kept in cuts if self._change_past(data, line, kept)}
+        """Of the lines a read's client cut (line, characters of it kept), the added ones the
+        cut leaves unseen (DESIGN §6 rule 29): a cut line proves only what it kept. It shows
+        its change only when no line the change removed in the same hunk starts as it was
+        kept (the model could not have told them apart), and what it did not show is how such
+        a line ends, after a start that differs (what was cut is then no part of the change).
+        A new line with no such counterpart is unseen past the cut, however it starts."""
+        return {line for line, kept in cuts if self._unseen_past_cut(data, line, kept)}
 
-    def _change_past(self, data: bytes, number: int, kept: int) -> bool:
+    def _unseen_past_cut(self, data: bytes, number: int, kept: int) -> bool:
         diff = self.diff
         for position in diff.changed_between(number, number):
             index = diff.changed[diff.changed_at(position)]
             if diff.kinds[index] is not LineKind.ADDED or diff.numbers[index] != number:
                 continue
-            start = self._line_text(data, index)[:kept]
+            text = self._line_text(data, index)
+            shown, rest = text[:kept], text[kept:]
             hunk = diff.hunk_of[index]
             first = last = index
             while first > 0 and diff.hunk_of[first - 1] == hunk:
                 first -= 1
             while last + 1 < len(diff.kinds) and diff.hunk_of[last + 1] == hunk:
                 last += 1
-            return any(
-                diff.kinds[other] is LineKind.DELETED
-                and self._line_text(data, other).startswith(start)
+            removed = [
+                self._line_text(data, other)
                 for other in range(first, last + 1)
+                if diff.kinds[other] is LineKind.DELETED
+            ]
+            if any(old.startswith(shown) for old in removed):
+                return True
+            return not any(
+                len(old) >= len(rest)
+                and old.endswith(rest)
+                and old[: len(old) - len(rest)] != shown
+                for old in removed
             )
         return False
 

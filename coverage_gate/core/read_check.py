@@ -66,7 +66,7 @@ class FileText:
     key, the keys of its legacy decodings where its bytes are not UTF-8, and, where the client
     breaks lines at a lone CR, which line of the file each presented line is."""
 
-    __slots__ = ("alternates", "keys", "origin", "presentation", "raw_lines", "text")
+    __slots__ = ("alternates", "keys", "lines", "origin", "presentation", "raw_lines", "text")
 
     def __init__(self, data: bytes, presentation: Presentation, *, lone_cr: bool = False) -> None:
         self.presentation = presentation
@@ -89,6 +89,7 @@ class FileText:
                 origin.extend([number] * len(parts))
             lines, self.origin = split, origin
         self.text = text
+        self.lines = lines  # as presented, before keys (the same list when keys are the lines)
         self.keys = presentation.keys(lines, text)
         self.alternates: dict[int, list[str]] = {}
         if not utf8 and presentation.legacy and self.origin is None:
@@ -122,7 +123,22 @@ class FileText:
         if shown == self.keys[number - 1] or shown in self.alternates.get(number - 1, ()):
             return None
         kept = cut.kept(shown)
-        return len(kept) if kept is not None else None
+        if kept is None:
+            return None
+        line = self.lines[number - 1]
+        if line is self.keys[number - 1] or line == self.keys[number - 1]:
+            return len(kept)
+        # the key is another text (blanks folded, escapes gone): the line's own characters up
+        # to where its key reaches what the cut kept, so that the rest is what was not shown
+        key = self.presentation.key
+        low, high = 0, len(line)
+        while low < high:
+            middle = (low + high) // 2
+            if len(key(line[:middle])) >= len(kept):
+                high = middle
+            else:
+                low = middle + 1
+        return low
 
     def file_line(self, number: int) -> int:
         """The file's own line number of presented line ``number``."""

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from coverage_gate.contracts import evidence_doc as plain
 from coverage_gate.contracts.model import (
@@ -540,14 +542,40 @@ def _cut_marks() -> ChangeMarks:
 
 def test_a_change_past_a_cut_is_hidden_and_one_before_it_is_not() -> None:
     """Line 2 changed in its next-to-last character: a cut that kept the characters before it
-    kept only what the old line said too; one more character shows the change. Line 3 changed
-    in its first character and line 4 is new: any cut of them shows the change."""
+    kept only what the old line said too; one more character shows the change, and what it
+    cut is how the old line ends. Line 3 changed in its first character: a cut after it shows
+    the change, the rest is the old line's. Line 4 is new: what a cut of it did not show is
+    no old line's, so it is unseen however it starts (DESIGN §6 rule 29)."""
     marks = _cut_marks()
     data = _CUT_DIFF
     assert marks.hidden_by_cuts(data, [(2, 100)]) == {2}
     assert marks.hidden_by_cuts(data, [(2, len(_LONG_OLD) - 2)]) == {2}
     assert marks.hidden_by_cuts(data, [(2, len(_LONG_OLD) - 1)]) == set()
-    assert marks.hidden_by_cuts(data, [(3, 1), (4, 1)]) == set()
+    assert marks.hidden_by_cuts(data, [(3, 1)]) == set()
+    assert marks.hidden_by_cuts(data, [(4, 1), (4, len("added = Tru"))]) == {4}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    old=st.text(alphabet="ab =,", min_size=1, max_size=30),
+    new=st.text(alphabet="ab =,", min_size=1, max_size=30),
+    kept=st.integers(min_value=0, max_value=30),
+)
+def test_a_cut_line_is_seen_only_when_its_change_lies_in_what_was_kept(
+    old: str, new: str, kept: int
+) -> None:
+    """Generated: one line replaced by another, the new one cut after ``kept`` characters. It
+    is seen exactly when the old line does not start as the kept part (the model could tell
+    them apart) and the part cut off is how the old line ends (the change was all shown)."""
+    assume(old != new and kept < len(new))
+    diff = (
+        f"diff --git a/t.py b/t.py\n--- a/t.py\n+++ b/t.py\n@@ -1 +1 @@\n-{old}\n+{new}\n"
+    ).encode()
+    changed = DiffIndex.parse(diff).file("t.py")
+    assert changed is not None
+    shown, rest = new[:kept], new[kept:]
+    seen = not old.startswith(shown) and old.endswith(rest) and old[: len(old) - len(rest)] != shown
+    assert ChangeMarks(changed).hidden_by_cuts(diff, [(1, kept)]) == (set() if seen else {1})
 
 
 def test_a_whole_read_with_a_hidden_line_leaves_it_unseen_for_a_later_read() -> None:

@@ -207,6 +207,34 @@ def test_a_change_past_the_clients_cut_of_a_line_is_unseen(
     assert {"start": 2, "end": 2} in long_line["depth"]["unseen"]
 
 
+@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("client", ["opencode", "gemini"])
+def test_a_new_line_cut_by_the_client_is_unseen_past_the_cut(
+    client: str, release: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
+) -> None:
+    """The same reads, with long_line.js's line 2 a new line in the pinned diff (its old line
+    left out): what the cut did not show is no old line's, so the line is unseen, however its
+    first 2,000 characters begin (DESIGN §6 rule 29); the read still verifies the file."""
+    repo, revision, diff, changed = odd_repo
+    pinned = diff.read_bytes()  # other files' sections hold legacy encodings: bytes
+    section = pinned.split(b"diff --git a/long_line.js b/long_line.js\n")[1]
+    section = section.split(b"diff --git ")[0]
+    old = next(line for line in section.splitlines() if line.startswith(b"-const TABLE"))
+    assert b"@@ -1,3 +1,3 @@" in section
+    added = section.replace(old + b"\n", b"").replace(b"@@ -1,3 +1,3 @@", b"@@ -1,2 +1,3 @@")
+    new_diff = tmp_path / "added.diff"
+    new_diff.write_bytes(pinned.replace(section, added))
+    capture = f"{client}-{release}/read.jsonl"
+    data = (DATA / capture).read_bytes()
+    document, statuses = _recorded(
+        data, _format(capture), (repo, revision, new_diff, changed), tmp_path
+    )
+    (long_line,) = (file for file in document["files"] if file["path"] == "long_line.js")
+    assert statuses["long_line.js"] == "verified"
+    assert long_line["depth"]["depth"] == "none"
+    assert {"start": 2, "end": 2} in long_line["depth"]["unseen"]
+
+
 def test_a_rollout_of_another_thread_is_refused_naming_both(
     odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
 ) -> None:
