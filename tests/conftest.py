@@ -287,3 +287,33 @@ def run_cli(
         timeout=120,
         check=False,
     )
+
+
+def enforced_decision(
+    evidence: Path,
+    *,
+    revision: str,
+    root: Path,
+    changed: Path,
+    claimed: list[str],
+    folder: Path,
+    repo: str = "example/odd",
+    agent: str = "reviewer",
+) -> dict[str, Any]:
+    """``reconcile --mode enforce --format json`` as a whole process, of an Approve whose
+    reviewer ``agent`` claims ``claimed`` (its claims written to ``folder``), with the evidence
+    recorded: the decision (a non-zero exit fails the test)."""
+    claims = folder / "claims.json"
+    claims.write_text(
+        json.dumps(
+            {"schema_version": 1, "agent_id": agent, "inspected_files": claimed, "findings": []}
+        )
+    )
+    done = run_cli(
+        "reconcile", "--repo", repo, "--revision", revision, "--verdict", "approve",
+        "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
+        "--repo-root", root, "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    decision: dict[str, Any] = json.loads(done.stdout)
+    return decision

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from coverage_gate.edges.content import snapshot_tree
-from tests.conftest import pinned_change, run_cli
+from tests.conftest import enforced_decision, pinned_change, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "presentation"
@@ -85,24 +85,10 @@ def _recorded(
         "--repo-root", repo, "--diff", diff, "-o", evidence,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    claims = tmp_path / "claims.json"
-    claims.write_text(
-        json.dumps(
-            {
-                "schema_version": 1,
-                "agent_id": "reviewer",
-                "inspected_files": changed.read_text().split(),
-                "findings": [],
-            }
-        )
-    )
-    done = run_cli(
-        "reconcile", "--repo", "example/odd", "--revision", revision, "--verdict", "approve",
-        "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
-        "--repo-root", repo, "--format", "json",
+    decision = enforced_decision(
+        evidence, revision=revision, root=repo, changed=changed,
+        claimed=changed.read_text().split(), folder=tmp_path,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    decision = json.loads(done.stdout)
     statuses = {
         file["path"]: file["status"]
         for reviewer in decision["reviewers"]

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from coverage_gate.edges.content import snapshot_tree
-from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, pinned_change, run_cli
+from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, enforced_decision, pinned_change, run_cli
 
 KIT = Path(__file__).resolve().parents[1] / "integration" / "realclients"
 ODD = DATA / "presentation"  # captures made at the same root as REPO_ROOT
@@ -107,17 +107,10 @@ def _decided(
         "--repo-root", root, "--diff", diff, "-o", evidence,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    claims = tmp_path / "claims.json"
-    claims.write_text(
-        json.dumps({"schema_version": 1, "agent_id": "r", "inspected_files": claimed})
-    )
-    done = run_cli(
-        "reconcile", "--repo", "example/notes", "--revision", revision, "--verdict", "approve",
-        "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
-        "--repo-root", root, "--format", "json",
+    decision = enforced_decision(
+        evidence, revision=revision, root=root, changed=changed, claimed=claimed,
+        folder=tmp_path, repo="example/notes", agent="r",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    decision = json.loads(done.stdout)
     (reviewer,) = decision["reviewers"]
     return decision, {entry["path"]: entry for entry in reviewer["files"]}
 

@@ -29,7 +29,7 @@ import pytest
 
 from coverage_gate.edges.content import snapshot_tree
 from coverage_gate.record.codex_story import exec_story, rollout_story, story_differs
-from tests.conftest import pinned_change, run_cli
+from tests.conftest import enforced_decision, pinned_change, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -162,24 +162,11 @@ def _decided(
         "--diff", diff, "-o", evidence, *extra, env={"CODEX_HOME": str(home)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    claims = tmp_path / "claims.json"
-    claims.write_text(
-        json.dumps(
-            {
-                "schema_version": 1,
-                "agent_id": "reviewer",
-                "inspected_files": changed.read_text().split(),
-                "findings": [],
-            }
-        )
-    )
-    decided = run_cli(
-        "reconcile", "--repo", "example/odd", "--revision", revision, "--verdict", "approve",
-        "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
-        "--repo-root", root, "--format", "json",
+    decision = enforced_decision(
+        evidence, revision=revision, root=root, changed=changed,
+        claimed=changed.read_text().split(), folder=tmp_path,
     )  # fmt: skip
-    assert decided.returncode == 0, decided.stderr
-    return json.loads(evidence.read_text()), json.loads(decided.stdout), done.stderr
+    return json.loads(evidence.read_text()), decision, done.stderr
 
 
 def _statuses(decision: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
