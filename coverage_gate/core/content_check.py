@@ -39,7 +39,7 @@ from coverage_gate.core.events import (
     WriteAction,
 )
 from coverage_gate.core.own_text import MAX_OWN_LINES, OwnPieces
-from coverage_gate.core.presentation import BASELINE, LineCut, Presentation
+from coverage_gate.core.presentation import BASELINE, LineCut, Presentation, utf16_units
 from coverage_gate.core.read_check import (
     UNCHECKED,
     FileText,
@@ -276,9 +276,9 @@ class CallChecker:
         if asked is not None and asked.kind is ShownKind.LINES and asked.start > 0:
             first, last = asked.start, min(asked.end or last, last)
         cuts = tuple(
-            (text.file_line(number), limit)
+            (text.file_line(number), text.chars_in_units(number, limit))
             for number in range(first, last + 1)
-            if len(text.keys[number - 1]) > limit
+            if utf16_units(text.keys[number - 1]) > limit
         )
         return ContentSeen(check=ContentCheck.UNCHECKED, cuts=cuts)
 

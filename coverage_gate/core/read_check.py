@@ -43,6 +43,7 @@ from coverage_gate.core.presentation import (
     line_keys,
     rendered,
     text_lines,
+    utf16_units,
 )
 
 __all__ = [
@@ -138,6 +139,21 @@ class FileText:
                 high = middle
             else:
                 low = middle + 1
+        return low
+
+    def chars_in_units(self, number: int, units: int) -> int:
+        """How many of line ``number``'s own characters a cut at ``units`` UTF-16 units of its
+        key keeps (the client's units are the key's; depth counts the line's characters)."""
+        line, key = self.lines[number - 1], self.keys[number - 1]
+        if line.isascii() and (line is key or line == key):
+            return min(units, len(line))
+        low, high = 0, len(line)
+        while low < high:  # the longest start whose key is within the units
+            middle = (low + high + 1) // 2
+            if utf16_units(self.presentation.key(line[:middle])) <= units:
+                low = middle
+            else:
+                high = middle - 1
         return low
 
     def file_line(self, number: int) -> int:

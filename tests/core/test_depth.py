@@ -24,6 +24,8 @@ from coverage_gate.contracts.model import (
 from coverage_gate.core.depth import ChangeMarks, LineSet, LineTable, file_depth, resolve
 from coverage_gate.core.diffmap import DiffIndex, LineKind
 from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
+from coverage_gate.core.presentation import LineCut, Presentation
+from coverage_gate.core.read_check import FileText
 from coverage_gate.edges.content import MappingContent
 from coverage_gate.edges.files import load_evidence
 from tests.conftest import CHANGED_FILES, DATA, REVISION_FILES, record_bytes, revision_content
@@ -590,3 +592,16 @@ def test_a_whole_read_with_a_hidden_line_leaves_it_unseen_for_a_later_read() -> 
     marks.see_whole()  # a read that showed the whole line
     assert marks.whole
     assert sum(marks.seen) == 3  # the added lines; the two deleted ones need a view of removal
+
+
+def test_a_cut_counts_the_lines_own_characters_whatever_the_clients_units() -> None:
+    """A client written in JavaScript cuts at 2,000 UTF-16 units: a line of emoji (two units
+    each) keeps 1,000 of its characters; a key that drops the line's trailing blanks counts
+    the characters of the line itself (DESIGN §6 rule 29)."""
+    cut = LineCut(tool="read", marker="... [truncated]", length=2000)
+    text = FileText(("x\n" + "\U0001f600" * 1500 + "\n").encode(), Presentation())
+    assert text.chars_in_units(2, 2000) == 1000
+    kept = text.kept("\U0001f600" * 1000 + "... [truncated]", 2, cut)
+    assert kept == 1000
+    trimmed = FileText(("a" * 2500 + "   \n").encode(), Presentation(trims_trailing_space=True))
+    assert trimmed.chars_in_units(1, 2000) == 2000
