@@ -340,13 +340,14 @@ class OwnPieces:
     def _grams_lacking(self, line: str, limit: int) -> list[str] | None:
         """``None`` when ``line`` may be ``limit`` pieces of the text. Otherwise characters or
         substrings of ``_GRAM`` characters of it the text lacks, one of which it must bring
-        before the line may be: a character of it the text has nowhere; one a long piece would
+        before the line may be: a character of it the text has nowhere (one of them, since it
+        needs them all); one a long piece would
         hold; or, since the characters none of the text's such
         substrings covers lie in pieces shorter than that and each new one covers at most
         ``_GRAM`` more, all of the lacking ones but as many as it takes, less one."""
         unknown = set(line) - self._letters
-        if unknown:
-            return list(unknown)
+        if unknown:  # it needs them all: waiting for one of them is enough
+            return [min(unknown)]
         grams = self._grams
         longest = -(-len(line) // limit)  # one of ``limit`` pieces is at least this long
         if longest >= _GRAM:
