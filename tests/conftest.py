@@ -215,6 +215,30 @@ def git_repository(folder: Path) -> Path:
     return folder
 
 
+#: A committer's identity and no user or system configuration: git runs the same everywhere.
+GIT_ENV = {
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
+
+
+def git_in(repo: Path, *args: str, env: Mapping[str, str] = GIT_ENV) -> str:
+    """``git -C repo ARGS`` with ``env`` over this process's variables: its stdout, stripped
+    (a failure fails the test)."""
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **env},
+    )
+    return done.stdout.strip()
+
+
 CONTENT_CAPTURE_PREFIX = "content_"
 
 
@@ -293,16 +317,18 @@ def enforced_decision(
     evidence: Path,
     *,
     revision: str,
-    root: Path,
+    root: Path | None,
     changed: Path,
     claimed: list[str],
     folder: Path,
     repo: str = "example/odd",
     agent: str = "reviewer",
+    cwd: Path | None = None,
 ) -> dict[str, Any]:
-    """``reconcile --mode enforce --format json`` as a whole process, of an Approve whose
-    reviewer ``agent`` claims ``claimed`` (its claims written to ``folder``), with the evidence
-    recorded: the decision (a non-zero exit fails the test)."""
+    """``reconcile --mode enforce --format json`` as a whole process (in ``cwd``), of an Approve
+    whose reviewer ``agent`` claims ``claimed`` (its claims written to ``folder``), with the
+    evidence recorded, under ``--repo-root root`` (none: the root found from ``cwd``): the
+    decision (a non-zero exit fails the test)."""
     claims = folder / "claims.json"
     claims.write_text(
         json.dumps(
@@ -312,7 +338,7 @@ def enforced_decision(
     done = run_cli(
         "reconcile", "--repo", repo, "--revision", revision, "--verdict", "approve",
         "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
-        "--repo-root", root, "--format", "json",
+        *(("--repo-root", root) if root is not None else ()), "--format", "json", cwd=cwd,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     decision: dict[str, Any] = json.loads(done.stdout)

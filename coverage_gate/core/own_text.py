@@ -154,18 +154,25 @@ def piece_count(line: str, text: str, limit: int) -> int:
             return limit + 1
         if line[at:] in text:
             return pieces + 1
-        low, high = 0, end - at - 1  # line[at:at + low] is in text, line[at:] is not
-        while low < high:
-            middle = (low + high + 1) // 2
-            if line[at : at + middle] in text:
-                low = middle
-            else:
-                high = middle - 1
+        low = _longest_from(line, at, text, 0, end - at - 1)
         if low == 0:
             return limit + 1
         at += low
         pieces += 1
     return pieces
+
+
+def _longest_from(line: str, at: int, text: str, low: int, high: int) -> int:
+    """The longest piece of ``text`` that ``line`` holds at ``at``, between ``low`` characters
+    (known to be one) and ``high``: a part of a piece is a piece, so the lengths that are form
+    a range from 0, searched by halves."""
+    while low < high:
+        middle = (low + high + 1) // 2
+        if line[at : at + middle] in text:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 class OwnPieces:
@@ -275,15 +282,7 @@ class OwnPieces:
             for at in range(end):
                 low = longest[at]
                 if at + low < end and line[at : at + low + 1] in new:
-                    high = end - at  # line[at:at + low + 1] is in new
-                    low += 1
-                    while low < high:
-                        middle = (low + high + 1) // 2
-                        if line[at : at + middle] in new:
-                            low = middle
-                        else:
-                            high = middle - 1
-                    longest[at] = low
+                    longest[at] = _longest_from(line, at, new, low + 1, end - at)
             if len(self._longest) >= MAX_COUNTED_LINES:
                 self._longest.clear()
             self._longest[line] = (len(text), longest)

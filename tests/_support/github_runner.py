@@ -87,6 +87,22 @@ def commands_of(stdout: str) -> list[Command]:
     return found
 
 
+def run_script(
+    script: Path, env: dict[str, str], *, cwd: Path | None = None, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """A ``run`` step's script as the runner runs it: ``bash --noprofile --norc -eo pipefail``,
+    with exactly ``env`` (its output captured, a failure returned, not raised)."""
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def parse_file_commands(text: str) -> dict[str, str]:
     """A ``GITHUB_OUTPUT`` (or ``GITHUB_ENV``) file as the runner reads it: ``NAME=VALUE`` lines,
     and ``NAME<<DELIMITER`` … ``DELIMITER`` blocks whose value is the lines between."""
@@ -282,15 +298,7 @@ def run_action(
         }
         if result.path:
             step_env["PATH"] = os.pathsep.join([*reversed(result.path), step_env["PATH"]])
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-            cwd=workspace,
-            env=step_env,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
+        done = run_script(script, step_env, cwd=workspace, timeout=900)
         outputs = parse_file_commands(output.read_text())
         result.steps.append(
             StepRun(

@@ -29,6 +29,7 @@ from tests._support.github_runner import (
     load_action,
     load_yaml,
     run_action,
+    run_script,
     runner_env,
 )
 from tests.conftest import DATA
@@ -558,14 +559,7 @@ def test_the_readme_comment_step_edits_its_one_comment_or_adds_it(
     }
     script = tmp_path / "step.sh"
     script.write_text(step["run"])
-    done = subprocess.run(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_script(script, env, timeout=60)
     assert done.returncode == 0, done.stderr
     (call,) = [json.loads(line) for line in (tmp_path / "gh.log").read_text().splitlines()]
     assert (call["method"], call["endpoint"]) == expected

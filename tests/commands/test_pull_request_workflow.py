@@ -14,10 +14,8 @@ workflow's inputs (``mode: shadow``, which the workflow offers in place of a fla
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,20 +23,23 @@ from typing import Any
 import pytest
 
 from tests._support.docs import section
-from tests._support.github_runner import evaluate, load_yaml, run_action, runner_env
-from tests.conftest import DATA, REVISION_FILES
+from tests._support.github_runner import (
+    evaluate,
+    load_yaml,
+    parse_file_commands,
+    run_action,
+    run_script,
+    runner_env,
+)
+from tests.conftest import DATA, REVISION_FILES, git_in
+from tests.conftest import GIT_ENV as COMMITTER_ENV
 
 BIN = Path(sys.executable).parent  # this environment's coverage-gate
 CAPTURE = DATA / "pi-rpc" / "content_pi_bash_only.jsonl"
 PR_FILE = "src/util/strings.py"
 OTHER_FILE = "README.md"  # the base branch's own later change
 GIT_ENV = {
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.invalid",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    **COMMITTER_ENV,
     # the workspace's fetches by object id, as GitHub's server serves them
     "GIT_CONFIG_COUNT": "1",
     "GIT_CONFIG_KEY_0": "uploadpack.allowAnySHA1InWant",
@@ -110,14 +111,7 @@ open("verdict.txt", "w").write("approve\n")
 
 
 def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, **GIT_ENV},
-    )
-    return done.stdout.strip()
+    return git_in(repo, *args, env=GIT_ENV)
 
 
 def _commit(repo: Path, message: str) -> str:
@@ -188,17 +182,9 @@ def run_step(step: dict[str, Any], workspace: Path, contexts: dict[str, Any]) ->
         **{key: evaluate(str(value), contexts) for key, value in step.get("env", {}).items()},
         "GITHUB_OUTPUT": str(output),
     }
-    done = subprocess.run(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_script(script, env, cwd=workspace, timeout=300)
     assert done.returncode == 0, done.stderr
-    return dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
+    return parse_file_commands(output.read_text())
 
 
 @pytest.fixture

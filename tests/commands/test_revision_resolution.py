@@ -6,7 +6,6 @@ name stands as given and stderr says so. Whole processes, as a pipeline runs the
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import subprocess
@@ -14,29 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CHANGED_FILES, REVISION_FILES, run_cli
+from tests.conftest import (
+    CHANGED_FILES,
+    GIT_ENV,
+    REVISION_FILES,
+    enforced_decision,
+    git_in,
+    run_cli,
+)
 
 PI_HONEST = Path(__file__).resolve().parents[1] / "data" / "pi-rpc" / "pi_a_honest.jsonl"
 CAPTURED_ROOT = b"/home/user/repo"
-GIT_ENV = {
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.invalid",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.invalid",
-}
 
 
 def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, **GIT_ENV},
-    )
-    return done.stdout.strip()
+    return git_in(repo, *args)
 
 
 @pytest.fixture
@@ -137,19 +128,12 @@ def test_evidence_recorded_at_a_name_is_current_for_a_reconcile_at_the_same_name
         evidence,
     )
     assert done.returncode == 0, done.stderr
-    claims = tmp_path / "claims.json"
-    claims.write_text(
-        json.dumps({"schema_version": 1, "agent_id": "reviewer", "inspected_files": CHANGED_FILES})
-    )
     changed = tmp_path / "changed.txt"
     changed.write_text("\n".join(CHANGED_FILES) + "\n")
-    done = run_cli(
-        "reconcile", "--repo", "acme/x", "--revision", "main", "--verdict", "approve",
-        "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
-        "--repo-root", repo, "--format", "json",
+    decision = enforced_decision(
+        evidence, revision="main", root=repo, changed=changed, claimed=CHANGED_FILES,
+        folder=tmp_path, repo="acme/x",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    decision = json.loads(done.stdout)
     assert decision["revision"] == commit
     assert {file["status"] for file in decision["reviewers"][0]["files"]} == {"verified"}
 
@@ -346,19 +330,11 @@ def test_a_name_resolved_from_the_current_directory_is_current_for_a_reconcile_t
         "record", stream, "--format", "pi-rpc", "--revision", "HEAD", "-o", evidence, cwd=repo
     )
     assert done.returncode == 0, done.stderr
-    claims = tmp_path / "claims.json"
-    claims.write_text(
-        json.dumps({"schema_version": 1, "agent_id": "reviewer", "inspected_files": CHANGED_FILES})
-    )
     changed = tmp_path / "changed.txt"
     changed.write_text("\n".join(CHANGED_FILES) + "\n")
-    done = run_cli(
-        "reconcile", "--repo", "acme/x", "--revision", "HEAD", "--verdict", "approve",
-        "--claims", claims, "--evidence", evidence, "--changed", changed, "--mode", "enforce",
-        "--format", "json",
-        cwd=repo,
+    decision = enforced_decision(
+        evidence, revision="HEAD", root=None, changed=changed, claimed=CHANGED_FILES,
+        folder=tmp_path, repo="acme/x", cwd=repo,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    decision = json.loads(done.stdout)
     assert decision["revision"] == commit
     assert {file["status"] for file in decision["reviewers"][0]["files"]} == {"verified"}
