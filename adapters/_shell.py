@@ -1,12 +1,18 @@
 """What a shell command is, for the adapters that see one as a string: a write (it changes files,
-``adapters/_mutations.py``), or a tool that is no read; and, when it is a plain ``cat`` of files,
-which files it prints whole.
+``adapters/_mutations.py``), or a tool that is no read; and, when it prints files from their
+first line, which files (``whole_printer``).
 
 A plain ``cat`` is ``cat [--] FILE...`` and nothing else: no option, operator, redirection,
 expansion, glob, escape or second line (quotes around a name are fine). Its output is the files'
 bytes one after the other, so an output that is nothing shows each of them to be empty, which is
-how a reviewer sees a file the change emptied (DESIGN §6 rule 24). Anything else prints nothing
-this module can tell: it stays a tool that is no read, credited by what its output holds.
+how a reviewer sees a file the change emptied (DESIGN §6 rule 24).
+
+A few other commands of one file print it from its first line, so that an output that is the
+whole file, or nothing, shows it as a plain ``cat`` would (DESIGN §6 rule 30): ``head [-n N] F``,
+``sed -n p F``, ``sed -n 1p F``, ``sed -n 1,Np F``, ``tail -n +1 F``, and, each line numbered,
+``cat -n F``, ``nl F`` and ``nl -ba F`` (``numbered``: the content check takes the numbers off
+before it compares). Anything else prints nothing this module can tell: it stays a tool that is
+no read, credited by what its output holds.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from coverage_gate.core.events import Action, IgnoredAction, WriteAction
 
 from ._mutations import shell_write
 
-__all__ = ["MAX_PLAIN_CAT_CHARS", "plain_cat", "shell_action"]
+__all__ = ["MAX_PLAIN_CAT_CHARS", "plain_cat", "shell_action", "whole_printer"]
 
 #: A longer command is never a plain ``cat`` (a bound on work).
 MAX_PLAIN_CAT_CHARS: Final = 4096
@@ -27,14 +33,34 @@ MAX_PLAIN_CAT_CHARS: Final = 4096
 _NOT_PLAIN: Final = re.compile(r"[$`*?\[\]{}~!#;&|<>()\\\n\r]")
 
 
+# the options of a command of one file that prints it from its first line (module notes), each
+# with whether it numbers the lines
+_FROM_THE_START: Final = {
+    ("head",): False,
+    ("tail", "-n", "+1"): False,
+    ("sed", "-n", "p"): False,
+    ("sed", "-n", "1p"): False,
+    ("cat", "-n"): True,
+    ("nl",): True,
+    ("nl", "-ba"): True,
+}
+_HEAD_COUNT: Final = re.compile(r"-(?:n ?)?[1-9][0-9]{0,8}")
+_SED_FIRST_LINES: Final = re.compile(r"1,[1-9][0-9]{0,8}p")
+
+
+def _words(command: str) -> list[str]:
+    """A command's words, when it is one simple command with nothing a shell would expand."""
+    if len(command) > MAX_PLAIN_CAT_CHARS or _NOT_PLAIN.search(command) is not None:
+        return []
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return []
+
+
 def plain_cat(command: str) -> tuple[str, ...]:
     """The files a plain ``cat`` command prints whole, in order (module notes); none otherwise."""
-    if len(command) > MAX_PLAIN_CAT_CHARS or _NOT_PLAIN.search(command) is not None:
-        return ()
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return ()
+    words = _words(command)
     if len(words) < 2 or words[0] != "cat":
         return ()
     files = words[2:] if words[1] == "--" else words[1:]
@@ -43,12 +69,41 @@ def plain_cat(command: str) -> tuple[str, ...]:
     return tuple(files)
 
 
+def whole_printer(command: str) -> tuple[tuple[str, ...], bool]:
+    """The files a command prints from their first line, in order, and whether it numbers
+    their lines (module notes); no file otherwise."""
+    files = plain_cat(command)
+    if files:
+        return files, False
+    words = _words(command)
+    if len(words) < 2 or not words[-1] or words[-1].startswith("-"):
+        return (), False
+    options = words[:-1]
+    if (
+        len(options) in (2, 3)
+        and options[0] == "head"
+        and _HEAD_COUNT.fullmatch(" ".join(options[1:]))
+    ):
+        options = ["head"]
+    elif (
+        len(options) == 3
+        and options[:2] == ["sed", "-n"]
+        and _SED_FIRST_LINES.fullmatch(options[2])
+    ):
+        options = ["sed", "-n", "p"]
+    numbered = _FROM_THE_START.get(tuple(options))
+    if numbered is None:
+        return (), False
+    return (words[-1],), numbered
+
+
 def shell_action(command: str | None, cwd: str | None = None) -> Action:
     """A shell command's action: a write when it changes files, else a known tool that is no
-    read, with the files it prints whole when it is a plain ``cat``."""
+    read, with the files it prints from their first line (``whole_printer``)."""
     if command is None:
         return IgnoredAction()
     write = shell_write(command)
     if write is not None:
         return WriteAction(path=write.path, cwd=cwd)
-    return IgnoredAction(prints=plain_cat(command), cwd=cwd)
+    files, numbered = whole_printer(command)
+    return IgnoredAction(prints=files, numbered=numbered, cwd=cwd)

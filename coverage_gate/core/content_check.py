@@ -367,15 +367,22 @@ class CallChecker:
     def _printed_whole(
         self, action: IgnoredAction, returned: Returned, seen: ContentSeen
     ) -> ContentSeen:
-        """A plain ``cat`` of files whose whole output reached the model and is exactly those
-        files' whole texts, in order (DESIGN §6 rule 30): each file it names is credited whole,
+        """A command that prints files from their first line (a plain ``cat``, ``head F``,
+        ``nl F``) whose whole output reached the model and is exactly those files' whole texts,
+        in order, numbers taken off (DESIGN §6 rule 30): each file it names is credited whole,
         whatever its length (``cat VERSION``) and whichever other file holds the same bytes (a
         twin ``.env``), unless a line of it is the model's own text. Text with no file named
         still needs a run that is one file's alone (``ContentIndex.scan``)."""
         if returned.placeholder or returned.cut or returned.kept is not None:
             return seen
         presentation = self._presentation
-        out = presentation.keys(presentation.lines(returned.text), returned.text)
+        lines = presentation.lines(returned.text)
+        if action.numbered:
+            found = _unnumbered(lines)
+            if found is None:
+                return seen
+            lines = found
+        out = presentation.keys(lines, returned.text)
         if self._own and not self._own.isdisjoint(out):
             return seen
         if self._pieces.among(out, informative):
@@ -525,6 +532,30 @@ class CallChecker:
 
     def _fetch(self, path: str) -> bytes | None:
         return self._source.content(path) if self._source is not None else None
+
+
+# a numbered line (``cat -n``, ``nl``): the number, right-aligned, then a tab (or the blanks a
+# terminal shows for it); ``nl`` leaves a blank line unnumbered, as blanks
+_NUMBERED: Final = re.compile(r" *([0-9]+)(?:\t| )")
+
+
+def _unnumbered(lines: list[str]) -> list[str] | None:
+    """The lines of a numbered print without their numbers, counted from 1 with none skipped;
+    ``None`` when a line is not so numbered."""
+    found: list[str] = []
+    expected = 1
+    for line in lines:
+        match = _NUMBERED.match(line)
+        if match is None:
+            if line.strip(" \t"):
+                return None
+            found.append("")  # a blank line ``nl`` did not number
+            continue
+        if int(match.group(1)) != expected:
+            return None
+        expected += 1
+        found.append(line[match.end() :])
+    return found
 
 
 _SECTION_START: Final = re.compile(rb"^diff --git |^\+\+\+ b/(.*)$", re.MULTILINE)

@@ -139,11 +139,14 @@ class IgnoredAction(msgspec.Struct, frozen=True, kw_only=True):
     """A tool that does not count as evidence for this format. ``known``: the adapter knows the
     tool (a search, a shell, a sub-agent); an unknown one is judged by what came back and, when
     its arguments name a file in scope, counted as drift (DESIGN §6 rule 19). ``prints``: the
-    files a plain shell ``cat`` prints whole (``adapters/_shell.py``), relative to ``cwd`` as a
-    read's path is: an output that is nothing shows each of them empty (rule 24)."""
+    files a shell command prints from their first line (a plain ``cat``, ``head F``,
+    ``adapters/_shell.py``), relative to ``cwd`` as a read's path is: an output that is nothing
+    shows each of them empty (rule 24), an output that is exactly their text shows them whole
+    (rule 30); ``numbered``: each line of it starts with its number (``cat -n``, ``nl``)."""
 
     known: bool = True
     prints: tuple[str, ...] = ()
+    numbered: bool = False
     cwd: str | None = None
 
 
