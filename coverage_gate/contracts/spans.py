@@ -20,6 +20,7 @@ __all__ = [
     "CONTENT_CUTS",
     "CONTENT_DIFF",
     "CONTENT_DIFFERENCE",
+    "CONTENT_FOLDED",
     "CONTENT_LINES",
     "CONTENT_MISMATCH",
     "CONTENT_UNCERTAIN",
@@ -92,6 +93,9 @@ CONTENT_UNCERTAIN = "coverage_gate.content.uncertain"
 CONTENT_DIFF = "coverage_gate.content.diff"
 # lines a matched read's client cut with its own marker: "line:kept" (characters), comma-separated
 CONTENT_CUTS = "coverage_gate.content.cuts"
+# changed lines the text showed only as the client's presentation folds them (white space, a CR):
+# "path\tline" per line, unseen
+CONTENT_FOLDED = "coverage_gate.content.folded"
 # a mismatched read: what its text was instead (``MismatchKind``)
 CONTENT_MISMATCH = "coverage_gate.content.mismatch"
 

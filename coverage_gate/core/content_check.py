@@ -139,10 +139,9 @@ class CallChecker:
         self._pieces = OwnPieces()
         # the last ends checked, so that a line repeated to the byte is checked the same
         self._ended: OrderedDict[str, tuple[Returned, ContentSeen]] = OrderedDict()
-        # per file of the pinned diff, the lines its change removed (made at the first mismatch)
-        # per file of the pinned diff, the lines its change removed and added (made when a
-        # text first needs them), and where its sections lie in the diff
-        self._changed: dict[str, tuple[set[str], set[str]]] = {}
+        # per file of the pinned diff, its change in this presentation (made when a text first
+        # needs it), and where its sections lie in the diff
+        self._changed: dict[str, _Change] = {}
         self._sections: dict[str, list[tuple[int, int]]] | None = None
         # per file of the pinned diff, the lines only the file before the change has, and only
         # the revision has (made when a text first credits the file)
@@ -214,6 +213,7 @@ class CallChecker:
                 seen = self._joined(checked, seen, path)
             if isinstance(action, IgnoredAction) and action.prints:
                 seen = self._printed_whole(action, returned, seen)
+        seen = self._with_folded(seen, returned.text, path)
         self._ended[event.call_id] = (returned, seen)
         if len(self._ended) > MAX_REMEMBERED_ENDS:
             self._ended.popitem(last=False)
@@ -299,30 +299,50 @@ class CallChecker:
 
     def _removed_lines(self, path: str) -> set[str]:
         """The keys of the informative lines the pinned diff's change of ``path`` removed."""
-        return self._changed_lines(path)[0]
+        return self._changed_lines(path).removed
 
-    def _changed_lines(self, path: str) -> tuple[set[str], set[str]]:
-        """The keys of the informative lines the pinned diff's change of ``path`` removed, and
-        of the lines it added; its section alone is read, once."""
+    def _changed_lines(self, path: str) -> _Change:
+        """The pinned diff's change of ``path`` in this presentation (``_Change``); its section
+        alone is read, once."""
         found = self._changed.get(path)
-        if found is not None:
-            return found
-        if self._sections is None:
-            self._sections = _sections(self._diff or b"")
-        removed: set[str] = set()
-        added: set[str] = set()
-        key = self._presentation.key
-        for start, end in self._sections.get(path, ()):
-            section = self._diff[start:end].decode("utf-8", "replace") if self._diff else ""
-            for raw in section.split("\n"):
-                if raw[:1] == "-" and raw[:3] != "---":
-                    line = key(raw[1:])
-                    if informative(line):
-                        removed.add(line)
-                elif raw[:1] == "+" and raw[:3] != "+++":
-                    added.add(key(raw[1:]))
-        found = self._changed[path] = (removed, added)
+        if found is None:
+            if self._sections is None:
+                self._sections = _sections(self._diff or b"")
+            sections = [
+                self._diff[start:end].decode("utf-8", "replace") if self._diff else ""
+                for start, end in self._sections.get(path, ())
+            ]
+            found = self._changed[path] = _Change(sections, self._presentation)
         return found
+
+    def _with_folded(self, seen: ContentSeen, text: str, path: str | None) -> ContentSeen:
+        """``seen`` with the changed lines it showed only in a form that does not tell them
+        from the lines they replaced (``_Change.folded``): white space or a CR the presentation
+        folds, a line a CR overwrote. Such a line is seen only where the text holds it as it
+        is, character for character (DESIGN §6 rule 29)."""
+        if not self._diff:
+            return seen
+        ranges: list[tuple[str, int, int]] = [
+            (credit.path, credit.start, credit.end) for credit in seen.credits
+        ]
+        shown = seen.shown
+        if path is not None and seen.check is ContentCheck.MATCHED and shown is not None:
+            # a byte range is compared byte for byte: nothing of it is folded
+            if shown.kind is ShownKind.WHOLE:
+                ranges.append((path, 1, 1 << 62))
+            elif shown.kind is ShownKind.LINES:
+                ranges.append((path, max(shown.start, 1), shown.end or 1 << 62))
+        found: list[tuple[str, int]] = []
+        lines: set[str] | None = None
+        for name, first, last in ranges:
+            folded = self._changed_lines(name).folded if name in self._in_scope else {}
+            for number, line in folded.items():
+                if first <= number <= last:
+                    if lines is None:
+                        lines = set(text.split("\n"))
+                    if line is None or line not in lines:
+                        found.append((name, number))
+        return replace(seen, folded=tuple(found)) if found else seen
 
     def _not_older(self, seen: ContentSeen, text: str) -> ContentSeen:
         """``seen`` without the credits of a file whose lines here are its text before the
@@ -332,26 +352,39 @@ class CallChecker:
         the change apart."""
         if not seen.credits or not self._diff:
             return seen
-        paths = {credit.path for credit in seen.credits if self._removed_lines(credit.path)}
+        paths = {
+            credit.path
+            for credit in seen.credits
+            if self._removed_lines(credit.path) or self._changed_lines(credit.path).folded_before
+        }
         if not paths:
             return seen
         shown = set(self._index_of().keys_of(text))  # the text as scan keyed it
-        older = {path for path in paths if self._is_older(path, shown)}
+        older = {path for path in paths if self._is_older(path, shown, text)}
         if not older:
             return seen
         return replace(seen, credits=tuple(c for c in seen.credits if c.path not in older))
 
-    def _is_older(self, path: str, shown: set[str]) -> bool:
-        """Whether the lines ``shown`` hold one only the file before the change had, and none
-        only the revision has."""
+    def _is_older(self, path: str, shown: set[str], text: str) -> bool:
+        """Whether the lines ``shown`` (keys of ``text``) hold one only the file before the
+        change had, and none only the revision has; where the presentation folds the change
+        (white space, a CR), the lines of ``text`` as they are tell the two apart."""
         only = self._only_lines.get(path)
+        change = self._changed_lines(path)
         if only is None:
             revision = self._text_of(path, self._file(path))
             kept = set(revision.keys) if revision is not None else set()
-            removed, added = self._changed_lines(path)
-            only = self._only_lines[path] = (removed - kept, added - removed)
+            only = self._only_lines[path] = (change.removed - kept, change.added - change.removed)
         before, after = only
-        return not before.isdisjoint(shown) and not any(map(informative, after & shown))
+        if any(map(informative, after & shown)):
+            return False
+        if not before.isdisjoint(shown):
+            return True
+        if not change.folded_before:
+            return False
+        lines = set(text.split("\n"))
+        after_as_is = {line for line in change.folded.values() if line is not None}
+        return not change.folded_before.isdisjoint(lines) and after_as_is.isdisjoint(lines)
 
     def _printed_nothing(self, action: IgnoredAction) -> ContentSeen:
         """A plain ``cat`` of files that printed nothing (DESIGN §6 rule 24): each file it names
@@ -429,7 +462,8 @@ class CallChecker:
             tail_kept=not (returned.cut and returned.kept is not None),
             cut=self._presentation.cut_of(tool),
         )
-        return replace(event, returned=None, content=self._not_older(seen, returned.text))
+        seen = self._with_folded(self._not_older(seen, returned.text), returned.text, None)
+        return replace(event, returned=None, content=seen)
 
     def _text_of(self, path: str, data: bytes | None) -> FileText | None:
         """The file at the revision as a ``FileText`` in this client's presentation, made once
@@ -532,6 +566,61 @@ class CallChecker:
 
     def _fetch(self, path: str) -> bytes | None:
         return self._source.content(path) if self._source is not None else None
+
+
+_HUNK: Final = re.compile(r"@@ -[0-9]+(?:,[0-9]+)? \+([0-9]+)")
+
+
+class _Change:
+    """One file's change in the pinned diff, in a client's presentation: the keys of the
+    informative lines it removed (``removed``) and of the lines it added (``added``); and the
+    lines that presentation folds into the lines they replaced (``folded``: each added line's
+    number, with its text as it is, or ``None`` where no text of this client can show it apart,
+    a change of trailing blanks a client trims), with the removed lines' own texts that the
+    revision does not hold (``folded_before``). An added line is folded when its key is a
+    removed line's key but its text is not (white space or a CR is all that changed), or when a
+    CR inside it makes a terminal overwrite its start (DESIGN §6 rule 29)."""
+
+    __slots__ = ("added", "folded", "folded_before", "removed")
+
+    def __init__(self, sections: list[str], presentation: Presentation) -> None:
+        key = presentation.key
+        self.removed: set[str] = set()
+        self.added: set[str] = set()
+        removed_as_is: dict[str, list[str]] = {}
+        added_at: list[tuple[int, str]] = []
+        for section in sections:
+            number = 0
+            for raw in section.split("\n"):
+                head = raw[:1]
+                if head == "@":
+                    hunk = _HUNK.match(raw)
+                    number = int(hunk.group(1)) if hunk is not None else number
+                elif head == " ":
+                    number += 1
+                elif head == "-" and raw[:3] != "---":
+                    line = key(raw[1:])
+                    removed_as_is.setdefault(line, []).append(raw[1:])
+                    if informative(line):
+                        self.removed.add(line)
+                elif head == "+" and raw[:3] != "+++":
+                    self.added.add(key(raw[1:]))
+                    added_at.append((number, raw[1:]))
+                    number += 1
+        self.folded: dict[int, str | None] = {}
+        before: set[str] = set()
+        added_as_is = {line for _number, line in added_at}
+        trims = presentation.trims_trailing_space or presentation.terminal
+        for number, line in added_at:
+            olds = removed_as_is.get(key(line), ())
+            others = [old for old in olds if old != line]
+            if others:
+                trimmed = all(old.rstrip(" \t") == line.rstrip(" \t") for old in others)
+                self.folded[number] = None if trims and trimmed else line
+                before.update(old for old in others if old not in added_as_is)
+            elif presentation.terminal_breaks and "\r" in line.rstrip("\r"):
+                self.folded[number] = line  # a terminal shows what the CR left of it
+        self.folded_before = before
 
 
 # a numbered line (``cat -n``, ``nl``): the number, right-aligned, then a tab (or the blanks a

@@ -237,6 +237,9 @@ class ContentSeen(msgspec.Struct, frozen=True, kw_only=True):
     shown: Shown | None = None  # a matched read: the lines its text showed
     # a matched read: lines the client cut with its own marker (the file's line, chars kept)
     cuts: tuple[tuple[int, int], ...] = ()
+    # changed lines it showed only as the presentation folds them (white space, a CR), never
+    # as they are: (path, line), unseen (DESIGN §6 rule 29)
+    folded: tuple[tuple[str, int], ...] = ()
     blob: str | None = None  # the revision's blob the read was checked against
     credits: tuple[Credit, ...] = ()
     uncertain: tuple[str, ...] = ()

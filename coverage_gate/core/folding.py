@@ -276,6 +276,8 @@ class EvidenceFolder:
         hidden: set[int] = set()
         if content is not None and content.cuts and acc.marks is not None and self.diff is not None:
             hidden = acc.marks.hidden_by_cuts(self.diff.data, content.cuts)
+        if content is not None and content.folded:
+            hidden |= {number for name, number in content.folded if name == path}
         self._see(acc, path, shown, hidden)
         _add_read_range(acc, record)
 
@@ -308,7 +310,8 @@ class EvidenceFolder:
                 continue  # the whole of a file that is empty: no line to add
             acc.lines.add(credit.start, credit.end)
             if acc.marks is not None:
-                acc.marks.see_lines(credit.start, credit.end)
+                folded = {number for name, number in content.folded if name == credit.path}
+                acc.marks.see_lines(credit.start, credit.end, folded)
         for path in content.uncertain:
             acc = self._file(path)
             if acc is not None:

@@ -40,6 +40,7 @@ from coverage_gate.contracts.spans import (
     CONTENT_CUTS,
     CONTENT_DIFF,
     CONTENT_DIFFERENCE,
+    CONTENT_FOLDED,
     CONTENT_LINES,
     CONTENT_MISMATCH,
     CONTENT_UNCERTAIN,
@@ -139,6 +140,7 @@ def _content_attributes(content: ContentSeen) -> dict[str, str | int | None]:
         CONTENT_UNCERTAIN: "\n".join(content.uncertain) or None,
         CONTENT_DIFF: ",".join(f"{start}-{end}" for start, end in content.diff) or None,
         CONTENT_CUTS: ",".join(f"{line}:{kept}" for line, kept in content.cuts) or None,
+        CONTENT_FOLDED: "\n".join(f"{path}\t{line}" for path, line in content.folded) or None,
         CONTENT_MISMATCH: content.mismatch.value if content.mismatch is not None else None,
     }
 
@@ -186,6 +188,12 @@ def _content(attrs: Mapping[str, Any]) -> ContentSeen | None:
         for line, _, kept in (part.partition(":"),)
         if line.isdigit() and kept.isdigit()
     ]
+    folded = [
+        (path, int(line))
+        for part in str(attrs.get(CONTENT_FOLDED, "")).split("\n")
+        for path, _, line in (part.rpartition("\t"),)
+        if path and line.isdigit()
+    ]
     blob = attrs.get(CONTENT_BLOB)
     uncertain = str(attrs.get(CONTENT_UNCERTAIN, ""))
     return ContentSeen(
@@ -197,6 +205,7 @@ def _content(attrs: Mapping[str, Any]) -> ContentSeen | None:
         uncertain=tuple(path for path in uncertain.split("\n") if path),
         diff=tuple(diff),
         cuts=tuple(cuts),
+        folded=tuple(folded),
     )
 
 
