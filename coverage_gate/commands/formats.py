@@ -38,11 +38,31 @@ def _knowledge(knows: FormatKnowledge | None) -> dict[str, object]:
     }
 
 
+def _rules() -> list[str]:
+    """The four rules the evidence holds to (``coverage_gate.core.rules``), wrapped."""
+    import textwrap  # noqa: PLC0415 - start-up
+
+    from coverage_gate.core.rules import EVIDENCE_RULES  # noqa: PLC0415
+
+    out = ["  the evidence rules (every format; docs/concepts/trust-model.md):"]
+    for number, (rule, does) in enumerate(EVIDENCE_RULES, 1):
+        out += textwrap.wrap(
+            f"{number}. {rule} {does}",
+            width=96,
+            initial_indent="    ",
+            subsequent_indent="       ",
+        )
+    return out
+
+
 def _details(name: str, knows: FormatKnowledge | None) -> str:
     from coverage_gate.core.drift import checked_range  # noqa: PLC0415 - start-up
 
     if knows is None:
-        return f"{name}: a document format; it has no stream events of its own\n"
+        return (
+            "\n".join([f"{name}: a document format; it has no stream events of its own", *_rules()])
+            + "\n"
+        )
     out = [
         f"{name} ({knows.client})",
         f"  checked with     {checked_range(knows)}",
@@ -59,6 +79,7 @@ def _details(name: str, knows: FormatKnowledge | None) -> str:
         *(f"    {line}" for line in knows.trust),
         "  anything else in a stream is drift: said, counted, and where the model cannot have",
         "  caused it, claims without evidence are unknown rather than unsupported",
+        *_rules(),
     ]
     return "\n".join(out) + "\n"
 
