@@ -276,6 +276,33 @@ def assert_capture_reproduces_truth(document: EvidenceDocument, truth: dict[str,
     )
 
 
+#: The capture kit's scripts (``tests/integration/realclients``), which build the repositories
+#: the real captures read.
+KIT = TESTS / "integration" / "realclients"
+#: A repository a kit script built: (root, revision, pinned diff, changed list).
+Repo = tuple[Path, str, Path, Path]
+
+
+def kit_repo(folder: Path, script: str = "make_odd_repo.sh", *extra: tuple[str, bytes]) -> Repo:
+    """A repository from the capture kit's ``script``, in ``folder``, with ``extra`` files added
+    to the change (intent-to-add, so that plain ``git diff`` shows them)."""
+    root = folder / "repo"
+    subprocess.run(["bash", str(KIT / script), str(root)], check=True, capture_output=True)
+    for path, data in extra:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(data)
+        subprocess.run(["git", "-C", str(root), "add", "-N", path], check=True)
+    from coverage_gate.edges.content import snapshot_tree  # noqa: PLC0415
+
+    return root, snapshot_tree(root), *pinned_change(root, folder)
+
+
+@pytest.fixture(scope="module")
+def odd_repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    """``make_odd_repo.sh``'s repository, which the presentation captures read, rebuilt."""
+    return kit_repo(tmp_path_factory.mktemp("odd"))
+
+
 def pinned_change(repo: Path, folder: Path) -> tuple[Path, Path]:
     """The working tree's change in ``repo`` as a pipeline pins it: ``git diff`` written to
     ``folder/pr.diff`` and the changed paths to ``folder/changed.txt``; both paths."""

@@ -15,17 +15,14 @@ command prints): it tells nothing of the change apart and credits nothing.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from coverage_gate.edges.content import snapshot_tree
-from tests.conftest import git_in, pinned_change
-from tests.core.test_presentation_captures import DATA, FORMATS, KIT, RELEASES, _recorded
-
-Repo = tuple[Path, str, Path, Path]
+from tests.conftest import Repo, git_in, kit_repo, pinned_change
+from tests.core.test_presentation_captures import DATA, FORMATS, RELEASES, _recorded
 
 # each file's text before the change, and its changed line as the revision has it
 BEFORE = {
@@ -42,8 +39,7 @@ CAT_CAPTURES = [f"{client}-{release}/cat.jsonl" for client in FORMATS for releas
 def folded_repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     """The odd repository with ``BEFORE``'s texts as the files' pre-change (committed) text."""
     work = tmp_path_factory.mktemp("folded")
-    repo = work / "repo"
-    subprocess.run(["bash", str(KIT / "make_odd_repo.sh"), str(repo)], check=True)
+    repo, *_ = kit_repo(work)
     revision = {path: (repo / path).read_bytes() for path in BEFORE}
     for path, (before, _shown) in BEFORE.items():
         (repo / path).write_bytes(before)

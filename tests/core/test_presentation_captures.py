@@ -15,18 +15,15 @@ whole processes.
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from coverage_gate.edges.content import snapshot_tree
-from tests.conftest import enforced_decision, pinned_change, run_cli
+from tests.conftest import enforced_decision, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "presentation"
-KIT = ROOT / "tests" / "integration" / "realclients"
 CAPTURED_ROOT = b"/home/user/repo"
 TRUTH = json.loads((DATA / "truth.json").read_text())["not_received"]
 FORMATS = {
@@ -56,15 +53,6 @@ def _format(capture: str) -> str:
     if capture.endswith(".exec.jsonl"):
         return "codex-exec"
     return FORMATS[capture.split("-", 1)[0]]
-
-
-@pytest.fixture(scope="module")
-def odd_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, Path, Path]:
-    """The repository the captures read, rebuilt: (root, revision, pinned diff, changed list)."""
-    work = tmp_path_factory.mktemp("odd")
-    repo = work / "repo"
-    subprocess.run(["bash", str(KIT / "make_odd_repo.sh"), str(repo)], check=True)
-    return repo, snapshot_tree(repo), *pinned_change(repo, work)
 
 
 def test_the_truth_covers_every_capture() -> None:

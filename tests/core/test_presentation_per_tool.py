@@ -18,31 +18,23 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from coverage_gate.edges.content import snapshot_tree
-from tests.conftest import CHANGED_FILES, DATA, REPO_ROOT, enforced_decision, pinned_change, run_cli
+from tests.conftest import (
+    CHANGED_FILES,
+    DATA,
+    REPO_ROOT,
+    Repo,
+    enforced_decision,
+    kit_repo,
+    run_cli,
+)
 
-KIT = Path(__file__).resolve().parents[1] / "integration" / "realclients"
 ODD = DATA / "presentation"  # captures made at the same root as REPO_ROOT
-Repo = tuple[Path, str, Path, Path]
-
-
-def _built(folder: Path, script: str, *extra: tuple[str, bytes]) -> Repo:
-    """A repository from the capture kit's ``script``, with ``extra`` files added to the change
-    (intent-to-add, so that plain ``git diff`` shows them): (root, revision, diff, changed)."""
-    root = folder / "repo"
-    subprocess.run(["bash", str(KIT / script), str(root)], check=True, capture_output=True)
-    for path, data in extra:
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_bytes(data)
-        subprocess.run(["git", "-C", str(root), "add", "-N", path], check=True)
-    return root, snapshot_tree(root), *pinned_change(root, folder)
 
 
 # A TSV whose first column is a row number, and a prompt file that ends with a
@@ -69,7 +61,7 @@ PROMPT_TEXT = (
 @pytest.fixture(scope="module")
 def plain_repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     """``make_repo.sh``'s repository, which the captures under ``tests/data/<client>`` read."""
-    return _built(tmp_path_factory.mktemp("per-tool-plain"), "make_repo.sh")
+    return kit_repo(tmp_path_factory.mktemp("per-tool-plain"), "make_repo.sh")
 
 
 SHOWN_FILES = {"tsv": (TSV, TSV_TEXT), "prompt": (PROMPT, PROMPT_TEXT)}
@@ -79,17 +71,11 @@ SHOWN_FILES = {"tsv": (TSV, TSV_TEXT), "prompt": (PROMPT, PROMPT_TEXT)}
 def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Repo]:
     """``make_repo.sh``'s repository with one of ``SHOWN_FILES`` added to the change, each."""
     return {
-        shown: _built(
+        shown: kit_repo(
             tmp_path_factory.mktemp(f"per-tool-{shown}"), "make_repo.sh", (path, text.encode())
         )
         for shown, (path, text) in SHOWN_FILES.items()
     }
-
-
-@pytest.fixture(scope="module")
-def odd_repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
-    """``make_odd_repo.sh``'s repository, which the presentation captures read."""
-    return _built(tmp_path_factory.mktemp("per-tool-odd"), "make_odd_repo.sh")
 
 
 def _decided(

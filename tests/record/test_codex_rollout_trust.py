@@ -20,35 +20,21 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from coverage_gate.edges.content import snapshot_tree
 from coverage_gate.record.codex_story import exec_story, rollout_story, story_differs
-from tests.conftest import enforced_decision, pinned_change, run_cli
+from tests.conftest import Repo, enforced_decision, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 PRESENTATION = DATA / "presentation"
-KIT = ROOT / "tests" / "integration" / "realclients"
 CAPTURED_ROOT = b"/home/user/repo"
 RELEASES = ("newest", "older")
 WAYS = ("cat", "diff")
-
-Repo = tuple[Path, str, Path, Path]
-
-
-@pytest.fixture(scope="module")
-def odd_repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
-    """The repository the captures read, rebuilt: (root, revision, pinned diff, changed list)."""
-    work = tmp_path_factory.mktemp("odd-codex")
-    repo = work / "repo"
-    subprocess.run(["bash", str(KIT / "make_odd_repo.sh"), str(repo)], check=True)
-    return repo, snapshot_tree(repo), *pinned_change(repo, work)
 
 
 def _pairs() -> list[tuple[Path, Path]]:
