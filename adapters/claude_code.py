@@ -109,6 +109,7 @@ from coverage_gate.core.events import (
     FormatKnowledge,
     IgnoredAction,
     Malformed,
+    ModelText,
     Returned,
     ToolEnd,
     ToolStart,
@@ -341,6 +342,9 @@ SPEC: Final[Spec] = {
                 "tool_use_id": None,
                 "is_error": None,
                 "content": Items({"text": None}),
+                # the model's own text (an assistant line's text and thinking blocks)
+                "text": None,
+                "thinking": None,
             }
         ),
     },
@@ -548,6 +552,7 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
         if message is None:
             return events
         cwd = get_str(line, "cwd") or self._cwd
+        events.extend(_model_text(blocks, lineno))
         uses = [block for block in blocks if block.get("type") == "tool_use"]
         for block in uses:
             call_id, tool = get_str(block, "id"), get_str(block, "name")
@@ -782,3 +787,15 @@ ADAPTER: Final = ClaudeCodeAdapter(
     looks_like=_looks_like,
     knows=KNOWS,
 )
+
+
+def _model_text(blocks: list[JsonObject], lineno: int) -> list[Event]:
+    """The model's own text in an assistant line: its text and thinking blocks (never
+    evidence, DESIGN §6 rule 29)."""
+    found: list[Event] = []
+    for block in blocks:
+        kind = block.get("type")
+        text = block.get("text") if kind == "text" else block.get("thinking")
+        if kind in ("text", "thinking") and isinstance(text, str) and text:
+            found.append(ModelText(line=lineno, text=text))
+    return found

@@ -87,6 +87,7 @@ from coverage_gate.core.events import (
     FormatKnowledge,
     IgnoredAction,
     Malformed,
+    ModelText,
     ReadAction,
     Returned,
     Shown,
@@ -144,10 +145,11 @@ START: Final = "tool.execution_start"
 COMPLETE: Final = "tool.execution_complete"
 
 _HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"([A-Za-z_.]+)"')
-# Lines known from their first bytes to carry no tool events (model output, progress, chatter).
+# Lines known from their first bytes to carry no tool events (progress, chatter, the deltas of
+# model text whose whole message a later line holds).
 _SKIP_HEAD = re.compile(
-    rb'\s*\{\s*"type"\s*:\s*"(?:assistant\.(?:message|message_delta|message_start|tool_call_delta'
-    rb"|reasoning|reasoning_delta|streaming_delta|usage|intent)|tool\.(?:execution_partial_result"
+    rb'\s*\{\s*"type"\s*:\s*"(?:assistant\.(?:message_delta|message_start|tool_call_delta'
+    rb"|reasoning_delta|streaming_delta|usage|intent)|tool\.(?:execution_partial_result"
     rb'|shell_output|execution_progress)|session\.background_tasks_changed|user\.message)"'
 )
 _SNIFF_HEAD = re.compile(
@@ -160,6 +162,8 @@ _EVENT_PREFIXES = ("session.", "assistant.", "tool.", "user.", "model.", "subage
 SUBAGENT_SELECTED: Final = "subagent.selected"  # lists the tools the sub-agent has
 RESULT: Final = "result"
 TURN_START: Final = "assistant.turn_start"
+# the lines of the model's own text (never evidence, DESIGN §6 rule 29)
+_MODEL_TEXT: Final = frozenset({"assistant.message", "assistant.reasoning"})
 # The event types Copilot CLI writes (those in the real captures, and its other session events)
 EVENTS: Final = frozenset(
     {
@@ -272,6 +276,8 @@ SPEC: Final[Spec] = {
             "view_range[1]": None,
         },
         "success": None,
+        # the model's own text: an assistant.message's or assistant.reasoning's
+        "content": None,
         "shellExecution": {"exitCode": None},
         "result": {"content": None},
         "toolTelemetry": {
@@ -483,6 +489,10 @@ class CopilotDecoder(JsonLinesDecoder):
             return self._mark_complete(lineno)
         if kind == TURN_START:
             return self._mark_reopened(lineno)
+        if kind in _MODEL_TEXT:
+            data = get_obj(obj, "data")
+            text = get_str(data, "content") if data is not None else None
+            return [ModelText(line=lineno, text=text)] if text else []
         if kind == SUBAGENT_SELECTED:
             return _unlisted(obj, lineno)
         if kind in EVENTS:

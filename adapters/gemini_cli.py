@@ -95,6 +95,7 @@ from coverage_gate.core.events import (
     FormatKnowledge,
     IgnoredAction,
     Malformed,
+    ModelText,
     ReadAction,
     Shown,
     ToolEnd,
@@ -236,8 +237,12 @@ SPEC: Final[Spec] = {
     "status": None,
     "output": None,
     "error": {"type": None},
+    # a message line: the model's own text when its role is the assistant's
+    "role": None,
+    "content": None,
 }
-_SKIP_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"message"')
+#: Characters of one message of the model's kept as its own text.
+MAX_MESSAGE_CHARS: Final = 1 << 16
 _TYPE_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"([A-Za-z_-]+)"')
 _ID = re.compile(rb'"tool_id"\s*:\s*"([^"\\]{1,256})"')
 _ID_KEY = re.compile(rb'"tool_id"\s*:')
@@ -355,11 +360,12 @@ class GeminiCliDecoder(JsonLinesDecoder):
     """Per-stream state: completion, and which calls are ``read_many_files`` calls."""
 
     spec = SPEC
-    skip_head = _SKIP_HEAD
-    skip_prefixes: tuple[bytes, ...] = (b'{"type":"message"',)
 
     def __init__(self) -> None:
         super().__init__()
+        # the model's message so far: its deltas, one after the other, until another line
+        self._message: list[str] = []
+        self._message_chars = 0
         self._many: set[str] = set()
         # shell calls, whose output is the text the model received (credited by content)
         self._shell: set[str] = set()
@@ -370,6 +376,34 @@ class GeminiCliDecoder(JsonLinesDecoder):
         }
 
     def _decoded(
+        self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
+    ) -> Sequence[Event]:
+        if not isinstance(obj, Malformed) and obj.get("type") == "message":
+            content = obj.get("content")
+            if obj.get("role") == "assistant" and isinstance(content, str):
+                self._say(content)
+            return []
+        said = self._said(lineno)
+        found = self._line(obj, seen, lineno, whole=whole)
+        return [*said, *found] if said else found
+
+    def _say(self, text: str) -> None:
+        """A delta of the model's message, kept (bounded) until the message ends."""
+        if self._message_chars < MAX_MESSAGE_CHARS:
+            self._message.append(text)
+            self._message_chars += len(text)
+
+    def _said(self, lineno: int) -> list[Event]:
+        """The model's message that the line at ``lineno`` ends, whole: its own text (never
+        evidence, DESIGN §6 rule 29)."""
+        if not self._message:
+            return []
+        text = "".join(self._message)
+        self._message.clear()
+        self._message_chars = 0
+        return [ModelText(line=lineno, text=text)]
+
+    def _line(
         self, obj: JsonObject | Malformed, seen: bytes, lineno: int, *, whole: bool
     ) -> Sequence[Event]:
         if isinstance(obj, Malformed):

@@ -86,6 +86,7 @@ from coverage_gate.core.events import (
     FormatKnowledge,
     IgnoredAction,
     Malformed,
+    ModelText,
     ReadAction,
     Returned,
     Shown,
@@ -173,7 +174,6 @@ NOT_READ_TOOLS: Final[dict[str, str]] = {
     "plan_exit": "switches the agent's mode",
 }
 _HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"([a-z_]+)"')
-_SKIP_HEAD = re.compile(rb'\s*\{\s*"type"\s*:\s*"(?:text|reasoning)"')
 _SNIFF_HEAD = re.compile(
     rb'\s*\{\s*"type"\s*:\s*"(?:step_start|step_finish|tool_use|text|reasoning|error)"\s*,'
     rb'\s*"timestamp"\s*:\s*\d+\s*,\s*"sessionID"\s*:'
@@ -191,6 +191,7 @@ SPEC: Final[Spec] = {
         "tool": None,
         "callID": None,
         "reason": None,
+        "text": None,  # the model's own text: a text or reasoning part's
         "state": {
             "status": None,
             "output": None,
@@ -322,7 +323,6 @@ class OpenCodeDecoder(JsonLinesDecoder):
     """Per-stream state: completion, and what each finished call id reported."""
 
     spec = SPEC
-    skip_head = _SKIP_HEAD
 
     def __init__(self) -> None:
         super().__init__()
@@ -345,6 +345,10 @@ class OpenCodeDecoder(JsonLinesDecoder):
             return self._step_finish(obj, lineno)
         if kind == "step_start":
             return self._mark_reopened(lineno)
+        if kind in ("text", "reasoning"):
+            part = get_obj(obj, "part")
+            text = get_str(part, "text") if part is not None else None
+            return [ModelText(line=lineno, text=text)] if text else []
         if kind in _KINDS:
             return []
         # a type OpenCode does not write: counted, and drift (a renamed tool_use hides calls)

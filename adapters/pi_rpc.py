@@ -75,6 +75,7 @@ from coverage_gate.core.events import (
     IgnoredAction,
     LineClass,
     Malformed,
+    ModelText,
     ReadAction,
     Returned,
     Shown,
@@ -156,6 +157,8 @@ SPEC: Spec = {
     "toolName": None,
     "isError": None,
     "args": {"path": None, "offset": None, "limit": None, "command": None},
+    # an assistant message_end: the model's own text
+    "message": {"role": None, "content": Items({"type": None, "text": None, "thinking": None})},
     "result": {
         "isError": None,
         "content": Items({"text": None}, first=1),
@@ -410,9 +413,21 @@ def _prefixes(kinds: frozenset[str], first: str) -> tuple[bytes, ...]:
 _TOOL_PREFIXES = _prefixes(_TOOL_EVENTS, first="tool_execution_end")
 
 
+# An assistant's message_end holds the model's own text (DESIGN §6 rule 29); pi writes the role
+# first, so any other message_end (a tool result's, the prompt's) is told by its first bytes.
+_MESSAGE_END: Final = "message_end"
+_OTHER_MESSAGE_ENDS = tuple(
+    f'{{"type"{sep}"{_MESSAGE_END}"{comma}"message"{sep}{{"role"{sep}"{role}"'.encode()
+    for role in ("toolResult", "user")
+    for sep, comma in ((":", ","), (": ", ", "))
+)
+
+
 class PiRpcDecoder:
     # message_update: most lines of a stream (each streamed token repeats the message so far)
-    skip_prefixes = _prefixes(_KNOWN_SKIPPED, first="message_update")
+    skip_prefixes = (
+        _prefixes(_KNOWN_SKIPPED - {_MESSAGE_END}, first="message_update") + _OTHER_MESSAGE_ENDS
+    )
 
     def __init__(self) -> None:
         self._done = False
@@ -424,7 +439,7 @@ class PiRpcDecoder:
         if match is None:
             return LineClass.PARSE if head.strip() else LineClass.SKIP
         kind = match.group(1).decode("ascii")
-        if kind in _TOOL_EVENTS:
+        if kind in _TOOL_EVENTS or kind == _MESSAGE_END:
             return LineClass.PARSE
         if kind in _KNOWN_SKIPPED:
             return LineClass.SKIP
@@ -470,6 +485,8 @@ class PiRpcDecoder:
             return self._start(obj, lineno)
         if kind == "tool_execution_end":
             return self._end(obj, lineno)
+        if kind == _MESSAGE_END:
+            return _model_text(obj, lineno)
         return self._by_type(kind, lineno, intact=True)
 
     def _ids(self, obj: JsonObject, lineno: int) -> tuple[str, str] | list[Event]:
@@ -722,3 +739,21 @@ class PiRpcAdapter:
 
 
 ADAPTER = PiRpcAdapter()
+
+
+def _model_text(obj: JsonObject, lineno: int) -> list[Event]:
+    """The model's own text in an assistant's message_end: its text and thinking blocks (never
+    evidence, DESIGN §6 rule 29); any other message is not the model's."""
+    message = obj.get("message")
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return []
+    content = message.get("content")
+    found: list[Event] = []
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        text = block.get("text") if kind == "text" else block.get("thinking")
+        if kind in ("text", "thinking") and isinstance(text, str) and text:
+            found.append(ModelText(line=lineno, text=text))
+    return found

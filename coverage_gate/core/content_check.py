@@ -147,6 +147,17 @@ class CallChecker:
         # the revision has (made when a text first credits the file)
         self._only_lines: dict[str, tuple[set[str], set[str]]] = {}
 
+    def said(self, text: str) -> None:
+        """The model's own text outside a call (a message): never evidence, as a call's
+        arguments are not (DESIGN §6 rule 29)."""
+        self._take_own(text[:MAX_SAID_CHARS])
+
+    def _take_own(self, said: str) -> None:
+        own, keys = own_and_piece_keys(self._presentation, said)
+        if len(self._own) < MAX_OWN_LINES:
+            self._own |= own
+        self._pieces.add(keys)
+
     def start(self, event: ToolStart) -> ToolStart:
         """Remember what the call asked for and said, and which file a write names; pass the
         start on without its words."""
@@ -158,10 +169,7 @@ class CallChecker:
             said = event.said[:MAX_SAID_CHARS] if event.said else None
             self._open[event.call_id] = (event.action, said, event.tool)
             if said:
-                own, keys = own_and_piece_keys(self._presentation, said)
-                if len(self._own) < MAX_OWN_LINES:
-                    self._own |= own
-                self._pieces.add(keys)
+                self._take_own(said)
         if event.said is None:
             return event
         action = event.action

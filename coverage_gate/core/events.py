@@ -256,6 +256,16 @@ class ToolStart(msgspec.Struct, frozen=True, kw_only=True):
     said: str | None = None
 
 
+class ModelText(msgspec.Struct, frozen=True, kw_only=True):
+    """Text the model wrote outside any call's arguments: a message, its reasoning where the
+    stream carries it. Like a call's arguments, never evidence: a line of it, or one made of a
+    few pieces of it, credits nothing (DESIGN §6 rule 29). The content checks take it in; it
+    is no event of a call."""
+
+    line: int
+    text: str
+
+
 class ToolEnd(msgspec.Struct, frozen=True, kw_only=True):
     call_id: str
     tool: str | None  # ``None``: the end does not name its tool (the start's is the call's)
@@ -388,6 +398,7 @@ class StreamCommit(msgspec.Struct, frozen=True, kw_only=True):
 Event = (
     ToolStart
     | ToolEnd
+    | ModelText
     | StreamComplete
     | StreamReopened
     | WorkingDirectory

@@ -22,13 +22,14 @@ from msgspec.structs import replace
 from coverage_gate.contracts.enums import Capability, DriftKind
 from coverage_gate.contracts.evidence_doc import Bounds, Checkout, EvidenceDocument, contract
 from coverage_gate.core.calls import CallRecord, StreamSummary, resolve_shown
-from coverage_gate.core.content_check import CallChecker
+from coverage_gate.core.content_check import MAX_SAID_CHARS, CallChecker
 from coverage_gate.core.depth import ContentSource
 from coverage_gate.core.diffmap import DiffIndex
 from coverage_gate.core.events import (
     Adapter,
     Event,
     FormatKnowledge,
+    ModelText,
     ReadAction,
     ToolEnd,
     ToolStart,
@@ -63,6 +64,8 @@ __all__ = [
 #: What a stream is read in: 1 MiB recorded the 200 MB benchmark streams 3-4% faster than 4 MiB,
 #: and no slower than 256 KiB to 2 MiB (whole processes, interleaved runs).
 CHUNK_BYTES = 1 << 20
+#: The model's messages kept from before its first call, until the content checks start.
+MAX_SAID_BEFORE = 64
 TRACER_NAME = "coverage_gate.record"
 
 
@@ -187,10 +190,26 @@ class Recorder:
         self.records: list[CallRecord] = []  # every call, once finished
         self._scanner = LineScanner(self._decoder, self._sink, settings.max_line_bytes)
         self._checker: CallChecker | None = None
+        self._said_before: list[str] = []  # the model's text before its first call
 
     def _sink(self, events: Sequence[Event]) -> None:
         if events:
-            self._pairer.feed([self._checked(event) for event in events])
+            self._pairer.feed(
+                [self._checked(event) for event in events if not self._said(event)]
+            )
+
+    def _said(self, event: Event) -> bool:
+        """Whether ``event`` is the model's own text, which the content checks take in (it is
+        no event of a call)."""
+        if not isinstance(event, ModelText):
+            return False
+        if self._checker is not None:
+            self._checker.said(event.text)
+        elif len(self._said_before) < MAX_SAID_BEFORE:
+            # before the first call: kept until the checker is made, with the root the stream
+            # tells by its first call
+            self._said_before.append(event.text[:MAX_SAID_CHARS])
+        return True
 
     def _checked(self, event: Event) -> Event:
         """A start or end as the content checks pass it on
@@ -231,6 +250,9 @@ class Recorder:
                 place=place,
                 presentation=knows.presentation if knows is not None else BASELINE,
             )
+            for text in self._said_before:
+                self._checker.said(text)
+            self._said_before.clear()
         return self._checker
 
     def _watch(self, records: list[CallRecord], root: str | None) -> None:

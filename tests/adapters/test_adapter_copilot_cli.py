@@ -377,11 +377,16 @@ def test_a_broken_line_that_names_no_call_affects_no_call(bad: str) -> None:
     assert doc.counters.malformed_lines == 1
 
 
-def test_progress_and_model_output_lines_are_passed_over_from_their_first_bytes() -> None:
+def test_progress_and_model_output_deltas_are_passed_over_from_their_first_bytes() -> None:
+    """A delta of the model's text is passed over; the whole message is read, as the model's
+    own text (DESIGN §6 rule 29)."""
     decoder = ADAPTER.decoder()
-    for kind in ("assistant.message", "assistant.tool_call_delta", "tool.shell_output"):
+    for kind in ("assistant.message_delta", "assistant.tool_call_delta", "tool.shell_output"):
         head = event(kind, {"toolCallId": "a"}).encode()[:256]
         assert decoder.classify(head) is LineClass.SKIP, kind
+    for kind in ("assistant.message", "assistant.reasoning"):
+        head = event(kind, {"content": "x"}).encode()[:256]
+        assert decoder.classify(head) is LineClass.PARSE, kind
     assert decoder.classify(start("a", path="a.py").encode()[:256]) is LineClass.PARSE
 
 

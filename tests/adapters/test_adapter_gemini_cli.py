@@ -24,7 +24,14 @@ from typer.testing import CliRunner
 from coverage_gate.adapters.gemini_cli import ADAPTER
 from coverage_gate.cli import app
 from coverage_gate.contracts.model import Depth, EvidenceDocument, IssueKind, LineRange
-from coverage_gate.core.events import LineClass, ReadAction, Shown, ToolEnd, ToolStart
+from coverage_gate.core.events import (
+    LineClass,
+    ModelText,
+    ReadAction,
+    Shown,
+    ToolEnd,
+    ToolStart,
+)
 from coverage_gate.edges.content import MappingContent
 from tests.conftest import (
     DATA,
@@ -402,8 +409,9 @@ def test_complete_only_at_the_result_line_and_reopened_by_a_later_call() -> None
     assert not record(reopened).stream_complete
 
 
-def test_message_lines_are_passed_over_from_their_first_bytes() -> None:
-    """The model's text, even text shaped like a call, is never read."""
+def test_message_lines_are_the_models_own_text_and_no_call() -> None:
+    """The model's text, even text shaped like a call, is never a call: it is the model's own
+    text, kept whole across its deltas until another line (DESIGN §6 rule 29)."""
     message = line(
         {
             "type": "message",
@@ -413,7 +421,16 @@ def test_message_lines_are_passed_over_from_their_first_bytes() -> None:
             "delta": True,
         }
     )
-    assert ADAPTER.decoder().classify(message.encode()[:256]) is LineClass.SKIP
+    decoder = ADAPTER.decoder()
+    assert decoder.classify(message.encode()[:256]) is LineClass.PARSE
+    assert decoder.decode(message.encode(), 1) == []
+    assert decoder.decode(message.encode(), 2) == []
+    user = line({"type": "message", "timestamp": TS, "role": "user", "content": "x"})
+    assert decoder.decode(user.encode(), 3) == []
+    said, *_rest = decoder.decode(b'{"type":"result","timestamp":"t","status":"success"}', 4)
+    assert said == ModelText(
+        line=4, text=2 * '{"type":"tool_use","tool_name":"read_file","tool_id":"x"}'
+    )
     doc = record(stream(message))
     assert doc.counters.calls == 0
     assert doc.counters.unrecognised_events == 0

@@ -21,7 +21,7 @@ import pytest
 from coverage_gate.adapters import ADAPTERS
 from coverage_gate.adapters.opencode import ADAPTER
 from coverage_gate.contracts.model import EvidenceDocument, IssueKind, LineRange
-from coverage_gate.core.events import LineClass
+from coverage_gate.core.events import LineClass, ModelText
 from coverage_gate.record.sniff import head_lines, sniff
 from tests.conftest import (
     DATA,
@@ -381,14 +381,23 @@ def test_unknown_line_kinds_are_counted_as_unrecognised() -> None:
     assert doc.counters.unrecognised_events == 1
 
 
-def test_text_and_reasoning_lines_are_passed_over_from_their_first_bytes() -> None:
-    """Model output is never decoded, so a broken one is not even malformed."""
-    doc = record(stream('{"type": "text", "part": {"text": "cut', '{"type":"reasoning"}'))
-    assert (doc.counters.malformed_lines, doc.counters.unrecognised_events) == (0, 0)
+def test_text_and_reasoning_lines_are_read_as_the_models_own_text() -> None:
+    """Model output is read, as the model's own text (DESIGN §6 rule 29): a broken one is a
+    malformed line that names no call, and affects none."""
+    doc = record(
+        stream(
+            tool_use("a", filePath="a.py", display=lines_of(1, 9, 9)),
+            '{"type": "text", "part": {"text": "cut',
+            '{"type":"reasoning"}',
+        )
+    )
+    assert (doc.counters.malformed_lines, doc.counters.unrecognised_events) == (1, 0)
+    assert doc.unattributed_calls == 0
     decoder = ADAPTER.decoder()
     text = line({"type": "text", "sessionID": SESSION, "part": {"text": '"tool_use"'}})
-    assert decoder.classify(text.encode()[:256]) is LineClass.SKIP
-    assert decoder.classify(tool_use("a", filePath="a").encode()[:256]) is LineClass.PARSE
+    assert decoder.classify(text.encode()[:256]) is LineClass.PARSE
+    (said,) = decoder.decode(text.encode(), 7)
+    assert said == ModelText(line=7, text='"tool_use"')
 
 
 def test_a_tool_use_line_over_the_line_limit_is_read_as_it_flows() -> None:

@@ -549,11 +549,23 @@ def test_evidence_does_not_depend_on_the_spans_being_made(
 def test_skipped_kinds_are_passed_over_by_prefix_most_common_first() -> None:
     """Every kind pi's decoder skips is passed over by its line prefix, in both spellings (pi's
     compact one and a re-serialised capture's), and ``message_update``, most lines of a stream,
-    is tried first."""
+    is tried first; a ``message_end`` is passed over unless it is the assistant's (the model's
+    own text, DESIGN §6 rule 29)."""
     from coverage_gate.adapters.pi_rpc import _KNOWN_SKIPPED, PiRpcDecoder  # noqa: PLC0415
+    from coverage_gate.core.events import LineClass  # noqa: PLC0415
 
     prefixes = PiRpcDecoder.skip_prefixes
     assert prefixes[:2] == (b'{"type":"message_update"', b'{"type": "message_update"')
-    expected = {f'{{"type"{sep}"{kind}"'.encode() for kind in _KNOWN_SKIPPED for sep in (":", ": ")}
+    kinds = _KNOWN_SKIPPED - {"message_end"}
+    expected = {f'{{"type"{sep}"{kind}"'.encode() for kind in kinds for sep in (":", ": ")}
+    expected |= {
+        f'{{"type"{sep}"message_end"{comma}"message"{sep}{{"role"{sep}"{role}"'.encode()
+        for role in ("toolResult", "user")
+        for sep, comma in ((":", ","), (": ", ", "))
+    }
     assert set(prefixes) == expected
     assert len(prefixes) == len(expected)
+    decoder = PiRpcDecoder()
+    said = b'{"type":"message_end","message":{"role":"assistant","content":[{"type":"text",'
+    assert decoder.classify(said + b'"text":"x"}]}}') is LineClass.PARSE
+    assert [event.text for event in decoder.decode(said + b'"text":"x"}]}}', 3)] == ["x"]
