@@ -76,6 +76,7 @@ from coverage_gate.core.events import (
     IgnoredAction,
     LineClass,
     Malformed,
+    ModelText,
     Returned,
     StreamCommit,
     ToolEnd,
@@ -138,7 +139,6 @@ _ROLLOUT_SKIP = frozenset(
     {
         (b"world_state", None),
         (b"token_usage_record", None),
-        (b"response_item", b"message"),
         (b"response_item", b"reasoning"),
         (b"event_msg", b"token_count"),
         (b"event_msg", b"agent_message"),
@@ -158,6 +158,9 @@ ROLLOUT_SPEC: Final[Spec] = {
         "cwd": None,
         "cli_version": None,
         "git": {"commit_hash": None},
+        # a message: the model's own text when its role is the assistant's
+        "role": None,
+        "content": Items({"type": None, "text": None}),
         "input": None,  # a custom tool's input (``apply_patch``'s patch): kept bounded
         "output": {"success": None},  # a command's output is text: kept bounded, its head is read
         "item": {
@@ -244,9 +247,11 @@ class CodexRolloutDecoder(JsonLinesDecoder):
     ) -> Sequence[Event]:
         """A line's events, after every held command record: a record is passed on once its
         output is read, or as it is before any other line's events (so the order of events is
-        the order of the lines)."""
+        the order of the lines). The model's own text holds no record back."""
         self._last_line = lineno
         events = self._line_events(obj, seen, lineno)
+        if events and all(isinstance(event, ModelText) for event in events):
+            return [*events, *self._release(everything=False)]
         if events:
             return [*self._release(everything=True), *events]
         return self._release(everything=False)
@@ -355,6 +360,8 @@ class CodexRolloutDecoder(JsonLinesDecoder):
             return [drift, Unreadable(line=lineno, detail=detail, starts=ids, ends=ids)]
         if kind not in RESPONSE_ITEMS:
             return [Unrecognised(line=lineno), unknown_event(f"response_item/{kind}", lineno)]
+        if kind == "message" and payload.get("role") == "assistant":
+            return _model_text(payload, lineno)
         return []
 
     def _call_start(self, payload: JsonObject, lineno: int) -> list[Event]:
@@ -667,3 +674,13 @@ ROLLOUT_ADAPTER: Final = JsonLinesAdapter(
     looks_like=_looks_like_rollout,
     knows=ROLLOUT_KNOWS,
 )
+
+
+def _model_text(payload: JsonObject, lineno: int) -> list[Event]:
+    """The model's own text in an assistant message (never evidence, DESIGN §6 rule 29)."""
+    content = payload.get("content")
+    return [
+        ModelText(line=lineno, text=text)
+        for item in (content if isinstance(content, list) else ())
+        if isinstance(item, dict) and isinstance(text := item.get("text"), str) and text
+    ]

@@ -19,6 +19,7 @@ from coverage_gate.core.events import (
     EMPTY_SHOWN,
     UNKNOWN_SHOWN,
     LineClass,
+    ModelText,
     ReadAction,
     Shown,
     ToolStart,
@@ -548,12 +549,20 @@ def test_command_record_of_several_megabytes_is_decoded() -> None:
     assert reads(doc) == {"big.log": (1, 0)}
 
 
-def test_model_text_and_token_lines_are_passed_over_from_their_head() -> None:
+def test_token_lines_are_passed_over_and_messages_read_as_the_models_own_text() -> None:
+    """An assistant message is the model's own text (DESIGN §6 rule 29); its streamed copy
+    (``agent_message``) and token counts are passed over from their head."""
     decoder = ROLLOUT_ADAPTER.decoder()
-    message = envelope("response_item", {"type": "message", "role": "assistant", "content": []})
+    content = [{"type": "output_text", "text": "x = 1"}]
+    message = envelope(
+        "response_item", {"type": "message", "role": "assistant", "content": content}
+    )
     tokens = envelope("event_msg", {"type": "token_count", "info": None})
-    assert decoder.classify(message.encode()[:256]) is LineClass.SKIP
+    copy = envelope("event_msg", {"type": "agent_message", "message": "x = 1"})
+    assert decoder.classify(message.encode()[:256]) is LineClass.PARSE
+    assert decoder.decode(message.encode(), 4) == [ModelText(line=4, text="x = 1")]
     assert decoder.classify(tokens.encode()[:256]) is LineClass.SKIP
+    assert decoder.classify(copy.encode()[:256]) is LineClass.SKIP
     assert decoder.classify(call("c1").encode()[:256]) is LineClass.PARSE
 
 

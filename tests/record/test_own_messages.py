@@ -22,6 +22,7 @@ from tests.core.test_presentation_captures import (
     DATA,
     FORMATS,
     RELEASES,
+    _format,
     _recorded,
 )
 from tests.record.test_older_any_tool import STRINGS, _credited, _shown
@@ -54,10 +55,13 @@ def test_an_honest_cat_after_a_message_quoting_a_line_still_credits(fmt: str) ->
     assert _credited(_said(data, f"I will check `{quoted}` first."), fmt) >= 1
 
 
-# The same over the presentation captures of all six clients at both releases (their first
-# message is "Let me read the change."): unicode.md's ``cat`` made a command that prints the
-# session log back, printing the file as the capture's ``cat`` did.
-CAT_CAPTURES = [f"{client}-{release}/cat.jsonl" for client in FORMATS for release in RELEASES]
+# The same over the presentation captures of all six clients and Codex's rollout at both releases
+# (their first message is "Let me read the change."): unicode.md's ``cat`` made a command that
+# prints the session log back, printing the file as the capture's ``cat`` did.
+CAT_CAPTURES = [
+    *(f"{client}-{release}/cat.jsonl" for client in FORMATS for release in RELEASES),
+    *(f"codex-{release}/cat.rollout.jsonl" for release in RELEASES),
+]
 
 
 @pytest.mark.parametrize("said", [False, True], ids=["no message", "the file in a message"])
@@ -67,11 +71,14 @@ def test_every_clients_messages_are_its_own_text(
 ) -> None:
     repo, _revision, _diff, _changed = odd_repo
     data = (DATA / capture).read_bytes()
+    # Codex parses the command it ran; a grep of a log is a command of no kind it knows
+    read = b'{"type":"read","cmd":"cat unicode.md","name":"unicode.md","path":"unicode.md"}'
+    data = data.replace(read, b'{"type":"unknown","cmd":"cat unicode.md"}')
     data = data.replace(b"cat unicode.md", json.dumps(LOG_COMMAND)[1:-1].encode())
     if said:
         text = (repo / "unicode.md").read_text()
         message = json.dumps(f"From memory, unicode.md:\n{text}")[1:-1].encode()
         assert data.count(b"Let me read the change.") >= 1
         data = data.replace(b"Let me read the change.", message)
-    _document, statuses = _recorded(data, FORMATS[capture.split("-", 1)[0]], odd_repo, tmp_path)
+    _document, statuses = _recorded(data, _format(capture), odd_repo, tmp_path)
     assert statuses["unicode.md"] == ("unsupported" if said else "verified")
