@@ -31,7 +31,7 @@ EVIDENCE_RULES: Final = (
         "A cut line proves only what it kept, a change of white space or a CR only counts where "
         "the text holds the line as it is, text that matches the file before its change as well "
         "as the revision credits nothing, and a line made of a few pieces of the model's own "
-        "call arguments is not evidence.",
+        "text (its call arguments and its messages) is not evidence.",
     ),
     (
         "Identical content and short files are honest.",
