@@ -1,7 +1,8 @@
 """What the JSON-lines formats share: reading a line into an object, following whether the stream
-is complete, declaring a format and telling it by its first lines, and recovering the one call id
-an unreadable line names. Each format's own rules (which kinds of line count, what a call is,
-which lines complete the stream, how an unreadable line is judged) stay in its module.
+is complete, declaring a format and telling it by its first lines, recovering the one call id
+an unreadable line names, and the model's own text in a message's content blocks. Each format's
+own rules (which kinds of line count, what a call is, which lines complete the stream, how an
+unreadable line is judged) stay in its module.
 
 Everything here is pure: no I/O.
 """
@@ -20,6 +21,7 @@ from coverage_gate.core.events import (
     FormatKnowledge,
     LineClass,
     Malformed,
+    ModelText,
     StreamComplete,
     StreamReopened,
 )
@@ -27,7 +29,14 @@ from coverage_gate.core.events import (
 from ._json import JsonObject, is_blank, load_object
 from ._stream import ObjectLineReader, Spec, load_line
 
-__all__ = ["D", "JsonLinesAdapter", "JsonLinesDecoder", "single_id", "sniff_lines"]
+__all__ = [
+    "D",
+    "JsonLinesAdapter",
+    "JsonLinesDecoder",
+    "model_text_blocks",
+    "single_id",
+    "sniff_lines",
+]
 
 
 class JsonLinesDecoder(ABC):
@@ -138,3 +147,18 @@ def single_id(seen: bytes, pattern: re.Pattern[bytes]) -> str | None:
         return None
     call_id: str = found[0].decode("utf-8", "replace")
     return None if "\ufffd" in call_id else call_id
+
+
+def model_text_blocks(content: object, lineno: int) -> list[Event]:
+    """The model's own text in a message's content blocks (Anthropic's shape, which Claude Code,
+    Qwen Code and pi write): each ``text`` block's text and ``thinking`` block's thinking, never
+    evidence (DESIGN §6 rule 29)."""
+    found: list[Event] = []
+    for block in content if isinstance(content, list) else ():
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        text = block.get("text") if kind == "text" else block.get("thinking")
+        if kind in ("text", "thinking") and isinstance(text, str) and text:
+            found.append(ModelText(line=lineno, text=text))
+    return found

@@ -109,7 +109,6 @@ from coverage_gate.core.events import (
     FormatKnowledge,
     IgnoredAction,
     Malformed,
-    ModelText,
     Returned,
     ToolEnd,
     ToolStart,
@@ -131,7 +130,7 @@ from ._claude_results import (
     returned_text,
     span_drift,
 )
-from ._decoder import JsonLinesAdapter, JsonLinesDecoder, sniff_lines
+from ._decoder import JsonLinesAdapter, JsonLinesDecoder, model_text_blocks, sniff_lines
 from ._json import (
     JsonObject,
     OutOfRange,
@@ -552,7 +551,7 @@ class ClaudeCodeDecoder(JsonLinesDecoder):
         if message is None:
             return events
         cwd = get_str(line, "cwd") or self._cwd
-        events.extend(_model_text(blocks, lineno))
+        events.extend(model_text_blocks(blocks, lineno))
         uses = [block for block in blocks if block.get("type") == "tool_use"]
         for block in uses:
             call_id, tool = get_str(block, "id"), get_str(block, "name")
@@ -787,15 +786,3 @@ ADAPTER: Final = ClaudeCodeAdapter(
     looks_like=_looks_like,
     knows=KNOWS,
 )
-
-
-def _model_text(blocks: list[JsonObject], lineno: int) -> list[Event]:
-    """The model's own text in an assistant line: its text and thinking blocks (never
-    evidence, DESIGN §6 rule 29)."""
-    found: list[Event] = []
-    for block in blocks:
-        kind = block.get("type")
-        text = block.get("text") if kind == "text" else block.get("thinking")
-        if kind in ("text", "thinking") and isinstance(text, str) and text:
-            found.append(ModelText(line=lineno, text=text))
-    return found

@@ -75,7 +75,6 @@ from coverage_gate.core.events import (
     IgnoredAction,
     LineClass,
     Malformed,
-    ModelText,
     ReadAction,
     Returned,
     Shown,
@@ -90,6 +89,7 @@ from coverage_gate.core.events import (
 )
 from coverage_gate.core.presentation import Presentation, Transform
 
+from ._decoder import model_text_blocks
 from ._json import INT64_MAX, OUT_OF_RANGE, JsonObject, OutOfRange, as_int64, opens_object
 from ._returned import returned
 from ._shell import shell_action
@@ -742,18 +742,9 @@ ADAPTER = PiRpcAdapter()
 
 
 def _model_text(obj: JsonObject, lineno: int) -> list[Event]:
-    """The model's own text in an assistant's message_end: its text and thinking blocks (never
-    evidence, DESIGN §6 rule 29); any other message is not the model's."""
+    """The model's own text in an assistant's message_end (``model_text_blocks``); any other
+    message is not the model's."""
     message = obj.get("message")
     if not isinstance(message, dict) or message.get("role") != "assistant":
         return []
-    content = message.get("content")
-    found: list[Event] = []
-    for block in content if isinstance(content, list) else ():
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        text = block.get("text") if kind == "text" else block.get("thinking")
-        if kind in ("text", "thinking") and isinstance(text, str) and text:
-            found.append(ModelText(line=lineno, text=text))
-    return found
+    return model_text_blocks(message.get("content"), lineno)
