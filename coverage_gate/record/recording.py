@@ -194,9 +194,7 @@ class Recorder:
 
     def _sink(self, events: Sequence[Event]) -> None:
         if events:
-            self._pairer.feed(
-                [self._checked(event) for event in events if not self._said(event)]
-            )
+            self._pairer.feed([self._checked(event) for event in events if not self._said(event)])
 
     def _said(self, event: Event) -> bool:
         """Whether ``event`` is the model's own text, which the content checks take in (it is
