@@ -22,7 +22,7 @@ __all__ = [
 
 #: The evidence document's schema name and version (``model``, ``evidence_doc``, ``files``).
 EVIDENCE_SCHEMA = "coverage-gate/evidence"
-EVIDENCE_VERSION = "1.6"
+EVIDENCE_VERSION = "1.7"
 
 #: Evidence bounds (``model.Bounds``): distinct files kept, call-level issues sampled.
 MAX_FILES = 2000

@@ -69,6 +69,7 @@ class FileDepth(msgspec.Struct, frozen=True, kw_only=True):
     depth: Depth
     changed_lines: int = 0
     changed_lines_seen: int = 0
+    changed_lines_cut: int = 0
     hunks: int = 0
     hunks_seen: int = 0
     unseen: list[LineRange] = msgspec.field(default_factory=list)

@@ -88,7 +88,7 @@ __all__ = [
 ]
 
 DECISION_SCHEMA = "coverage-gate/decision"
-DECISION_VERSION = "1.6"
+DECISION_VERSION = "1.7"
 
 
 # The words every layer shares live in coverage_gate.contracts.enums; the contracts re-export them.
@@ -240,11 +240,14 @@ class FileDepth(_Contract):
     ``changed_lines`` counts added and deleted lines; ``hunks_seen`` counts hunks at least one of
     whose changed lines was seen; ``unseen`` lists the new-side lines of unseen changed lines (a
     deleted line by its anchor: the line that took its place), at most 16 ranges
-    (``unseen_truncated`` when there were more)."""
+    (``unseen_truncated`` when there were more). ``changed_lines_cut`` (1.7) counts the unseen
+    added lines a read reached only up to its client's cut, before their change: a file whose
+    only changed lines shown are such is shallow under every depth policy."""
 
     depth: Depth
     changed_lines: NonNegativeInt = 0
     changed_lines_seen: NonNegativeInt = 0
+    changed_lines_cut: NonNegativeInt = 0
     hunks: NonNegativeInt = 0
     hunks_seen: NonNegativeInt = 0
     unseen: list[LineRange] = Field(default_factory=list)

@@ -211,6 +211,8 @@ class ChangeMarks:
     def __init__(self, diff: FileDiff) -> None:
         self.diff = diff
         self.seen = bytearray(len(diff.changed))
+        # changed lines a read reached only up to its client's cut, before their change
+        self.cut = bytearray(len(diff.changed))
         self.whole = False
 
     def see_lines(self, first: int, last: int, hidden: AbstractSet[int] = frozenset()) -> None:
@@ -232,6 +234,17 @@ class ChangeMarks:
         if not self.whole:
             self.see_lines(1, 1 << 62, hidden)
             self.whole = not hidden
+
+    def mark_cut(self, numbers: AbstractSet[int]) -> None:
+        """The added lines ``numbers`` reached the model only up to a cut before their change:
+        unseen, and named so, since a cut line alone verifies nothing (DESIGN §6 rule 29)."""
+        diff = self.diff
+        for number in numbers:
+            for position in diff.changed_between(number, number):
+                change = diff.changed_at(position)
+                index = diff.changed[change]
+                if diff.kinds[index] is LineKind.ADDED and diff.numbers[index] == number:
+                    self.cut[change] = 1
 
     def hidden_by_cuts(self, data: bytes, cuts: Iterable[tuple[int, int]]) -> set[int]:
         """Of the lines a read's client cut (line, characters of it kept), the added ones the
@@ -307,6 +320,7 @@ def file_depth(marks: ChangeMarks, reads_lines_unknown: int) -> FileDepth:
             depth=Depth.FULL, detail="no changed lines (a rename, a mode change or an empty file)"
         )
     seen = sum(marks.seen)
+    cut = sum(1 for n in range(changed) if marks.cut[n] and not marks.seen[n])
     hunks_seen = len({diff.hunk_of[i] for n, i in enumerate(diff.changed) if marks.seen[n]})
     unseen = LineSet(MAX_UNSEEN_RANGES)
     unseen.add_numbers(
@@ -324,6 +338,12 @@ def file_depth(marks: ChangeMarks, reads_lines_unknown: int) -> FileDepth:
             "told (a byte range without the file's content at the revision, or a command whose "
             "range was not recognised)"
         )
+    elif seen == 0 and cut:
+        depth = Depth.NONE
+        detail = (
+            f"{summary}; {cut} reached the model only up to the client's cut of the line, "
+            "before the change: a cut line alone verifies nothing"
+        )
     elif seen == 0:
         depth, detail = Depth.NONE, summary
     else:
@@ -332,6 +352,7 @@ def file_depth(marks: ChangeMarks, reads_lines_unknown: int) -> FileDepth:
         depth=depth,
         changed_lines=changed,
         changed_lines_seen=seen,
+        changed_lines_cut=cut,
         hunks=len(changed_hunks),
         hunks_seen=hunks_seen,
         unseen=unseen.ranges(),

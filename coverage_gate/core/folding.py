@@ -276,6 +276,7 @@ class EvidenceFolder:
         hidden: set[int] = set()
         if content is not None and content.cuts and acc.marks is not None and self.diff is not None:
             hidden = acc.marks.hidden_by_cuts(self.diff.data, content.cuts)
+            acc.marks.mark_cut(hidden)
         if content is not None and content.folded:
             hidden |= {number for name, number in content.folded if name == path}
         self._see(acc, path, shown, hidden)

@@ -281,10 +281,16 @@ def _shallow_line(file: FileDecision, who: str, revision: str) -> str:
         if depth.unseen
         else "changed lines not seen"
     )
+    cut = (
+        f"; {depth.changed_lines_cut} cut by the client before the change: a cut line alone "
+        "verifies nothing"
+        if depth.changed_lines_cut and depth.depth is Depth.NONE
+        else ""
+    )
     return (
         f"- `{file.path}`: {unseen} by `{who}` at {short(revision)} (claimed inspected; depth "
         f"{depth.depth.value}: {depth.changed_lines_seen} of {depth.changed_lines} changed lines, "
-        f"{depth.hunks_seen} of {depth.hunks} hunks)"
+        f"{depth.hunks_seen} of {depth.hunks} hunks{cut})"
     )
 
 
@@ -303,7 +309,7 @@ def _cause(reviewers: Sequence[ReviewerDecision], policy: DepthPolicy) -> str:
     ):
         causes.append(_NO_EVIDENCE)
     if any(f.status is FileStatus.SHALLOW for d in reviewers for f in d.files):
-        seen = "none" if policy is DepthPolicy.ANY_HUNK else "not all"
+        seen = "not all" if policy is DepthPolicy.ALL_HUNKS else "none"
         causes.append(
             f"claimed files were read, but {seen} of their changed lines were seen (depth policy "
             f"{policy.value})"

@@ -55,6 +55,7 @@ __all__ = [
     "ReviewerInput",
     "content_outcome",
     "freshness",
+    "held_shallow",
     "hides_reads",
     "is_shallow",
     "is_stale",
@@ -374,6 +375,14 @@ _COVERAGE = {
 }
 
 
+def held_shallow(depth: FileDepth, policy: DepthPolicy) -> bool:
+    """Whether ``policy`` holds a claimed file of this recorded depth to be shallow: as its
+    depth says, and under every policy when the only changed lines its reads reached were cut
+    by the client before their change (DESIGN §6 rule 29: a cut line alone verifies nothing)."""
+    cut_alone = depth.depth is Depth.NONE and depth.changed_lines_cut > 0
+    return cut_alone or is_shallow(depth.depth, policy)
+
+
 def is_shallow(depth: Depth, policy: DepthPolicy) -> bool:
     """Whether ``policy`` holds a claimed file of this depth to be shallow. Unknown never is."""
     if policy is DepthPolicy.ANY_HUNK:
@@ -423,7 +432,7 @@ def _with_depth(
     if decision.status is not FileStatus.VERIFIED or evidence is None or entry is None:
         return decision
     depth = _depth(entry, evidence, unavailable)
-    status = FileStatus.SHALLOW if is_shallow(depth.depth, policy) else FileStatus.VERIFIED
+    status = FileStatus.SHALLOW if held_shallow(depth, policy) else FileStatus.VERIFIED
     return decision.model_copy(update={"depth": depth, "status": status})
 
 
@@ -451,10 +460,10 @@ def _policy_outcomes(
         {Reason.CLAIMS_UNSUPPORTED, Reason.CLAIMS_UNVERIFIABLE, Reason.CITATIONS_FAILED}
         & set(reasons)
     )
-    depths = [f.depth.depth for f in files if f.depth is not None]
+    depths = [f.depth for f in files if f.depth is not None]
     outcomes: list[ReviewerPolicyOutcome] = []
     for policy in DepthPolicy:
-        shallow = sum(1 for depth in depths if is_shallow(depth, policy))
+        shallow = sum(1 for depth in depths if held_shallow(depth, policy))
         outcomes.append(
             ReviewerPolicyOutcome(
                 depth_policy=policy, shallow_files=shallow, would_downgrade=otherwise or shallow > 0

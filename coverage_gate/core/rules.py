@@ -28,7 +28,8 @@ EVIDENCE_RULES: Final = (
     ),
     (
         "Shown text counts for a changed line only when it tells that line apart.",
-        "A cut line proves only what it kept, a change of white space or a CR only counts where "
+        "A cut line proves only what it kept and alone verifies no file (shallow under every "
+        "depth policy), a change of white space or a CR only counts where "
         "the text holds the line as it is, text that matches the file before its change as well "
         "as the revision credits nothing, and a line made of a few pieces of the model's own "
         "text (its call arguments and its messages) is not evidence.",

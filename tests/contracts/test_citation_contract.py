@@ -18,6 +18,7 @@ from coverage_gate.contracts.model import (
     CitationPolicy,
     DecisionDocument,
     FileDecision,
+    FileDepth,
     Finding,
     ReviewerDecision,
     ReviewerOutput,
@@ -192,9 +193,11 @@ def test_the_decision_version_says_the_contract_grew() -> None:
     was checked against its content, and why an unsupported one holds nothing, are newer ones
     (1.3); each reviewer's changes and drift, and the mutation policy, newer still (1.4); what a
     mismatched file's reads showed instead (``mismatch_kind``, 1.5); why a reviewer's evidence
-    cannot verify (``evidence_cannot_verify``, 1.6): minor versions up."""
-    assert DECISION_VERSION == "1.6"
-    assert DecisionDocument.model_fields["version"].default == "1.6"
+    cannot verify (``evidence_cannot_verify``, 1.6); the changed lines a client's cut hid
+    (``changed_lines_cut``, 1.7): minor versions up."""
+    assert DECISION_VERSION == "1.7"
+    assert DecisionDocument.model_fields["version"].default == "1.7"
+    assert "changed_lines_cut" in FileDepth.model_fields
     assert "mismatch_kind" in FileDecision.model_fields
     assert "evidence_cannot_verify" in ReviewerDecision.model_fields
     assert DecisionDocument.model_fields["citation_policy"].default is CitationPolicy.DOWNGRADE

@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from coverage_gate.contracts import evidence_doc as plain
 from coverage_gate.contracts.model import (
     Depth,
+    DepthPolicy,
     EvidenceDocument,
+    FileDepth,
     FileEvidence,
     IssueKind,
     LineRange,
@@ -26,6 +28,7 @@ from coverage_gate.core.diffmap import DiffIndex, LineKind
 from coverage_gate.core.events import EMPTY_SHOWN, UNKNOWN_SHOWN, Shown
 from coverage_gate.core.presentation import LineCut, Presentation
 from coverage_gate.core.read_check import FileText
+from coverage_gate.core.reconcile import held_shallow
 from coverage_gate.edges.content import MappingContent
 from coverage_gate.edges.files import load_evidence
 from tests.conftest import CHANGED_FILES, DATA, REVISION_FILES, record_bytes, revision_content
@@ -592,6 +595,51 @@ def test_a_whole_read_with_a_hidden_line_leaves_it_unseen_for_a_later_read() -> 
     marks.see_whole()  # a read that showed the whole line
     assert marks.whole
     assert sum(marks.seen) == 3  # the added lines; the two deleted ones need a view of removal
+
+
+def _one_line_marks() -> ChangeMarks:
+    """One changed line only: ``x = [...0]`` becomes ``x = [...9]``."""
+    diff = f"diff --git a/t.py b/t.py\n--- a/t.py\n+++ b/t.py\n@@ -1 +1 @@\n-{_LONG_OLD}\n"
+    changed = DiffIndex.parse(f"{diff}+{_LONG_OLD[:-2]}9]\n".encode()).file("t.py")
+    assert changed is not None
+    return ChangeMarks(changed)
+
+
+def test_a_file_whose_only_changed_line_was_cut_before_its_change_says_so() -> None:
+    """A cut line alone verifies nothing (DESIGN §6 rule 29): the depth counts the line cut,
+    and a read that later shows it whole clears the count."""
+    marks = _one_line_marks()
+    marks.mark_cut({1})
+    marks.see_whole(hidden={1})
+    depth = file_depth(marks, 0)
+    assert (depth.depth, depth.changed_lines_seen, depth.changed_lines_cut) == (
+        plain.Depth.NONE, 0, 1,
+    )  # fmt: skip
+    assert "a cut line alone verifies nothing" in depth.detail
+    marks.see_whole()
+    depth = file_depth(marks, 0)
+    assert (depth.depth, depth.changed_lines_cut) == (plain.Depth.PARTIAL, 0)  # the deletion
+
+
+def test_a_cut_line_beside_a_seen_change_leaves_the_file_partial_not_cut_alone() -> None:
+    marks = _cut_marks()
+    marks.mark_cut({2})
+    marks.see_whole(hidden={2})
+    depth = file_depth(marks, 0)
+    assert depth.depth is plain.Depth.PARTIAL
+    assert depth.changed_lines_cut == 1
+    assert "verifies nothing" not in depth.detail
+
+
+@pytest.mark.parametrize("policy", list(DepthPolicy))
+def test_a_cut_line_alone_is_shallow_under_every_depth_policy(policy: DepthPolicy) -> None:
+    cut_alone = FileDepth(depth=Depth.NONE, changed_lines=2, changed_lines_cut=1)
+    assert held_shallow(cut_alone, policy)
+    untouched = FileDepth(depth=Depth.NONE, changed_lines=2)
+    assert held_shallow(untouched, policy) is (policy is not DepthPolicy.ACCEPT)
+    partial = FileDepth(depth=Depth.PARTIAL, changed_lines=2, changed_lines_seen=1,
+                        changed_lines_cut=1)  # fmt: skip
+    assert held_shallow(partial, policy) is (policy is DepthPolicy.ALL_HUNKS)
 
 
 def test_a_cut_counts_the_lines_own_characters_whatever_the_clients_units() -> None:

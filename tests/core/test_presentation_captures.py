@@ -25,7 +25,9 @@ from tests.conftest import enforced_decision, run_cli
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "presentation"
 CAPTURED_ROOT = b"/home/user/repo"
-TRUTH = json.loads((DATA / "truth.json").read_text())["not_received"]
+_TRUTH = json.loads((DATA / "truth.json").read_text())
+TRUTH = _TRUTH["not_received"]
+CHANGE_CUT = _TRUTH["change_cut"]
 FORMATS = {
     "claude": "claude-code",
     "copilot": "copilot-cli",
@@ -64,6 +66,19 @@ def _recorded(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """``record`` then ``reconcile --mode enforce`` of a capture claiming every changed file,
     as whole processes: the evidence, and each file's status."""
+    document, decision = _decided(data, stream_format, odd_repo, tmp_path)
+    statuses = {
+        file["path"]: file["status"]
+        for reviewer in decision["reviewers"]
+        for file in reviewer["files"]
+    }
+    return document, statuses
+
+
+def _decided(
+    data: bytes, stream_format: str, odd_repo: tuple[Path, str, Path, Path], tmp_path: Path
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The evidence and the decision of ``_recorded``."""
     repo, revision, diff, changed = odd_repo
     stream = tmp_path / "stream.jsonl"
     stream.write_bytes(data.replace(CAPTURED_ROOT, str(repo).encode()))
@@ -77,12 +92,7 @@ def _recorded(
         evidence, revision=revision, root=repo, changed=changed,
         claimed=changed.read_text().split(), folder=tmp_path,
     )  # fmt: skip
-    statuses = {
-        file["path"]: file["status"]
-        for reviewer in decision["reviewers"]
-        for file in reviewer["files"]
-    }
-    return json.loads(evidence.read_text()), statuses
+    return json.loads(evidence.read_text()), decision
 
 
 @pytest.mark.parametrize("capture", _captures())
@@ -107,7 +117,10 @@ def test_an_honest_read_is_never_a_mismatch_and_unreceived_text_never_verifies(
     verified = {path for path, status in statuses.items() if status == "verified"}
     assert not (verified & not_received), f"{capture}: text the model never got verified"
     assert {statuses[path] for path in not_received} <= {"unsupported"}
-    unverified = set(statuses) - verified - not_received
+    # a line the client cut before its change shows nothing of it: shallow, whatever the policy
+    change_cut = set(CHANGE_CUT.get(capture, ()))
+    assert {path: statuses[path] for path in change_cut} == dict.fromkeys(change_cut, "shallow")
+    unverified = set(statuses) - verified - not_received - change_cut
     assert unverified == set(), f"{capture}: text that reached the model not verified"
 
 
@@ -169,15 +182,22 @@ def test_a_change_past_the_clients_cut_of_a_line_is_unseen(
 ) -> None:
     """OpenCode's ``read`` and Gemini CLI's ``read_file`` cut long_line.js's 3,200-character line
     2 at 2,000 characters (OpenCode's text shows its marker; Gemini's stream, which does not carry
-    the text, says "some lines were shortened"); the change is at the line's end. The read
-    verifies the file, and depth counts line 2 unseen (DESIGN §6 rule 25)."""
+    the text, says "some lines were shortened"); the change is at the line's end. Depth counts
+    line 2 unseen, cut before its change, and a cut line alone verifies nothing: the file is
+    shallow under the default depth policy too (DESIGN §6 rules 25 and 29)."""
     capture = f"{client}-{release}/read.jsonl"
     data = (DATA / capture).read_bytes()
-    document, statuses = _recorded(data, _format(capture), odd_repo, tmp_path)
+    document, decision = _decided(data, _format(capture), odd_repo, tmp_path)
     (long_line,) = (file for file in document["files"] if file["path"] == "long_line.js")
     assert long_line["content"]["matched" if client == "opencode" else "unchecked"] == 1
-    assert statuses["long_line.js"] == "verified"
+    (status,) = (f["status"] for r in decision["reviewers"] for f in r["files"]
+                 if f["path"] == "long_line.js")  # fmt: skip
+    assert status == "shallow"
+    assert "`long_line.js`: changed lines 2 not seen" in decision["note"]
+    assert "1 cut by the client before the change: a cut line alone verifies" in decision["note"]
     assert long_line["depth"]["depth"] == "none"
+    assert long_line["depth"]["changed_lines_cut"] == 1
+    assert "a cut line alone verifies nothing" in long_line["depth"]["detail"]
     assert {"start": 2, "end": 2} in long_line["depth"]["unseen"]
 
 
@@ -188,7 +208,7 @@ def test_a_new_line_cut_by_the_client_is_unseen_past_the_cut(
 ) -> None:
     """The same reads, with long_line.js's line 2 a new line in the pinned diff (its old line
     left out): what the cut did not show is no old line's, so the line is unseen, however its
-    first 2,000 characters begin (DESIGN §6 rule 29); the read still verifies the file."""
+    first 2,000 characters begin, and the file is shallow (DESIGN §6 rule 29)."""
     repo, revision, diff, changed = odd_repo
     pinned = diff.read_bytes()  # other files' sections hold legacy encodings: bytes
     section = pinned.split(b"diff --git a/long_line.js b/long_line.js\n")[1]
@@ -204,8 +224,9 @@ def test_a_new_line_cut_by_the_client_is_unseen_past_the_cut(
         data, _format(capture), (repo, revision, new_diff, changed), tmp_path
     )
     (long_line,) = (file for file in document["files"] if file["path"] == "long_line.js")
-    assert statuses["long_line.js"] == "verified"
+    assert statuses["long_line.js"] == "shallow"
     assert long_line["depth"]["depth"] == "none"
+    assert long_line["depth"]["changed_lines_cut"] == 1
     assert {"start": 2, "end": 2} in long_line["depth"]["unseen"]
 
 

@@ -200,15 +200,19 @@ def test_opencodes_read_cut_marker_counts_only_after_its_cut_length(
     release: str, odd_repo: Repo, tmp_path: Path
 ) -> None:
     """OpenCode's honest ``read`` of long_line.js cuts its 3,200-character line 2 at 2,000
-    characters and marks it (verified: the marker is right after 2,000 characters). The same
-    read with the marker after the line's first character is not the client's cut: the line
-    differs from the file's, the read is a mismatch, and the file is not verified."""
+    characters and marks it: the marker is right after 2,000 characters, so the read matches
+    (shallow, not a mismatch: the line changes past the cut, and a cut line alone verifies
+    nothing). The same read with the marker after the line's first character is not the
+    client's cut: the line differs from the file's, the read is a mismatch, and the file is
+    unsupported."""
     data = (ODD / f"opencode-{release}" / "read.jsonl").read_bytes()
     marker = b"... (line truncated to 2000 chars)"
     line = re.compile(rb'const TABLE = \\"[a-j]{1985}' + re.escape(marker))
     assert line.search(data) is not None  # the output, and the copies the capture keeps of it
     _decision, files = _decided(data, "opencode", odd_repo, ["long_line.js"], tmp_path / "a")
-    assert files["long_line.js"]["status"] == "verified"
+    assert (files["long_line.js"]["status"], files["long_line.js"]["content"]) == (
+        "shallow", "matched",
+    )  # fmt: skip
     forged = line.sub(b"c" + marker, data)
     _decision, files = _decided(forged, "opencode", odd_repo, ["long_line.js"], tmp_path / "b")
     assert files["long_line.js"]["status"] == "unsupported"
