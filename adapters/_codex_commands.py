@@ -7,10 +7,9 @@ calls and their records.
 Which lines a read showed (DESIGN §6 rule 11): Codex's parser keeps no line range (``sed -n
 '1,60p' f`` and ``head -n 5 f`` are plain ``read`` entries), so the entry's own ``cmd`` text is
 read, and only for an entry the harness already classified as a read of that file. Exactly
-these shapes are recognised, with the entry's ``path`` as their one file operand: ``cat [-n]
-F`` and ``nl [-ba] F`` (the whole file), ``sed -n 'Ap' F``/``'A,Bp'``/``'A,$p'``, ``head [-n N |
--N] F`` (lines 1 to N, 10 by default), ``tail [-n N | -N | -n +K] F`` (the last N lines, or
-from line K: told with the file's length, from its content at the revision). Anything else (a
+the shapes ``adapters/_line_reads.printed_lines`` recognises, with the entry's ``path`` as their
+one file operand (the last lines of ``tail`` told with the file's length, from its content at
+the revision). Anything else (a
 pipe, a redirection, other options or operands, another spelling of the path) is a read of an
 unknown range: its depth is unknown, never whole. A command that succeeded with an empty
 ``aggregated_output`` returned nothing: its reads are not evidence.
@@ -18,7 +17,6 @@ unknown range: its depth is unknown, never whole. A command that succeeded with 
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Sequence
 from typing import Final
@@ -46,11 +44,11 @@ from coverage_gate.core.events import (
 from ._codex import field_drift, odd_outcome_field, unknown_event
 from ._codex_known import COMMAND_TOOLS, PARSED_TYPES
 from ._json import JsonObject, get_list, get_str, objects
+from ._line_reads import printed_lines
 from ._mutations import ShellWrite, apply_patch_paths, argv_write, shell_write
 from ._returned import returned
 
 __all__ = [
-    "DEFAULT_HEAD_LINES",
     "KNOWN_TOOL",
     "command_actions",
     "lines_unknown",
@@ -126,33 +124,6 @@ def lines_unknown(event: Event) -> Event:
     return event
 
 
-_SED_PRINT = re.compile(r"([1-9]\d*)(?:,([1-9]\d*|\$))?p")
-_COUNT = re.compile(r"\d+")
-DEFAULT_HEAD_LINES: Final = 10
-
-
-def _line_count(words: list[str], tool: str) -> tuple[int, bool] | None:
-    """``head``/``tail`` options before the file: (N, from line N) or ``None`` if unrecognised.
-    ``-n N``, ``-nN``, ``-N``, ``--lines=N``; ``tail`` also ``-n +K``; none: 10 lines."""
-    if not words:
-        return DEFAULT_HEAD_LINES, False
-    if len(words) == 2 and words[0] == "-n":
-        value = words[1]
-    elif len(words) == 1 and words[0].startswith("--lines="):
-        value = words[0].removeprefix("--lines=")
-    elif len(words) == 1 and words[0].startswith("-n"):
-        value = words[0][2:]
-    elif len(words) == 1 and words[0].startswith("-"):
-        value = words[0][1:]
-    else:
-        return None
-    plus = tool == "tail" and value.startswith("+")
-    value = value.removeprefix("+") if plus else value
-    if not _COUNT.fullmatch(value):
-        return None
-    return int(value), plus
-
-
 def shown_by_command(command: str | None, path: str) -> Shown:
     """Which lines of ``path`` a command the harness parsed as a read of it shows (module notes:
     the recognised shapes). Anything else: an unknown range."""
@@ -162,30 +133,8 @@ def shown_by_command(command: str | None, path: str) -> Shown:
         return UNKNOWN_SHOWN
     if len(words) < 2 or words[-1] != path:
         return UNKNOWN_SHOWN
-    tool, options = words[0], words[1:-1]
-    if (tool == "cat" and options in ([], ["-n"], ["--"])) or (
-        tool == "nl" and options in ([], ["-ba"], ["-b", "a"])
-    ):
-        return Shown.whole()
-    if tool == "sed" and len(options) == 2 and options[0] == "-n":
-        match = _SED_PRINT.fullmatch(options[1])
-        if match is None:
-            return UNKNOWN_SHOWN
-        first, last = int(match.group(1)), match.group(2)
-        if last is None:
-            return Shown.lines(first, first)
-        return Shown.lines(first, None if last == "$" else max(first, int(last)))
-    if tool in ("head", "tail"):
-        count = _line_count(options, tool)
-        if count is None:
-            return UNKNOWN_SHOWN
-        number, from_line = count
-        if from_line:
-            return Shown.lines(max(number, 1), None)
-        if number == 0:
-            return EMPTY_SHOWN
-        return Shown.lines(1, number) if tool == "head" else Shown.lines(-number, None)
-    return UNKNOWN_SHOWN
+    printed = printed_lines(words[0], words[1:-1])
+    return UNKNOWN_SHOWN if printed is None else printed[0]
 
 
 def parsed_damage(item: JsonObject) -> tuple[str, str] | None:

@@ -9,10 +9,19 @@ file's length at the revision is known, and standing as those lines when it is n
 result itself reports, when it does, wins over this. Qwen Code's ``read_file`` takes the same
 ``input`` but counts its ``offset`` from 0 (its module reads the range itself).
 
+Commands that print lines of one file (``printed_lines``), for every adapter that sees a command
+as words: ``cat [-n|--] F``, ``nl [-ba|-b a] F`` (these two number the lines), ``sed -n p F``,
+``sed -n Np F``, ``sed -n N,Mp F``, ``sed -n N,$p F``, and ``head``/``tail`` with ``-n N``,
+``-nN``, ``-N``, ``--lines=N`` or no count (10 lines), ``tail`` also ``-n +K`` (from line K).
+
 Everything here is pure: no I/O.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
 
 from coverage_gate.core.events import (
     EMPTY_SHOWN,
@@ -24,7 +33,71 @@ from coverage_gate.core.events import (
 
 from ._json import JsonObject, OutOfRange, get_int, get_obj, get_str
 
-__all__ = ["count_argument", "line_read", "read_input"]
+__all__ = ["DEFAULT_HEAD_LINES", "count_argument", "line_read", "printed_lines", "read_input"]
+
+_SED_PRINT: Final = re.compile(r"([1-9]\d*)(?:,([1-9]\d*|\$))?p")
+_COUNT: Final = re.compile(r"\d{1,9}")
+#: What ``head`` and ``tail`` print without a count.
+DEFAULT_HEAD_LINES: Final = 10
+# the options of ``cat`` and ``nl`` that print the whole file, each with whether it numbers lines
+_WHOLE: Final = {
+    ("cat",): False,
+    ("cat", "--"): False,
+    ("cat", "-n"): True,
+    ("nl",): True,
+    ("nl", "-ba"): True,
+    ("nl", "-b", "a"): True,
+    ("sed", "-n", "p"): False,
+}
+
+
+def printed_lines(tool: str, options: Sequence[str]) -> tuple[Shown, bool] | None:
+    """Which lines of its one file ``tool options... FILE`` prints (module notes), and whether
+    it numbers them; ``None`` for a command not recognised."""
+    numbered = _WHOLE.get((tool, *options))
+    if numbered is not None:
+        return Shown.whole(), numbered
+    if tool == "sed" and len(options) == 2 and options[0] == "-n":
+        match = _SED_PRINT.fullmatch(options[1])
+        if match is None:
+            return None
+        first, last = int(match.group(1)), match.group(2)
+        if last is None:
+            return Shown.lines(first, first), False
+        return Shown.lines(first, None if last == "$" else max(first, int(last))), False
+    if tool not in ("head", "tail"):
+        return None
+    count = _line_count(options, tool)
+    if count is None:
+        return None
+    number, from_line = count
+    if from_line:
+        return Shown.lines(max(number, 1), None), False
+    if number == 0:
+        return EMPTY_SHOWN, False
+    return (Shown.lines(1, number) if tool == "head" else Shown.lines(-number, None)), False
+
+
+def _line_count(words: Sequence[str], tool: str) -> tuple[int, bool] | None:
+    """``head``/``tail`` options before the file: (N, from line N) or ``None`` if unrecognised.
+    ``-n N``, ``-nN``, ``-N``, ``--lines=N``; ``tail`` also ``-n +K``; none: 10 lines."""
+    if not words:
+        return DEFAULT_HEAD_LINES, False
+    if len(words) == 2 and words[0] == "-n":
+        value = words[1]
+    elif len(words) == 1 and words[0].startswith("--lines="):
+        value = words[0].removeprefix("--lines=")
+    elif len(words) == 1 and words[0].startswith("-n"):
+        value = words[0][2:]
+    elif len(words) == 1 and words[0].startswith("-"):
+        value = words[0][1:]
+    else:
+        return None
+    plus = tool == "tail" and value.startswith("+")
+    value = value.removeprefix("+") if plus else value
+    if not _COUNT.fullmatch(value):
+        return None
+    return int(value), plus
 
 
 def count_argument(arguments: JsonObject, name: str) -> int | OutOfRange | None:

@@ -8,7 +8,8 @@ bytes one after the other, so an output that is nothing shows each of them to be
 how a reviewer sees a file the change emptied (DESIGN §6 rule 24).
 
 A few other commands of one file print it from its first line, so that an output that is the
-whole file, or nothing, shows it as a plain ``cat`` would (DESIGN §6 rule 30): ``head [-n N] F``,
+whole file, or nothing, shows it as a plain ``cat`` would (DESIGN §6 rule 30): those of
+``adapters/_line_reads.printed_lines`` whose lines start at the first, such as ``head [-n N] F``,
 ``sed -n p F``, ``sed -n 1p F``, ``sed -n 1,Np F``, ``tail -n +1 F``, and, each line numbered,
 ``cat -n F``, ``nl F`` and ``nl -ba F`` (``numbered``: the content check takes the numbers off
 before it compares). Anything else prints nothing this module can tell: it stays a tool that is
@@ -21,8 +22,9 @@ import re
 import shlex
 from typing import Final
 
-from coverage_gate.core.events import Action, IgnoredAction, WriteAction
+from coverage_gate.core.events import Action, IgnoredAction, ShownKind, WriteAction
 
+from ._line_reads import printed_lines
 from ._mutations import shell_write
 
 __all__ = ["MAX_PLAIN_CAT_CHARS", "plain_cat", "shell_action", "whole_printer"]
@@ -31,21 +33,6 @@ __all__ = ["MAX_PLAIN_CAT_CHARS", "plain_cat", "shell_action", "whole_printer"]
 MAX_PLAIN_CAT_CHARS: Final = 4096
 # what a shell would expand, redirect, join or escape: a command holding one is not plain
 _NOT_PLAIN: Final = re.compile(r"[$`*?\[\]{}~!#;&|<>()\\\n\r]")
-
-
-# the options of a command of one file that prints it from its first line (module notes), each
-# with whether it numbers the lines
-_FROM_THE_START: Final = {
-    ("head",): False,
-    ("tail", "-n", "+1"): False,
-    ("sed", "-n", "p"): False,
-    ("sed", "-n", "1p"): False,
-    ("cat", "-n"): True,
-    ("nl",): True,
-    ("nl", "-ba"): True,
-}
-_HEAD_COUNT: Final = re.compile(r"-(?:n ?)?[1-9][0-9]{0,8}")
-_SED_FIRST_LINES: Final = re.compile(r"1,[1-9][0-9]{0,8}p")
 
 
 def _words(command: str) -> list[str]:
@@ -78,23 +65,14 @@ def whole_printer(command: str) -> tuple[tuple[str, ...], bool]:
     words = _words(command)
     if len(words) < 2 or not words[-1] or words[-1].startswith("-"):
         return (), False
-    options = words[:-1]
-    if (
-        len(options) in (2, 3)
-        and options[0] == "head"
-        and _HEAD_COUNT.fullmatch(" ".join(options[1:]))
-    ):
-        options = ["head"]
-    elif (
-        len(options) == 3
-        and options[:2] == ["sed", "-n"]
-        and _SED_FIRST_LINES.fullmatch(options[2])
-    ):
-        options = ["sed", "-n", "p"]
-    numbered = _FROM_THE_START.get(tuple(options))
-    if numbered is None:
+    printed = printed_lines(words[0], words[1:-1])
+    if printed is None:
         return (), False
-    return (words[-1],), numbered
+    shown, numbered = printed
+    from_the_start = shown.kind is ShownKind.WHOLE or (
+        shown.kind is ShownKind.LINES and shown.start == 1
+    )
+    return ((words[-1],), numbered) if from_the_start else ((), False)
 
 
 def shell_action(command: str | None, cwd: str | None = None) -> Action:
