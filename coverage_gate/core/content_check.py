@@ -145,7 +145,7 @@ class CallChecker:
         self._sections: dict[str, list[tuple[int, int]]] | None = None
         # per file of the pinned diff, the lines only the file before the change has, and only
         # the revision has (made when a text first credits the file)
-        self._only_lines: dict[str, tuple[set[str], set[str]]] = {}
+        self._only_lines: dict[str, tuple[set[str], set[str], set[str]]] = {}
 
     def said(self, text: str) -> None:
         """The model's own text outside a call (a message): never evidence, as a call's
@@ -382,17 +382,24 @@ class CallChecker:
         if only is None:
             revision = self._text_of(path, self._file(path))
             kept = set(revision.keys) if revision is not None else set()
-            only = self._only_lines[path] = (change.removed - kept, change.added - change.removed)
-        before, after = only
+            # a removed line's own text (its CR too) that the revision holds elsewhere, as it
+            # is, tells nothing apart
+            held = set(revision.text.split("\n")) if revision is not None else set()
+            only = self._only_lines[path] = (
+                change.removed - kept,
+                change.added - change.removed,
+                change.folded_before - held,
+            )
+        before, after, folded_before = only
         if any(map(informative, after & shown)):
             return False
         if not before.isdisjoint(shown):
             return True
-        if not change.folded_before:
+        if not folded_before:
             return False
         lines = set(text.split("\n"))
         after_as_is = {line for line in change.folded.values() if line is not None}
-        return not change.folded_before.isdisjoint(lines) and after_as_is.isdisjoint(lines)
+        return not folded_before.isdisjoint(lines) and after_as_is.isdisjoint(lines)
 
     def _printed_nothing(self, action: IgnoredAction) -> ContentSeen:
         """A plain ``cat`` of files that printed nothing (DESIGN §6 rule 24): each file it names
@@ -584,8 +591,9 @@ class _Change:
     informative lines it removed (``removed``) and of the lines it added (``added``); and the
     lines that presentation folds into the lines they replaced (``folded``: each added line's
     number, with its text as it is, or ``None`` where no text of this client can show it apart,
-    a change of trailing blanks a client trims), with the removed lines' own texts that the
-    revision does not hold (``folded_before``). An added line is folded when its key is a
+    a change of trailing blanks a client trims), with the removed lines' own texts that no
+    added line of this change is (``folded_before``; the check of older text also drops those
+    the rest of the revision's file holds). An added line is folded when its key is a
     removed line's key but its text is not (white space or a CR is all that changed), or when a
     CR inside it makes a terminal overwrite its start (DESIGN §6 rule 29)."""
 

@@ -120,3 +120,29 @@ def test_a_folded_change_is_seen_only_as_it_is(
     credited, folded = _shown(checker(), revision.replace(new, folded_line + "\n"))
     if folded_line != new.rstrip("\n") and folds:
         assert number not in credited or number in folded
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+@settings(max_examples=30, deadline=None)
+@given(
+    lines=st.lists(LINE, min_size=6, max_size=10, unique=True),
+    change=CHANGES.filter(lambda change: change != "trailing"),
+)
+def test_a_removed_spelling_the_revision_holds_elsewhere_is_not_older(
+    client: str, lines: list[str], change: str
+) -> None:
+    """The changed line's old spelling stays, as it is, a line of the revision further down: an
+    honest print of the revision past the change holds it, and credits what it printed."""
+    presentation = ADAPTERS[client].knows.presentation
+    old, new = _changed(lines[0], change)
+    before = [old, *(f"{line}\n" for line in lines[1:]), old]
+    after = [new, *before[1:]]
+    revision = "".join(after)
+    checker = CallChecker(
+        MappingContent({PATH: revision.encode()}),
+        scope=[PATH],
+        diff=_diff(before, after),
+        presentation=presentation,
+    )
+    credited, _ = _shown(checker, "".join(after[1:]))
+    assert len(after) in credited, "an honest print of the revision was called older"
