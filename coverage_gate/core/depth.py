@@ -238,13 +238,21 @@ class ChangeMarks:
     def mark_cut(self, numbers: AbstractSet[int]) -> None:
         """The added lines ``numbers`` reached the model only up to a cut before their change:
         unseen, and named so, since a cut line alone verifies nothing (DESIGN §6 rule 29)."""
-        diff = self.diff
         for number in numbers:
-            for position in diff.changed_between(number, number):
-                change = diff.changed_at(position)
-                index = diff.changed[change]
-                if diff.kinds[index] is LineKind.ADDED and diff.numbers[index] == number:
-                    self.cut[change] = 1
+            added = self._added_at(number)
+            if added is not None:
+                self.cut[added[0]] = 1
+
+    def _added_at(self, number: int) -> tuple[int, int] | None:
+        """The added line the new file's line ``number`` is: its change's position among the
+        changed lines, and its index among the diff's lines; ``None`` when it is no added line."""
+        diff = self.diff
+        for position in diff.changed_between(number, number):
+            change = diff.changed_at(position)
+            index = diff.changed[change]
+            if diff.kinds[index] is LineKind.ADDED and diff.numbers[index] == number:
+                return change, index
+        return None
 
     def hidden_by_cuts(self, data: bytes, cuts: Iterable[tuple[int, int]]) -> set[int]:
         """Of the lines a read's client cut (line, characters of it kept), the added ones the
@@ -257,32 +265,29 @@ class ChangeMarks:
 
     def _unseen_past_cut(self, data: bytes, number: int, kept: int) -> bool:
         diff = self.diff
-        for position in diff.changed_between(number, number):
-            index = diff.changed[diff.changed_at(position)]
-            if diff.kinds[index] is not LineKind.ADDED or diff.numbers[index] != number:
-                continue
-            text = self._line_text(data, index)
-            shown, rest = text[:kept], text[kept:]
-            hunk = diff.hunk_of[index]
-            first = last = index
-            while first > 0 and diff.hunk_of[first - 1] == hunk:
-                first -= 1
-            while last + 1 < len(diff.kinds) and diff.hunk_of[last + 1] == hunk:
-                last += 1
-            removed = [
-                self._line_text(data, other)
-                for other in range(first, last + 1)
-                if diff.kinds[other] is LineKind.DELETED
-            ]
-            if any(old.startswith(shown) for old in removed):
-                return True
-            return not any(
-                len(old) >= len(rest)
-                and old.endswith(rest)
-                and old[: len(old) - len(rest)] != shown
-                for old in removed
-            )
-        return False
+        added = self._added_at(number)
+        if added is None:
+            return False
+        index = added[1]
+        text = self._line_text(data, index)
+        shown, rest = text[:kept], text[kept:]
+        hunk = diff.hunk_of[index]
+        first = last = index
+        while first > 0 and diff.hunk_of[first - 1] == hunk:
+            first -= 1
+        while last + 1 < len(diff.kinds) and diff.hunk_of[last + 1] == hunk:
+            last += 1
+        removed = [
+            self._line_text(data, other)
+            for other in range(first, last + 1)
+            if diff.kinds[other] is LineKind.DELETED
+        ]
+        if any(old.startswith(shown) for old in removed):
+            return True
+        return not any(
+            len(old) >= len(rest) and old.endswith(rest) and old[: len(old) - len(rest)] != shown
+            for old in removed
+        )
 
     def _line_text(self, data: bytes, index: int) -> str:
         diff = self.diff
